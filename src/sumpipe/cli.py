@@ -1,0 +1,58 @@
+"""The `sumpipe` command line: one command per DVC stage, plus `rouge` for ad-hoc scoring.
+
+Each package owns a small `commands` module with thin Typer commands that load params.yaml,
+call the stage's plain function and print a summary; heavy imports (torch, pandas) happen inside
+those commands so `sumpipe --help` stays fast. `main` turns every `SumpipeError` into a one-line
+message on stderr and exit status 1, never a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from sumpipe.data import commands as data_commands
+from sumpipe.decode import commands as decode_commands
+from sumpipe.evaluate import commands as evaluate_commands
+from sumpipe.extract import commands as extract_commands
+from sumpipe.report import commands as report_commands
+from sumpipe.text import commands as text_commands
+from sumpipe.train import commands as train_commands
+from sumpipe.vocab import commands as vocab_commands
+
+app = typer.Typer(
+    name="sumpipe",
+    help="Reproducible text summarization: DVC stages from raw text to ROUGE reports.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+app.command("download")(data_commands.download)
+app.command("preprocess")(text_commands.preprocess)
+app.command("vocab")(vocab_commands.vocab)
+app.command("extract")(extract_commands.extract)
+app.command("train")(train_commands.train)
+app.command("decode")(decode_commands.decode)
+app.command("evaluate")(evaluate_commands.evaluate)
+app.command("rouge")(evaluate_commands.rouge)
+app.command("report")(report_commands.report)
+
+
+def main() -> None:
+    """Console-script entry point: run the app, reporting user errors in one line."""
+    from sumpipe.errors import SumpipeError
+
+    try:
+        app()
+    except SumpipeError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,391 @@
+"""params.yaml, validated once into typed, frozen dataclasses.
+
+Every stage receives the section it needs as a typed object; nothing else reads params.yaml.
+Validation is driven by the dataclass annotations: a wrong type, an unknown key or a value out of
+range raises `ConfigError` with a one-line message that names the dotted key, e.g.
+
+    params.yaml: vocab.size: expected int, got 'big'
+
+Supported annotations: bool, int, float (ints accepted), str, `X | None`, `Literal[...]`,
+`list[X]`, `dict[str, X]` and nested dataclasses. Range checks live in each class's `check()`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from sumpipe.errors import ConfigError
+
+DEFAULT_PARAMS = "params.yaml"
+
+
+# --------------------------------------------------------------------------------------------
+# Generic validation
+# --------------------------------------------------------------------------------------------
+def _type_name(tp: Any) -> str:
+    if tp is type(None):
+        return "null"
+    if isinstance(tp, type):
+        return tp.__name__
+    return str(tp).replace("typing.", "")
+
+
+def _convert(value: Any, tp: Any, key: str) -> Any:
+    """Check `value` against annotation `tp`; return it converted (dicts become dataclasses)."""
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if tp is Any:
+        return value
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        errors = []
+        for arg in (a for a in args if a is not type(None)):
+            try:
+                return _convert(value, arg, key)
+            except ConfigError as exc:
+                errors.append(str(exc))
+        raise ConfigError(errors[0] if len(errors) == 1 else f"{key}: expected {_type_name(tp)}, got {value!r}")
+    if origin is Literal:
+        if value not in args:
+            choices = ", ".join(repr(a) for a in args)
+            raise ConfigError(f"{key}: expected one of {choices}, got {value!r}")
+        return value
+    if origin is list:
+        if not isinstance(value, list):
+            raise ConfigError(f"{key}: expected a list, got {value!r}")
+        return [_convert(v, args[0], f"{key}[{i}]") for i, v in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(f"{key}: expected a mapping, got {value!r}")
+        return {str(k): _convert(v, args[1], f"{key}.{k}") for k, v in value.items()}
+    if dataclasses.is_dataclass(tp):
+        return from_dict(tp, value, key)
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{key}: expected true or false, got {value!r}")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{key}: expected int, got {value!r}")
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{key}: expected float, got {value!r}")
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{key}: expected str, got {value!r}")
+        return value
+    raise TypeError(f"unsupported annotation {tp!r} for {key}")  # a programming error, not a user one
+
+
+def from_dict(cls: type, data: Any, key: str = "") -> Any:
+    """Build dataclass `cls` from a mapping, rejecting unknown keys and checking every type."""
+    where = f"{key}: " if key else ""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}expected a mapping, got {data!r}")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(map(str, data)) - set(fields))
+    if unknown:
+        prefix = f"{key}." if key else ""
+        raise ConfigError(f"{prefix}{unknown[0]}: unknown key (known: {', '.join(sorted(fields))})")
+    kwargs = {}
+    for name, f in fields.items():
+        sub = f"{key}.{name}" if key else name
+        if name in data:
+            kwargs[name] = _convert(data[name], hints[name], sub)
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise ConfigError(f"{sub}: required key is missing")
+    obj = cls(**kwargs)
+    check = getattr(obj, "check", None)
+    if check is not None:
+        check(key)
+    return obj
+
+
+def require(condition: bool, key: str, message: str) -> None:
+    """Raise a one-line ConfigError naming `key` unless `condition` holds."""
+    if not condition:
+        raise ConfigError(f"{key}: {message}")
+
+
+def _k(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else name
+
+
+# --------------------------------------------------------------------------------------------
+# Sections
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PathsConfig:
+    """Where every artifact lives; the only place paths are written down."""
+
+    raw: str = "data/raw"
+    processed: str = "data/processed"
+    vocab: str = "data/vocab"
+    extracted: str = "data/extracted"
+    models: str = "models"
+    predictions: str = "predictions"
+    scores: str = "scores"
+    reports: str = "reports"
+    metrics: str = "metrics"
+
+
+@dataclass(frozen=True)
+class SplitRatios:
+    train: float = 0.9
+    valid: float = 0.05
+    test: float = 0.05
+
+    def check(self, key: str) -> None:
+        for name in ("train", "valid", "test"):
+            require(0.0 <= getattr(self, name) <= 1.0, _k(key, name), "must be between 0 and 1")
+        require(abs(self.train + self.valid + self.test - 1.0) < 1e-6, key, "train + valid + test must sum to 1")
+
+
+@dataclass(frozen=True)
+class PydocConfig:
+    """The embedded default corpus: docstring summary line -> extended description."""
+
+    packages: list[str] = field(default_factory=lambda: ["stdlib", "numpy", "pandas", "sklearn", "torch", "scipy"])
+    min_source_words: int = 12
+    max_source_words: int = 400
+    min_reference_words: int = 3
+    max_reference_words: int = 40
+
+    def check(self, key: str) -> None:
+        require(self.min_source_words >= 1, _k(key, "min_source_words"), "must be >= 1")
+        require(self.max_source_words >= self.min_source_words, _k(key, "max_source_words"),
+                "must be >= min_source_words")
+        require(self.min_reference_words >= 1, _k(key, "min_reference_words"), "must be >= 1")
+        require(self.max_reference_words >= self.min_reference_words, _k(key, "max_reference_words"),
+                "must be >= min_reference_words")
+
+
+@dataclass(frozen=True)
+class NumeralsConfig:
+    """Seed 004's synthetic data: ordered sequences -> continuation, random -> numbers in words."""
+
+    size: int = 2000
+    max_length: int = 10
+    max_number: int = 100
+
+    def check(self, key: str) -> None:
+        require(self.size >= 3, _k(key, "size"), "must be >= 3")
+        require(self.max_length >= 2, _k(key, "max_length"), "must be >= 2")
+        require(self.max_number >= 2, _k(key, "max_number"), "must be >= 2")
+
+
+Dataset = Literal["pydoc", "numerals", "local", "cnn_dailymail", "xsum", "gigaword"]
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    dataset: Dataset = "pydoc"
+    path: str | None = None
+    split_ratios: SplitRatios = field(default_factory=SplitRatios)
+    max_examples: int | None = None
+    seed: int = 13
+    pydoc: PydocConfig = field(default_factory=PydocConfig)
+    numerals: NumeralsConfig = field(default_factory=NumeralsConfig)
+
+    def check(self, key: str) -> None:
+        require(self.dataset != "local" or bool(self.path), _k(key, "path"),
+                "required when data.dataset is 'local' (a JSONL, CSV or Parquet file or a folder)")
+        require(self.max_examples is None or self.max_examples > 0, _k(key, "max_examples"), "must be > 0")
+
+
+@dataclass(frozen=True)
+class PreprocessConfig:
+    min_source_tokens: int = 1
+    min_reference_tokens: int = 1
+    max_source_tokens: int | None = None
+
+    def check(self, key: str) -> None:
+        require(self.min_source_tokens >= 1, _k(key, "min_source_tokens"), "must be >= 1")
+        require(self.min_reference_tokens >= 1, _k(key, "min_reference_tokens"), "must be >= 1")
+
+
+@dataclass(frozen=True)
+class VocabConfig:
+    size: int = 50000
+    ngram_n: int = 3
+    ngram_min_count: int = 2
+
+    def check(self, key: str) -> None:
+        require(self.size >= 5, _k(key, "size"), "must be >= 5 (four special tokens plus words)")
+        require(1 <= self.ngram_n <= 8, _k(key, "ngram_n"), "must be between 1 and 8")
+        require(self.ngram_min_count >= 1, _k(key, "ngram_min_count"), "must be >= 1")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """One extractive selection budget: N tokens, always keeping the first k sentences."""
+
+    tokens: int
+    first_k: int
+
+    def check(self, key: str) -> None:
+        require(self.tokens >= 1, _k(key, "tokens"), "must be >= 1")
+        require(self.first_k >= 0, _k(key, "first_k"), "must be >= 0")
+
+
+@dataclass(frozen=True)
+class ExtractConfig:
+    budgets: list[Budget] = field(default_factory=lambda: [Budget(200, 5), Budget(400, 10)])
+
+    def check(self, key: str) -> None:
+        require(len(self.budgets) >= 1, _k(key, "budgets"), "needs at least one budget")
+        tokens = [b.tokens for b in self.budgets]
+        require(len(set(tokens)) == len(tokens), _k(key, "budgets"), "token budgets must be distinct")
+
+
+@dataclass(frozen=True)
+class ArchConfig:
+    """Transformer hyper-parameters shared by every model unless a model overrides them."""
+
+    d_model: int = 64
+    d_ff: int = 256
+    n_layers: int = 2
+    n_heads: int = 4
+    dropout: float = 0.1
+    vocab_size: int = 5000
+    max_source_tokens: int = 200
+    max_summary_tokens: int = 60
+    tie_embeddings: bool = True
+
+    def check(self, key: str) -> None:
+        for name in ("d_model", "d_ff", "n_layers", "n_heads", "vocab_size", "max_source_tokens",
+                     "max_summary_tokens"):
+            require(getattr(self, name) >= 1, _k(key, name), "must be >= 1")
+        require(self.d_model % self.n_heads == 0, _k(key, "n_heads"), "must divide d_model")
+        require(0.0 <= self.dropout < 1.0, _k(key, "dropout"), "must be in [0, 1)")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A named model of the thesis: which input it reads and whether attention is rarity-scaled."""
+
+    input: str = "first"
+    rarity: bool = False
+    arch: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    optimizer: Literal["adagrad", "adam"] = "adam"
+    lr: float = 1e-3
+    adagrad_initial_accumulator: float = 0.1
+    warmup_steps: int = 100
+    label_smoothing: float = 0.1
+    grad_clip: float = 2.0
+    batch_size: int = 16
+    epochs: int = 1
+    max_steps: int | None = None
+    log_every: int = 10
+    checkpoint_every: int = 50
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    seed: int = 1234
+
+    def check(self, key: str) -> None:
+        require(self.lr > 0, _k(key, "lr"), "must be > 0")
+        require(self.batch_size >= 1, _k(key, "batch_size"), "must be >= 1")
+        require(self.epochs >= 1, _k(key, "epochs"), "must be >= 1")
+        require(0.0 <= self.label_smoothing < 1.0, _k(key, "label_smoothing"), "must be in [0, 1)")
+        require(self.grad_clip >= 0, _k(key, "grad_clip"), "must be >= 0")
+
+
+@dataclass(frozen=True)
+class DecodeConfig:
+    beam_size: int = 4
+    length_penalty: float = 1.0
+    min_length: int = 0
+    max_length: int | None = None
+    block_ngram_repeat: int = 3
+    strategy: Literal["beam", "greedy", "sample"] = "beam"
+    top_k: int = 0
+    top_p: float = 1.0
+    temperature: float = 1.0
+    batch_size: int = 16
+    seed: int = 1234
+
+    def check(self, key: str) -> None:
+        require(self.beam_size >= 1, _k(key, "beam_size"), "must be >= 1")
+        require(self.length_penalty >= 0, _k(key, "length_penalty"), "must be >= 0")
+        require(self.min_length >= 0, _k(key, "min_length"), "must be >= 0")
+        require(self.max_length is None or self.max_length >= 1, _k(key, "max_length"), "must be >= 1")
+        require(self.block_ngram_repeat >= 0, _k(key, "block_ngram_repeat"), "must be >= 0 (0 = off)")
+        require(self.top_k >= 0, _k(key, "top_k"), "must be >= 0")
+        require(0.0 < self.top_p <= 1.0, _k(key, "top_p"), "must be in (0, 1]")
+        require(self.temperature > 0, _k(key, "temperature"), "must be > 0")
+        require(self.batch_size >= 1, _k(key, "batch_size"), "must be >= 1")
+
+
+@dataclass(frozen=True)
+class EvaluateConfig:
+    bootstrap_samples: int = 1000
+    confidence: float = 0.95
+    seed: int = 1234
+    use_stemmer: bool = True
+    lead_sentences: int = 3
+
+    def check(self, key: str) -> None:
+        require(self.bootstrap_samples >= 1, _k(key, "bootstrap_samples"), "must be >= 1")
+        require(0.0 < self.confidence < 1.0, _k(key, "confidence"), "must be in (0, 1)")
+
+
+@dataclass(frozen=True)
+class ReportConfig:
+    n_samples: int = 3
+    n_heatmaps: int = 2
+
+
+@dataclass(frozen=True)
+class Params:
+    paths: PathsConfig = field(default_factory=PathsConfig)
+    data: DataConfig = field(default_factory=DataConfig)
+    preprocess: PreprocessConfig = field(default_factory=PreprocessConfig)
+    vocab: VocabConfig = field(default_factory=VocabConfig)
+    extract: ExtractConfig = field(default_factory=ExtractConfig)
+    model: ArchConfig = field(default_factory=ArchConfig)
+    models: dict[str, ModelSpec] = field(default_factory=dict)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    decode: DecodeConfig = field(default_factory=DecodeConfig)
+    evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
+    report: ReportConfig = field(default_factory=ReportConfig)
+
+
+# --------------------------------------------------------------------------------------------
+# Loading
+# --------------------------------------------------------------------------------------------
+def load_params(path: str | Path = DEFAULT_PARAMS) -> Params:
+    """Read and validate params.yaml; every problem is a one-line `ConfigError` naming the key."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such params file")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{path}: not valid YAML{where}") from None
+    try:
+        return from_dict(Params, data)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+def params_from_dict(data: dict[str, Any]) -> Params:
+    """Validate an in-memory params mapping (tests and programmatic use)."""
+    return from_dict(Params, data)

@@ -1,0 +1,1 @@
+"""sumpipe.decode"""

@@ -1,0 +1,74 @@
+"""Atomic artifact writes and the readers that go with them.
+
+DVC records whatever file is at an output path when a stage ends, so a stage killed half-way must
+never leave half a file there: every writer goes to a temporary file in the same directory and
+renames it into place (rename is atomic on POSIX within one file system).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from sumpipe.errors import SumpipeError
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside `path`; on success rename it over `path`, else delete it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, path)
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+def write_parquet(df: pd.DataFrame | pa.Table, path: str | os.PathLike) -> Path:
+    """Write a DataFrame or Arrow table to Parquet atomically (zstd, no pandas index)."""
+    table = df if isinstance(df, pa.Table) else pa.Table.from_pandas(df, preserve_index=False)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp, compression="zstd")
+    return Path(path)
+
+
+def read_parquet(path: str | os.PathLike, columns: list[str] | None = None) -> pd.DataFrame:
+    """Read a Parquet artifact, with a one-line error when it is missing (run the earlier stage)."""
+    path = Path(path)
+    if not path.is_file():
+        raise SumpipeError(f"{path}: no such file (run the stage that writes it first, e.g. `dvc repro`)")
+    return pq.read_table(path, columns=columns).to_pandas()
+
+
+def write_json(obj: Any, path: str | os.PathLike) -> Path:
+    """Write JSON atomically, pretty-printed and key-sorted so DVC diffs stay readable."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    return Path(path)
+
+
+def write_text(text: str, path: str | os.PathLike) -> Path:
+    """Write a UTF-8 text file atomically."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return Path(path)
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    path = Path(path)
+    if not path.is_file():
+        raise SumpipeError(f"{path}: no such file")
+    return json.loads(path.read_text(encoding="utf-8"))

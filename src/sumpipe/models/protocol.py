@@ -1,0 +1,44 @@
+"""The contract between trained models and the decoders (beam search, greedy, sampling).
+
+A model that can be decoded implements `Decodable`. Decoding works on N rows (N = batch × beam):
+
+    state = model.start_decoding(batch)                 # encoder runs once; N = batch size
+    state = state.index_select(torch.arange(B).repeat_interleave(k))   # expand to beams
+    for step in range(max_len):
+        log_probs, state, info = model.decode_step(state, prev_tokens)   # prev_tokens: (N,)
+        ...
+        state = state.index_select(beam_origin)         # reorder caches after pruning
+
+Shapes and conventions:
+- `prev_tokens` (N,) long: the previous output token as an *extended* id (the decoder maps ids
+  >= vocab_size, i.e. copied OOV words, to `<unk>` before embedding); the first step gets `<s>`.
+- `log_probs` (N, vocab_size + n_oov) float32: log P(w) over the extended vocabulary
+  (pointer-generator mix already applied). Extended id `vocab_size + j` is the j-th OOV word of
+  that row's source (`Batch.oov_words[row][j]`).
+- `info` maps "p_gen" -> (N,) and "attn" -> (N, S) (copy attention over source positions), for
+  heat maps and `--json` output.
+- `index_select(idx)` returns a state whose row i is row idx[i] of this one, caches included.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import torch
+
+UNK, PAD, BOS, EOS = 0, 1, 2, 3
+SPECIAL_TOKENS = ("<unk>", "<pad>", "<s>", "</s>")
+
+
+class DecoderState(Protocol):
+    def index_select(self, idx: torch.Tensor) -> "DecoderState": ...
+
+
+class Decodable(Protocol):
+    vocab_size: int
+
+    def start_decoding(self, batch: Any) -> DecoderState: ...
+
+    def decode_step(
+        self, state: DecoderState, prev_tokens: torch.Tensor
+    ) -> tuple[torch.Tensor, DecoderState, dict[str, torch.Tensor]]: ...

@@ -1,0 +1,11 @@
+"""Thin Typer commands for this package (placeholder until the stage lands)."""
+
+from pathlib import Path
+
+from sumpipe.errors import SumpipeError
+from sumpipe.options import ParamsOption
+
+
+def report(params: ParamsOption = Path("params.yaml")) -> None:
+    """(not built yet)"""
+    raise SumpipeError("report: not built yet")
