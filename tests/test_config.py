@@ -1,0 +1,54 @@
+"""params.yaml validation: typed objects, one-line errors that name the key."""
+
+from pathlib import Path
+
+import pytest
+
+from sumpipe.config import Params, load_params, params_from_dict
+from sumpipe.errors import ConfigError
+
+
+def test_repository_params_file_validates(repo_root: Path) -> None:
+    params = load_params(repo_root / "params.yaml")
+    assert isinstance(params, Params)
+    assert params.data.dataset == "pydoc"
+    assert [(b.tokens, b.first_k) for b in params.extract.budgets] == [(200, 5), (400, 10)]
+    assert set(params.models) == {"M1", "M2", "M1-200", "M2-200", "M1-400", "M2-400"}
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"vocab": {"size": "big"}}, "vocab.size: expected int, got 'big'"),
+        ({"vocab": {"size": True}}, "vocab.size: expected int, got True"),
+        ({"data": {"dataset": "imdb"}}, "data.dataset: expected one of"),
+        ({"data": {"datset": "pydoc"}}, "data.datset: unknown key"),
+        ({"data": {"dataset": "local"}}, "data.path: required when data.dataset is 'local'"),
+        ({"data": {"split_ratios": {"train": 0.5, "valid": 0.1, "test": 0.1}}}, "data.split_ratios: train + valid"),
+        ({"model": {"d_model": 30, "n_heads": 4}}, "model.n_heads: must divide d_model"),
+        ({"extract": {"budgets": [{"tokens": 200}]}}, "extract.budgets[0].first_k: required key is missing"),
+        ({"train": {"lr": "fast"}}, "train.lr: expected float, got 'fast'"),
+    ],
+)
+def test_bad_values_name_the_key(data: dict, message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        params_from_dict(data)
+    text = str(info.value)
+    assert message in text
+    assert "\n" not in text
+
+
+def test_ints_are_accepted_for_floats() -> None:
+    assert params_from_dict({"train": {"lr": 1}}).train.lr == 1.0
+
+
+def test_yaml_syntax_error_is_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "params.yaml"
+    bad.write_text("data: [unclosed\n")
+    with pytest.raises(ConfigError, match=r"not valid YAML at line \d+"):
+        load_params(bad)
+
+
+def test_missing_params_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no such params file"):
+        load_params(tmp_path / "nope.yaml")

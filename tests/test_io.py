@@ -1,0 +1,33 @@
+"""Atomic artifact writes: a failure mid-write leaves the old file (or nothing), never half a file."""
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from sumpipe.errors import SumpipeError
+from sumpipe.io import atomic_path, read_parquet, write_parquet
+
+
+def test_parquet_round_trip(tmp_path: Path) -> None:
+    df = pd.DataFrame({"id": ["a", "b"], "references": [["x", "y"], ["z"]]})
+    path = write_parquet(df, tmp_path / "sub" / "t.parquet")
+    back = read_parquet(path)
+    assert back["id"].tolist() == ["a", "b"]
+    assert [list(r) for r in back["references"]] == [["x", "y"], ["z"]]
+
+
+def test_failed_write_keeps_previous_file_and_no_temp(tmp_path: Path) -> None:
+    target = tmp_path / "out.txt"
+    target.write_text("old")
+    with pytest.raises(RuntimeError):
+        with atomic_path(target) as tmp:
+            tmp.write_text("half")
+            raise RuntimeError("killed")
+    assert target.read_text() == "old"
+    assert list(tmp_path.iterdir()) == [target]
+
+
+def test_missing_artifact_is_a_one_line_error(tmp_path: Path) -> None:
+    with pytest.raises(SumpipeError, match="no such file"):
+        read_parquet(tmp_path / "missing.parquet")
