@@ -31,3 +31,14 @@ def test_failed_write_keeps_previous_file_and_no_temp(tmp_path: Path) -> None:
 def test_missing_artifact_is_a_one_line_error(tmp_path: Path) -> None:
     with pytest.raises(SumpipeError, match="no such file"):
         read_parquet(tmp_path / "missing.parquet")
+
+
+def test_atomic_files_get_umask_permissions(tmp_path: Path) -> None:
+    import os
+
+    old = os.umask(0o022)
+    try:
+        path = write_parquet(pd.DataFrame({"a": [1]}), tmp_path / "p.parquet")
+    finally:
+        os.umask(old)
+    assert path.stat().st_mode & 0o777 == 0o644

@@ -21,6 +21,12 @@ import pyarrow.parquet as pq
 from sumpipe.errors import SumpipeError
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside `path`; on success rename it over `path`, else delete it."""
@@ -29,6 +35,8 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     tmp_path = Path(tmp)
+    # mkstemp creates the file 0600; give the artifact the permissions a plain open() would.
+    tmp_path.chmod(0o666 & ~_current_umask())
     try:
         yield tmp_path
         os.replace(tmp_path, path)
