@@ -1,11 +1,25 @@
-"""Thin Typer commands for this package (placeholder until the stage lands)."""
+"""`sumpipe extract`: the ngram<N> and first<N> input selections and the coverage metrics."""
+
+from __future__ import annotations
 
 from pathlib import Path
 
-from sumpipe.errors import SumpipeError
+import typer
+
 from sumpipe.options import ParamsOption
 
 
 def extract(params: ParamsOption = Path("params.yaml")) -> None:
-    """(not built yet)"""
-    raise SumpipeError("extract: not built yet")
+    """Select model inputs for every budget (3-gram selection and first N tokens)."""
+    from sumpipe.config import load_params
+    from sumpipe.extract.stage import extract as run_extract
+
+    p = load_params(params)
+    metrics_path = Path(p.paths.metrics) / "coverage.json"
+    metrics = run_extract(p.paths.processed, p.paths.vocab, p.paths.extracted, p.extract, metrics_path)
+    names = [f"{kind}{b.tokens}" for b in p.extract.budgets for kind in ("ngram", "first")]
+    shares = ", ".join(f"{n} {metrics[split][n]['share']:.1%}" for split in metrics if split == "test"
+                       for n in names)
+    typer.echo(f"extract: {', '.join(names)} for {', '.join(metrics)} -> {p.paths.extracted}"
+               + (f"; test reference-word coverage: {shares}" if shares else "")
+               + f" ({metrics_path})")

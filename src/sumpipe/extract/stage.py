@@ -1,0 +1,197 @@
+"""The extract stage: for each budget N in params, two input selections per split
+
+    <out_dir>/ngram<N>/{split}.parquet   seed 001 Alg. 1 (first k sentences + best 3-gram sentences)
+    <out_dir>/first<N>/{split}.parquet   the first N tokens
+
+with columns id, source (selected text, text convention), reference (, references), n_tokens (int32)
+and selected (list<int32>: sentence indices, document order); plus the coverage diagnostic
+(`sumpipe.extract.coverage`) per split and selection, `full` being the whole document, written as a
+DVC metrics file. Splits are streamed in record batches; each document is scored once and the
+scores serve every budget. On a large corpus (`MIN_DOCS_PER_WORKER` per worker) batches go to
+`extract.workers` spawned processes, results written in input order: the output does not depend on it.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import multiprocessing
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from tqdm import tqdm
+
+from sumpipe.config import Budget, ExtractConfig
+from sumpipe.errors import SumpipeError
+from sumpipe.extract.coverage import CoverageStats, coverage_of_hits, reference_hits, reference_words
+from sumpipe.extract.select import choose_sentences, cut, render, select_first
+from sumpipe.io import atomic_path, write_json
+from sumpipe.vocab.build import split_sentences
+from sumpipe.vocab.ngrams import NgramTable
+
+SPLITS = ("train", "valid", "test")
+BATCH_ROWS = 256
+MIN_DOCS_PER_WORKER = 10_000  # a worker costs ~0.7 s CPU to start (imports, table)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """One output: `ngram<N>` (Alg. 1) or `first<N>`."""
+
+    name: str
+    kind: str  # "ngram" | "first"
+    budget: Budget
+
+
+def selections(cfg: ExtractConfig) -> list[Selection]:
+    out = []
+    for b in cfg.budgets:
+        out.append(Selection(f"ngram{b.tokens}", "ngram", b))
+        out.append(Selection(f"first{b.tokens}", "first", b))
+    return out
+
+
+def _columns(names: list[str]) -> list[str]:
+    missing = {"id", "source", "reference"} - set(names)
+    if missing:
+        raise SumpipeError(f"processed data lacks column(s) {', '.join(sorted(missing))}")
+    return ["id", "source", "reference"] + (["references"] if "references" in names else [])
+
+
+def extract_batch(batch: pa.RecordBatch, table: NgramTable,
+                  outputs: list[Selection]) -> tuple[dict[str, pa.Table], CoverageStats]:
+    """Select inputs for one batch of processed examples: one Arrow table per selection name, and the
+    batch's coverage sums."""
+    stats = CoverageStats()
+    passthrough = {name: batch.column(name) for name in batch.schema.names if name != "source"}
+    sources = batch.column("source").to_pylist()
+    references = batch.column("reference").to_pylist()
+    rows: dict[str, tuple[list[str], list[int], list[list[int]]]] = {s.name: ([], [], []) for s in outputs}
+    documents = [split_sentences(source or "") for source in sources]
+    all_scores = table.documents_sentence_scores(documents) if documents else []
+    for sentences, scores, reference in zip(documents, all_scores, references):
+        lengths = [len(s) for s in sentences]
+        ref_words = reference_words(reference or "")
+        hits = [reference_hits(s, ref_words) for s in sentences]  # once per document, for every selection
+        stats.add_reference(ref_words)
+        stats.add_counts("full", *coverage_of_hits(hits), ref_words)
+        for sel in outputs:
+            if sel.kind == "ngram":
+                chosen = choose_sentences(lengths, scores, sel.budget.tokens, sel.budget.first_k)
+            else:
+                chosen = select_first(sentences, sel.budget.tokens)
+            kept = cut(sentences, chosen, sel.budget.tokens)
+            chosen = chosen[: len(kept)]
+            texts, n_tokens, selected = rows[sel.name]
+            texts.append(render(kept))
+            n_tokens.append(sum(map(len, kept)))
+            selected.append(chosen)
+            kept_hits = (hits[i] if len(k) == lengths[i] else reference_hits(k, ref_words)  # k: a cut sentence
+                         for i, k in zip(chosen, kept))
+            stats.add_counts(sel.name, *coverage_of_hits(kept_hits), ref_words)
+    tables = {}
+    for name, (texts, n_tokens, selected) in rows.items():
+        columns = {"id": passthrough["id"], "source": pa.array(texts, pa.string())}
+        columns.update({k: v for k, v in passthrough.items() if k != "id"})
+        columns["n_tokens"] = pa.array(n_tokens, pa.int32())
+        columns["selected"] = pa.array(selected, pa.list_(pa.int32()))
+        tables[name] = pa.table(columns)
+    return tables, stats
+
+
+# Worker processes (spawned, so they start clean) load the n-gram table once, in `_init_worker`.
+_WORKER_STATE: tuple[NgramTable, list[Selection]] | None = None
+
+
+def _init_worker(ngrams_path: Path, outputs: list[Selection]) -> None:
+    global _WORKER_STATE
+    _WORKER_STATE = (NgramTable.load(ngrams_path), outputs)
+
+
+def _extract_in_worker(batch: pa.RecordBatch) -> tuple[dict[str, pa.Table], CoverageStats]:
+    assert _WORKER_STATE is not None, "worker not initialised"
+    return extract_batch(batch, *_WORKER_STATE)
+
+
+class BatchRunner:
+    """Runs `extract_batch` over batches, in this process or on a pool, results in input order."""
+
+    def __init__(self, table: NgramTable, ngrams_path: Path, outputs: list[Selection], workers: int) -> None:
+        self.table, self.outputs = table, outputs
+        self.pool: ProcessPoolExecutor | None = None
+        if workers > 1:
+            self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                                            initializer=_init_worker, initargs=(ngrams_path, outputs))
+        self.window = 2 * workers  # batches in flight: bounded memory, both workers kept busy
+
+    def map(self, batches: Iterable[pa.RecordBatch]) -> Iterator[tuple[dict[str, pa.Table], CoverageStats]]:
+        if self.pool is None:
+            for batch in batches:
+                yield extract_batch(batch, self.table, self.outputs)
+            return
+        pending: collections.deque[Future] = collections.deque()
+        for batch in batches:
+            pending.append(self.pool.submit(_extract_in_worker, batch))
+            if len(pending) >= self.window:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+
+
+def extract_split(path: Path, out_dir: Path, runner: BatchRunner, progress: bool = True) -> CoverageStats:
+    """Stream one processed split into `<out_dir>/<selection>/<split>.parquet` (atomic writes)."""
+    outputs = runner.outputs
+    parquet = pq.ParquetFile(path)
+    columns = _columns(parquet.schema_arrow.names)
+    stats = CoverageStats()
+    split = path.stem
+    with contextlib.ExitStack() as stack:
+        tmp = {s.name: stack.enter_context(atomic_path(out_dir / s.name / f"{split}.parquet")) for s in outputs}
+        writers: dict[str, pq.ParquetWriter] = {}
+        bar = stack.enter_context(tqdm(total=parquet.metadata.num_rows, desc=f"extract: {split}", unit="doc",
+                                       disable=None if progress else True))
+        for tables, batch_stats in runner.map(parquet.iter_batches(batch_size=BATCH_ROWS, columns=columns)):
+            for name, t in tables.items():
+                if name not in writers:
+                    writers[name] = stack.enter_context(pq.ParquetWriter(tmp[name], t.schema, compression="zstd"))
+                writers[name].write_table(t)
+            stats.merge(batch_stats)
+            bar.update(batch_stats.examples)
+        if not writers:  # an empty split still gets (empty) files with the right columns
+            schema = pa.schema([parquet.schema_arrow.field(c) for c in columns])
+            empty = pa.RecordBatch.from_pylist([], schema=schema)
+            for name, t in extract_batch(empty, runner.table, outputs)[0].items():
+                pq.write_table(t, tmp[name], compression="zstd")
+    return stats
+
+
+def extract(processed_dir: str | Path, vocab_dir: str | Path, out_dir: str | Path, cfg: ExtractConfig,
+            metrics_path: str | Path, progress: bool = True) -> dict[str, Any]:
+    """Write every selection for every processed split and the coverage metrics; return the metrics."""
+    processed_dir, out_dir = Path(processed_dir), Path(out_dir)
+    if not processed_dir.is_dir():
+        raise SumpipeError(f"{processed_dir}: no such folder (run `sumpipe preprocess` first)")
+    paths = [processed_dir / f"{s}.parquet" for s in SPLITS if (processed_dir / f"{s}.parquet").is_file()]
+    if not paths:
+        raise SumpipeError(f"{processed_dir}: no train/valid/test .parquet files (run `sumpipe preprocess` first)")
+    ngrams_path = Path(vocab_dir) / "ngrams.parquet"
+    table = NgramTable.load(ngrams_path)
+    # Worker processes pay a start-up (imports, loading the table): only worth it on a larger corpus.
+    n_docs = sum(pq.ParquetFile(p).metadata.num_rows for p in paths)
+    workers = cfg.workers if n_docs >= MIN_DOCS_PER_WORKER * cfg.workers else 1
+    runner = BatchRunner(table, ngrams_path, selections(cfg), workers)
+    try:
+        metrics = {p.stem: extract_split(p, out_dir, runner, progress).summary() for p in paths}
+    finally:
+        runner.close()
+    write_json(metrics, metrics_path)
+    return metrics

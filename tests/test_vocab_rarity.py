@@ -1,0 +1,98 @@
+"""Rarity scores (seed 001 Eqn 2.20, Table 2.7, Appendix A.1) and the Vocabulary API."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sumpipe.errors import SumpipeError
+from sumpipe.vocab.vocabulary import SPECIALS, Vocabulary, raw_rarity, rarity_shift
+
+THE, MID_FLIGHT, DEAL = 11_896_156, 170, 1  # Table 2.7 counts on CNN/DM
+
+
+def test_table_2_7_differences():
+    the, mid, deal = raw_rarity(np.array([THE, MID_FLIGHT, DEAL]))
+    # Printed: 0.792, 0.926, 2.17 -> the differences agree within the printed rounding.
+    assert abs((mid - the) - (0.926 - 0.792)) <= 0.001
+    assert abs((deal - the) - (2.17 - 0.792)) <= 0.0055
+    assert round(deal - the, 4) == 1.3813  # SEEDS.md §1.2
+
+
+@pytest.mark.parametrize("shift", [0.731011, 0.73105, 0.731118])
+def test_table_2_7_exact_with_cnndm_shift(shift):
+    """With the thesis's shift (~0.731; every value in [0.731011, 0.731119)) all three rows print exactly."""
+    the, mid, deal = raw_rarity(np.array([THE, MID_FLIGHT, DEAL])) + shift
+    assert (round(the, 3), round(mid, 3), round(deal, 2)) == (0.792, 0.926, 2.17)
+
+
+def test_table_2_7_shift_interval_is_tight():
+    the, mid, _ = raw_rarity(np.array([THE, MID_FLIGHT, DEAL]))
+    assert round(mid + 0.73101, 3) == 0.925  # just below: mid-flight would print 0.925
+    assert round(the + 0.73112, 3) == 0.793  # just above: "the" would print 0.793
+
+
+def test_appendix_a1_unknown_and_the():
+    """Appendix A.1: OOV words get 2.1736 = the count-1 score, and "the" (id 5) gets 0.7923."""
+    the, one = raw_rarity(np.array([THE, 1]))
+    assert round(2.1736 - (one - the), 4) == 0.7923
+
+
+def test_raw_rarity_count_one_is_finite():
+    assert raw_rarity(np.array([1]))[0] == pytest.approx(1 / np.log(2))
+
+
+COUNTS = {"the": 1000, ",": 900, "lions": 7, "fly-half": 2, "irish": 7, "wales": 1, "<unk>": 50}
+
+
+def test_vocabulary_order_mean_and_unknown():
+    vocab = Vocabulary.from_counts(COUNTS, size=100)
+    assert vocab.itos == list(SPECIALS) + ["the", ",", "irish", "lions", "fly-half", "wales"]  # ties by token
+    assert vocab.counts.tolist() == [0, 0, 0, 0, 1000, 900, 7, 7, 2, 1]
+    frame = vocab.to_frame()
+    assert frame["rarity"].iloc[4:].mean() == pytest.approx(1.0, abs=1e-12)
+    assert vocab.unknown_rarity == pytest.approx(1 / np.log(2) + vocab.shift)
+    assert vocab.unknown_rarity == pytest.approx(frame["rarity"].iloc[4:].max())  # "wales" was seen once
+    assert vocab.rarity[:4].tolist() == pytest.approx([vocab.unknown_rarity, 0.0, 1.0, 1.0])
+    assert vocab.rarity.dtype == np.float32
+    # Rarer words score higher; scores differ exactly as 1/ln(1 + count).
+    r = frame.set_index("token")["rarity"]
+    assert r["fly-half"] - r["the"] == pytest.approx(1 / np.log(3) - 1 / np.log(1001))
+
+
+def test_vocabulary_truncated_and_encode():
+    vocab = Vocabulary.from_counts(COUNTS, size=6)
+    assert vocab.itos == list(SPECIALS) + ["the", ","]
+    assert len(vocab) == 6
+    assert vocab.encode(["the", "lions", ",", "<pad>"]) == [4, 0, 5, 1]
+    assert vocab.shift == pytest.approx(rarity_shift(np.array([1000, 900])))
+
+
+def test_vocabulary_save_load_slice(tmp_path):
+    path = tmp_path / "vocab.parquet"
+    vocab = Vocabulary.from_counts(COUNTS, size=100)
+    vocab.save(path)
+    frame = pd.read_parquet(path)
+    assert list(frame.columns) == ["id", "token", "count", "rarity"]
+    assert str(frame["id"].dtype) == "int32" and str(frame["count"].dtype) == "int64"
+    loaded = Vocabulary.load(path)
+    assert loaded.itos == vocab.itos
+    np.testing.assert_allclose(loaded.rarity, frame["rarity"].to_numpy(), rtol=1e-6)
+    small = Vocabulary.load(path, size=7)
+    assert small.itos == vocab.itos[:7]
+    assert small.to_frame()["rarity"].iloc[4:].mean() == pytest.approx(1.0)  # shift recomputed for the slice
+    assert small.stoi["irish"] == 6 and small.encode(["lions"]) == [0]
+
+
+def test_vocabulary_errors(tmp_path):
+    with pytest.raises(SumpipeError, match="no such vocabulary file"):
+        Vocabulary.load(tmp_path / "missing.parquet")
+    with pytest.raises(SumpipeError):
+        Vocabulary.from_counts(COUNTS, size=4)
+
+
+def test_specials_match_the_model_protocol():
+    from sumpipe.models.protocol import BOS, EOS, PAD, SPECIAL_TOKENS, UNK
+
+    assert SPECIALS == SPECIAL_TOKENS and [UNK, PAD, BOS, EOS] == [0, 1, 2, 3]
