@@ -1,11 +1,29 @@
-"""Thin Typer commands for this package (placeholder until the stage lands)."""
+"""`sumpipe download`: the first DVC stage (heavy imports stay inside the command)."""
+
+from __future__ import annotations
 
 from pathlib import Path
 
-from sumpipe.errors import SumpipeError
+import typer
+
 from sumpipe.options import ParamsOption
 
 
 def download(params: ParamsOption = Path("params.yaml")) -> None:
-    """(not built yet)"""
-    raise SumpipeError("download: not built yet")
+    """Build data/raw/{train,valid,test}.parquet from the corpus named by data.dataset."""
+    from sumpipe.config import load_params
+    from sumpipe.data.download import download as run_download
+
+    cfg = load_params(params)
+    out_dir = Path(cfg.paths.raw)
+    stats = run_download(cfg.data, out_dir)
+    info = stats[cfg.data.dataset]
+    for name in info.get("packages_not_installed", []):
+        typer.echo(f"note: pydoc: package {name!r} is not installed, skipped", err=True)
+    for path, why in info.get("skipped_files", {}).items():
+        typer.echo(f"note: local: skipped {path}: {why}", err=True)
+    counts = stats["counts"]
+    typer.echo(
+        f"download: {cfg.data.dataset}: {counts['train']} train / {counts['valid']} valid / "
+        f"{counts['test']} test examples -> {out_dir}"
+    )

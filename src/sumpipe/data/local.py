@@ -1,0 +1,228 @@
+"""The `local` corpus: summarization pairs from JSONL (optionally .gz), CSV or Parquet files.
+
+`data.path` is one file, or a folder whose supported files (searched recursively, in sorted order)
+are concatenated. Each row needs `source` and `reference`, or `references` (a list; in CSV a JSON
+list) whose first item becomes `reference`. Optional: `id` (else a digest of the text) and `split`
+(train/valid/test; also training/validation/val/dev/testing; else the stable hash split).
+Other fields are ignored.
+
+What "loads" means for a file without `source` (e.g. ../shared/data/rouge_check, references and
+system outputs for `sumpipe rouge`): `read_records` reads it like any other file; as a corpus it
+is a one-line error when named on its own, and is skipped (and listed in stats) inside a folder,
+so `data.path` may point at a folder that also holds such files.
+
+A `source` stored as a list (of sentences) is joined with "\n".
+Bytes are decoded as UTF-8 with errors="replace"; rows that needed it are counted as repaired.
+Rows with an empty source or reference, or a repeated id, are dropped and counted.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sumpipe.data.split import content_id, normalize_split
+from sumpipe.errors import SumpipeError
+
+SUFFIXES = (".jsonl", ".jsonl.gz", ".csv", ".csv.gz", ".parquet")
+
+
+@dataclass
+class LocalStats:
+    files: list[str] = field(default_factory=list)
+    skipped_files: dict[str, str] = field(default_factory=dict)
+    rows: int = 0
+    repaired_rows: int = 0
+    dropped_empty: int = 0
+    dropped_duplicate_id: int = 0
+
+
+def _suffix(path: Path) -> str | None:
+    name = path.name.lower()
+    return next((s for s in SUFFIXES if name.endswith(s)), None)
+
+
+def supported_files(path: Path) -> list[Path]:
+    """The file itself, or the supported files under a folder in sorted order."""
+    if path.is_file():
+        if _suffix(path) is None:
+            raise SumpipeError(f"{path}: unsupported file type (expected {', '.join(SUFFIXES)})")
+        return [path]
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.is_file() and _suffix(p) is not None)
+        if not files:
+            raise SumpipeError(f"{path}: folder holds no {', '.join(SUFFIXES)} files")
+        return files
+    raise SumpipeError(f"{path}: no such file or folder (data.path)")
+
+
+def _decode(data: bytes) -> tuple[str, bool]:
+    """UTF-8 text and whether invalid bytes had to be replaced."""
+    try:
+        return data.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return data.decode("utf-8", errors="replace"), True
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        data = path.read_bytes()
+        return gzip.decompress(data) if path.name.lower().endswith(".gz") else data
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise SumpipeError(f"{path}: cannot read ({exc})") from None
+
+
+def _read_jsonl(path: Path) -> tuple[list[dict], int]:
+    records, repaired = [], 0
+    for lineno, raw in enumerate(_read_bytes(path).splitlines(), start=1):
+        line, fixed = _decode(raw)
+        if not line.strip():
+            continue
+        repaired += fixed
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SumpipeError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+        if not isinstance(record, dict):
+            raise SumpipeError(f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}")
+        records.append(record)
+    return records, repaired
+
+
+def _read_csv(path: Path) -> tuple[list[dict], int]:
+    import pandas as pd
+
+    text, fixed = _decode(_read_bytes(path))
+    if not text.strip():
+        return [], 0
+    try:
+        frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise SumpipeError(f"{path}: not valid CSV ({str(exc).splitlines()[0]})") from None
+    records = frame.to_dict("records")
+    repaired = sum(any("\ufffd" in str(v) for v in r.values()) for r in records) if fixed else 0
+    return records, repaired
+
+
+def _read_parquet(path: Path) -> tuple[list[dict], int]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise SumpipeError(f"{path}: not valid Parquet ({str(exc).splitlines()[0]})") from None
+    records, repaired = [], 0
+    for record in table.to_pylist():
+        fixed = False
+        for key, value in record.items():
+            if isinstance(value, bytes):  # binary columns: repair like any other bytes
+                record[key], was_fixed = _decode(value)
+                fixed |= was_fixed
+        repaired += fixed
+        records.append(record)
+    return records, repaired
+
+
+def read_records(path: Path) -> tuple[list[dict], int]:
+    """All rows of one supported file as dicts (fields as stored) and the number of repaired rows."""
+    suffix = _suffix(path)
+    if suffix in (".jsonl", ".jsonl.gz"):
+        return _read_jsonl(path)
+    if suffix in (".csv", ".csv.gz"):
+        return _read_csv(path)
+    if suffix == ".parquet":
+        return _read_parquet(path)
+    raise SumpipeError(f"{path}: unsupported file type (expected {', '.join(SUFFIXES)})")
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or (isinstance(value, str) and not value)
+
+
+def _references(value: Any, path: Path) -> list[str]:
+    if isinstance(value, str):  # CSV cells hold a JSON list; a plain string is one reference
+        try:
+            value = json.loads(value) if value.lstrip().startswith("[") else [value]
+        except json.JSONDecodeError:
+            value = [value]
+    if hasattr(value, "tolist"):  # numpy arrays from pandas
+        value = value.tolist()
+    if not isinstance(value, (list, tuple)):
+        raise SumpipeError(f"{path}: `references` must be a list of strings, got {type(value).__name__}")
+    return [str(v).strip() for v in value if not _missing(v) and str(v).strip()]
+
+
+def normalize_records(records: list[dict], path: Path) -> list[dict]:
+    """Rows -> {id, source, reference, references, split}; empty reference/source become ""."""
+    fields = set().union(*(r.keys() for r in records)) if records else set()
+    if "reference" not in fields and "references" not in fields:
+        found = ", ".join(sorted(fields)) or "none"
+        raise SumpipeError(f"{path}: no `reference` or `references` field (found: {found})")
+    rows = []
+    for record in records:
+        source = record.get("source")
+        if isinstance(source, list):  # a document stored as a list of sentences or paragraphs
+            source = "\n".join(str(part).strip() for part in source if not _missing(part))
+        source = "" if _missing(source) else str(source).strip()
+        refs = [] if _missing(record.get("references")) else _references(record["references"], path)
+        reference = "" if _missing(record.get("reference")) else str(record["reference"]).strip()
+        if not reference and refs:
+            reference = refs[0]
+        if not refs and reference:
+            refs = [reference]
+        split = record.get("split")
+        example_id = record.get("id")
+        rows.append({
+            "id": content_id(source, reference, prefix="local-") if _missing(example_id) else str(example_id),
+            "source": source,
+            "reference": reference,
+            "references": refs,
+            "split": None if _missing(split) else normalize_split(split, str(path)),
+        })
+    return rows
+
+
+def load_local(path: str | Path) -> tuple[list[dict], dict]:
+    """Rows of the `local` corpus (split None where the data has none) and stats."""
+    root = Path(path)
+    files = supported_files(root)
+    stats = LocalStats()
+    rows: list[dict] = []
+    for file in files:
+        records, repaired = read_records(file)
+        if not records:
+            stats.skipped_files[str(file)] = "no rows"
+            continue
+        fields = set().union(*(r.keys() for r in records))
+        if "source" not in fields:
+            found = ", ".join(sorted(fields))
+            if root.is_file():
+                raise SumpipeError(
+                    f"{file}: no `source` field (found: {found}); a corpus needs source and reference(s) "
+                    "(files of references and system outputs are for `sumpipe rouge`)"
+                )
+            stats.skipped_files[str(file)] = f"no `source` field (found: {found})"
+            continue
+        stats.files.append(str(file))
+        stats.repaired_rows += repaired
+        rows.extend(normalize_records(records, file))
+    stats.rows = len(rows)
+
+    kept, seen = [], set()
+    for row in rows:
+        if not row["source"] or not row["reference"]:
+            stats.dropped_empty += 1
+        elif row["id"] in seen:
+            stats.dropped_duplicate_id += 1
+        else:
+            seen.add(row["id"])
+            kept.append(row)
+    if not kept:
+        raise SumpipeError(f"{root}: no examples with a source and a reference (empty data set)")
+    return kept, vars(stats)
