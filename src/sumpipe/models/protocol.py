@@ -10,13 +10,15 @@ A model that can be decoded implements `Decodable`. Decoding works on N rows (N 
         state = state.index_select(beam_origin)         # reorder caches after pruning
 
 Shapes and conventions:
+- `start_decoding(batch)` takes a `sumpipe.models.batching.Batch` on any device (the model moves it
+  to its own) and returns a state for the batch's B rows, step 0, empty caches.
 - `prev_tokens` (N,) long: the previous output token as an *extended* id (the decoder maps ids
   >= vocab_size, i.e. copied OOV words, to `<unk>` before embedding); the first step gets `<s>`.
 - `log_probs` (N, vocab_size + n_oov) float32: log P(w) over the extended vocabulary
   (pointer-generator mix already applied). Extended id `vocab_size + j` is the j-th OOV word of
   that row's source (`Batch.oov_words[row][j]`).
-- `info` maps "p_gen" -> (N,) and "attn" -> (N, S) (copy attention over source positions), for
-  heat maps and `--json` output.
+- `info` maps "p_gen" -> (N,) and "attn" -> (N, S) (copy attention over source positions, 0 at
+  padding), both float32, for heat maps and `--json` output.
 - `index_select(idx)` returns a state whose row i is row idx[i] of this one, caches included.
 """
 

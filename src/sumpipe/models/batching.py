@@ -1,0 +1,238 @@
+"""From text to padded id tensors: seed 001 §4.2.2, Table 4.4 (and the trace of Appendix A.1).
+
+Per example (`encode_example`), with V = the vocabulary size:
+- `src`      input ids, `<unk>` (0) for words outside the vocabulary;
+- `src_ext`  the same, but each OOV word gets an extended id V, V+1, ... in order of first
+             occurrence in *this* example's source, so the pointer can copy it;
+- `src_freq` the rarity score of each input token (`vocab.rarity[id]`; a word outside the
+             vocabulary gets `vocab.unknown_rarity`, the maximum score); 0 at padding;
+- `trg_inp`  `<s>` + summary, `<unk>` for OOV: the decoder input;
+- `trg_ext`  summary + `</s>`: the loss target. An OOV summary word that occurs in the source
+             gets that source word's extended id (the model can copy it); other OOVs are `<unk>`;
+- `oov_words` the example's OOV source words, extended id V + j -> oov_words[j].
+Sources and summaries follow the text convention (tokens separated by spaces, sentences by
+"\\n"); the models see tokens only, so the sentence breaks are dropped. The source is cut to
+`max_source_tokens` tokens and the summary to `max_summary_tokens` words, after which `</s>` is
+always appended (so targets have at most max_summary_tokens + 1 positions).
+
+`collate` pads a list of examples into a `Batch` (`<pad>` = 1, masks True at real tokens) with one
+numpy -> torch conversion per field, and `bucket_batches` gives a deterministic, length-bucketed
+batch order per (seed, epoch).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, Iterable, Protocol, Sequence
+
+import numpy as np
+import torch
+
+from sumpipe.errors import SumpipeError
+from sumpipe.models.protocol import BOS, EOS, PAD, SPECIAL_TOKENS, UNK
+
+N_SPECIALS = len(SPECIAL_TOKENS)
+
+
+class VocabularyLike(Protocol):
+    """What batching needs from `sumpipe.vocab.vocabulary.Vocabulary`."""
+
+    itos: list[str]
+    stoi: dict[str, int]
+    rarity: np.ndarray
+    unknown_rarity: float
+
+    def __len__(self) -> int: ...
+
+
+@dataclass
+class Example:
+    """One encoded example; arrays are 1-D numpy (int64 ids, float32 scores)."""
+
+    id: str
+    src: np.ndarray
+    src_ext: np.ndarray
+    src_freq: np.ndarray
+    trg_inp: np.ndarray
+    trg_ext: np.ndarray
+    oov_words: list[str]
+
+
+def _word_ids(stoi: dict[str, int], tokens: list[str]) -> np.ndarray:
+    """Vocabulary ids, `<unk>` for OOV. A token that merely spells a special ("<s>" in the text)
+    is a word, not a control symbol, so it is OOV too."""
+    ids = np.fromiter(map(stoi.get, tokens, [UNK] * len(tokens)), dtype=np.int64, count=len(tokens))
+    ids[ids < N_SPECIALS] = UNK
+    return ids
+
+
+def encode_example(
+    example_id: str,
+    source: str,
+    summary: str,
+    vocab: VocabularyLike,
+    max_source_tokens: int,
+    max_summary_tokens: int,
+) -> Example:
+    """Encode one (source, summary) pair as in Table 4.4 (see the module docstring)."""
+    size = len(vocab)
+    tokens = source.split()[:max_source_tokens]
+    if not tokens:
+        raise SumpipeError(f"example {example_id!r}: the source text is empty")
+    src = _word_ids(vocab.stoi, tokens)
+    oov_positions = np.flatnonzero(src == UNK)
+    oov_index: dict[str, int] = {}
+    for i in oov_positions.tolist():
+        oov_index.setdefault(tokens[i], len(oov_index))
+    src_ext = src.copy()
+    src_ext[oov_positions] = [size + oov_index[tokens[i]] for i in oov_positions.tolist()]
+    src_freq = np.asarray(vocab.rarity, dtype=np.float32)[src]
+    src_freq[oov_positions] = vocab.unknown_rarity
+
+    words = summary.split()[:max_summary_tokens]
+    trg = _word_ids(vocab.stoi, words)
+    trg_ext = trg.copy()
+    for i in np.flatnonzero(trg == UNK).tolist():  # an OOV the source has is copyable
+        trg_ext[i] = size + oov_index[words[i]] if words[i] in oov_index else UNK
+    return Example(
+        id=example_id,
+        src=src,
+        src_ext=src_ext,
+        src_freq=src_freq,
+        trg_inp=np.concatenate([[BOS], trg]).astype(np.int64),
+        trg_ext=np.concatenate([trg_ext, [EOS]]).astype(np.int64),
+        oov_words=list(oov_index),
+    )
+
+
+def encode_examples(
+    df: Any,
+    vocab: VocabularyLike,
+    max_source_tokens: int,
+    max_summary_tokens: int,
+) -> list[Example]:
+    """Encode a DataFrame with columns `id`, `source` and (optionally, not when decoding user
+    input) `reference`; without `reference` the targets are just `<s>` / `</s>`."""
+    ids = df["id"].astype(str).tolist()
+    sources = df["source"].tolist()
+    summaries = df["reference"].tolist() if "reference" in df.columns else [""] * len(ids)
+    return [encode_example(i, s, r or "", vocab, max_source_tokens, max_summary_tokens)
+            for i, s, r in zip(ids, sources, summaries)]
+
+
+# --------------------------------------------------------------------------------------------
+# Batches
+# --------------------------------------------------------------------------------------------
+@dataclass
+class Batch:
+    """A padded batch. B examples, S source and T target positions.
+
+    src, src_ext (B, S) long; src_freq (B, S) float32; src_mask (B, S) bool (True = real token);
+    trg_inp, trg_ext (B, T) long; trg_mask (B, T) bool; n_oov = the largest number of OOV source
+    words of any example (the extended vocabulary is V + n_oov wide); oov_words[b][j] is the word
+    of extended id V + j in example b; ids the example ids.
+    """
+
+    src: torch.Tensor
+    src_ext: torch.Tensor
+    src_freq: torch.Tensor
+    src_mask: torch.Tensor
+    trg_inp: torch.Tensor
+    trg_ext: torch.Tensor
+    trg_mask: torch.Tensor
+    n_oov: int
+    oov_words: list[list[str]]
+    ids: list[str]
+
+    def __len__(self) -> int:
+        return self.src.shape[0]
+
+    def _map_tensors(self, fn: Any) -> "Batch":
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        return Batch(**{k: fn(v) if isinstance(v, torch.Tensor) else v for k, v in values.items()})
+
+    def to(self, device: torch.device | str, non_blocking: bool = True) -> "Batch":
+        """Move every tensor (asynchronously from pinned memory when possible)."""
+        return self._map_tensors(lambda t: t.to(device, non_blocking=non_blocking))
+
+    def pin_memory(self) -> "Batch":
+        """Page-locked copies, so `.to("cuda", non_blocking=True)` overlaps with compute."""
+        return self._map_tensors(lambda t: t.pin_memory())
+
+    def index_select(self, rows: Sequence[int]) -> "Batch":
+        """The sub-batch of the given rows (padding widths unchanged)."""
+        idx = torch.as_tensor(list(rows), dtype=torch.long)
+        sub = self._map_tensors(lambda t: t.index_select(0, idx.to(t.device)))
+        sub.oov_words = [self.oov_words[i] for i in rows]
+        sub.ids = [self.ids[i] for i in rows]
+        return sub
+
+    @property
+    def n_target_tokens(self) -> int:
+        return int(self.trg_mask.sum())
+
+
+def _pad(arrays: list[np.ndarray], value: float, dtype: Any) -> np.ndarray:
+    out = np.full((len(arrays), max(len(a) for a in arrays)), value, dtype=dtype)
+    for row, a in enumerate(arrays):
+        out[row, : len(a)] = a
+    return out
+
+
+def collate(examples: Sequence[Example]) -> Batch:
+    """Pad `examples` into a Batch (numpy first, one torch conversion per field)."""
+    if not examples:
+        raise ValueError("collate needs at least one example")
+    src = _pad([e.src for e in examples], PAD, np.int64)
+    trg_inp = _pad([e.trg_inp for e in examples], PAD, np.int64)
+    return Batch(
+        src=torch.from_numpy(src),
+        src_ext=torch.from_numpy(_pad([e.src_ext for e in examples], PAD, np.int64)),
+        src_freq=torch.from_numpy(_pad([e.src_freq for e in examples], 0.0, np.float32)),
+        src_mask=torch.from_numpy(_pad([np.ones(len(e.src), bool) for e in examples], False, bool)),
+        trg_inp=torch.from_numpy(trg_inp),
+        trg_ext=torch.from_numpy(_pad([e.trg_ext for e in examples], PAD, np.int64)),
+        trg_mask=torch.from_numpy(_pad([np.ones(len(e.trg_inp), bool) for e in examples], False, bool)),
+        n_oov=max(len(e.oov_words) for e in examples),
+        oov_words=[list(e.oov_words) for e in examples],
+        ids=[e.id for e in examples],
+    )
+
+
+def example_lengths(examples: Iterable[Example]) -> np.ndarray:
+    """The sort key for bucketing: source length (the encoder dominates the cost)."""
+    return np.array([len(e.src) for e in examples], dtype=np.int64)
+
+
+def bucket_batches(
+    lengths: Sequence[int] | np.ndarray,
+    batch_size: int,
+    seed: int,
+    epoch: int,
+    pool_batches: int = 50,
+    shuffle: bool = True,
+) -> list[list[int]]:
+    """Deterministic length-bucketed batches of example indices.
+
+    Shuffle all indices with a generator seeded by (seed, epoch), cut them into pools of
+    `pool_batches * batch_size`, sort each pool by length (so a batch holds similar lengths and
+    little padding), cut pools into batches and shuffle the batch order. Same (seed, epoch) ->
+    same batches on every machine. `shuffle=False` (validation, decoding): sort all by length
+    (longest first, so memory peaks early), no randomness.
+    """
+    if batch_size < 1:
+        raise ValueError("batch_size must be >= 1")
+    lengths = np.asarray(lengths, dtype=np.int64)
+    if not shuffle:
+        order = np.argsort(-lengths, kind="stable")
+        return [order[i : i + batch_size].tolist() for i in range(0, len(order), batch_size)]
+    rng = np.random.default_rng([seed, epoch])
+    order = rng.permutation(len(lengths))
+    pool = pool_batches * batch_size
+    batches: list[list[int]] = []
+    for start in range(0, len(order), pool):
+        chunk = order[start : start + pool]
+        chunk = chunk[np.argsort(lengths[chunk], kind="stable")]
+        batches.extend(chunk[i : i + batch_size].tolist() for i in range(0, len(chunk), batch_size))
+    permutation = rng.permutation(len(batches))
+    return [batches[i] for i in permutation]

@@ -1,0 +1,291 @@
+"""Layers shared by every summarization model: attention, the pointer-generator mix, positions.
+
+Read top to bottom:
+
+1. `MultiHeadAttention` — scaled dot-product attention over H heads. The common path calls
+   `torch.nn.functional.scaled_dot_product_attention` (a fused kernel on GPU); callers pass an
+   optional additive float `bias` (padding = -inf, M2's rarity term = log of a positive scale) and
+   may hand in pre-projected keys/values (`kv`) or a decoding cache (`past_kv`). With
+   `need_weights=True` the weights are computed explicitly (the pointer head needs them).
+2. `key_padding_bias` — a (B, S) keep-mask as an additive (B, 1, 1, S) bias.
+3. `FeedForward`, `SinusoidalPositions` — the position-wise block and Vaswani et al.'s encoding.
+4. `pointer_mix` — Eqn 2.18 of seed 001 (See et al. Eqn 9): the final distribution over the
+   extended vocabulary from P_vocab, p_gen and a copy distribution, in probability space.
+5. `PointerGeneratorHead` — seed 001 §2.3.1 for a transformer: an extra multi-head attention
+   (Q = normalised decoder output s, K = V = encoder output) gives the context h and the copy
+   distribution a; p_gen = σ(w_h·h + w_s·s + w_x·x + b) (Eqn 2.17).
+6. `AdditiveAttention` — Bahdanau attention with See et al.'s optional coverage, for the RNN
+   models (seed 004 Eqn 3-4), and `coverage_loss`.
+
+Shapes: B batch, T target (query) positions, S source (key) positions, D model width, H heads,
+Dh = D / H, V fixed vocabulary, X = V + n_oov the extended vocabulary.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+# Probabilities are clamped to this before the log: extended-vocabulary columns that no source
+# position fills have probability exactly 0, and log(0) would poison the loss and its gradient.
+MIN_PROB = 1e-12
+
+
+# --------------------------------------------------------------------------------------------
+# Multi-head attention
+# --------------------------------------------------------------------------------------------
+class AttentionOutput(NamedTuple):
+    out: torch.Tensor  # (B, T, D)
+    weights: torch.Tensor | None  # (B, H, T, S), only when need_weights=True
+    kv: tuple[torch.Tensor, torch.Tensor]  # the (k, v) attended over, each (B, H, S, Dh): a cache
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head scaled dot-product attention (Vaswani et al. 2017, §3.2.2).
+
+    `forward(query, key_value)` projects both; for decoding, `kv=` passes keys/values projected
+    once (cross-attention over a fixed encoder output) and `past_kv=` the keys/values of earlier
+    decoder steps, to which this step's are appended (the returned `kv` is the new cache).
+    """
+
+    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0) -> None:
+        super().__init__()
+        assert d_model % n_heads == 0, "n_heads must divide d_model"
+        self.n_heads = n_heads
+        self.d_head = d_model // n_heads
+        self.dropout = dropout
+        self.q_proj = nn.Linear(d_model, d_model)
+        self.k_proj = nn.Linear(d_model, d_model)
+        self.v_proj = nn.Linear(d_model, d_model)
+        self.out_proj = nn.Linear(d_model, d_model)
+
+    def _split(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, L, D) -> (B, H, L, Dh)"""
+        b, length, _ = x.shape
+        return x.view(b, length, self.n_heads, self.d_head).transpose(1, 2)
+
+    def project_kv(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Keys and values of `x` (B, S, D), each (B, H, S, Dh); compute once, reuse every step."""
+        return self._split(self.k_proj(x)), self._split(self.v_proj(x))
+
+    def forward(
+        self,
+        query: torch.Tensor,
+        key_value: torch.Tensor | None = None,
+        *,
+        kv: tuple[torch.Tensor, torch.Tensor] | None = None,
+        past_kv: tuple[torch.Tensor, torch.Tensor] | None = None,
+        bias: torch.Tensor | None = None,
+        causal: bool = False,
+        need_weights: bool = False,
+    ) -> AttentionOutput:
+        """Attend from `query` (B, T, D) to `key_value` (B, S, D) (default: `query` itself).
+
+        bias: additive float, broadcastable to (B, H, T, S); -inf hides a key.
+        causal: the T queries are the last T of the S key positions and each sees only keys up
+            to its own position (teacher-forced decoder self-attention, T == S, or T new positions
+            on top of a `past_kv` cache). A single decoding step needs no mask.
+        """
+        q = self._split(self.q_proj(query))
+        if kv is None:
+            kv = self.project_kv(query if key_value is None else key_value)
+        k, v = kv
+        if past_kv is not None:
+            k = torch.cat([past_kv[0], k], dim=2)
+            v = torch.cat([past_kv[1], v], dim=2)
+        t, s = q.shape[-2], k.shape[-2]
+        if causal and (bias is not None or need_weights or t != s):
+            # SDPA's is_causal aligns the mask top-left, which is only right for T == S and no bias.
+            future = _causal_bias(t, s, q.device)
+            bias = future if bias is None else bias + future
+            causal = False
+        if bias is not None:
+            bias = bias.to(q.dtype)  # SDPA wants the mask in the query's dtype (bf16 under autocast)
+        p_drop = self.dropout if self.training else 0.0
+        weights = None
+        if need_weights:
+            scores = (q @ k.transpose(-2, -1)).float() * (1.0 / math.sqrt(self.d_head))
+            if bias is not None:
+                scores = scores + bias.float()
+            weights = torch.softmax(scores, dim=-1)
+            context = F.dropout(weights, p_drop, self.training).to(v.dtype) @ v
+        else:
+            context = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=p_drop, is_causal=causal)
+        b, _, t, _ = context.shape
+        out = self.out_proj(context.transpose(1, 2).reshape(b, t, self.n_heads * self.d_head))
+        return AttentionOutput(out, weights, (k, v))
+
+
+def _causal_bias(t: int, s: int, device: torch.device) -> torch.Tensor:
+    """(T, S) additive bias hiding future keys; the T queries are the last T of the S positions."""
+    future = torch.ones(t, s, dtype=torch.bool, device=device).triu(s - t + 1)
+    return torch.zeros(t, s, device=device).masked_fill(future, float("-inf"))
+
+
+def key_padding_bias(keep: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """(B, S) bool, True at real tokens -> (B, 1, 1, S) additive bias: 0 where kept, -inf at padding."""
+    bias = torch.zeros(keep.shape, dtype=dtype, device=keep.device).masked_fill(~keep, float("-inf"))
+    return bias[:, None, None, :]
+
+
+# --------------------------------------------------------------------------------------------
+# Feed-forward block and positional encoding
+# --------------------------------------------------------------------------------------------
+class FeedForward(nn.Module):
+    """Position-wise Linear(D, F) -> ReLU -> dropout -> Linear(F, D) (Vaswani et al. §3.3)."""
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(d_model, d_ff)
+        self.fc2 = nn.Linear(d_ff, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(self.dropout(F.relu(self.fc1(x))))
+
+
+def sinusoidal_table(n_positions: int, d_model: int) -> torch.Tensor:
+    """(n_positions, D): PE[p, 2i] = sin(p / 10000^(2i/D)), PE[p, 2i+1] = cos(same)."""
+    position = torch.arange(n_positions, dtype=torch.float32)[:, None]
+    inv_freq = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(10000.0) / d_model))
+    table = torch.zeros(n_positions, d_model)
+    table[:, 0::2] = torch.sin(position * inv_freq)
+    table[:, 1::2] = torch.cos(position * inv_freq)[:, : d_model // 2]
+    return table
+
+
+class SinusoidalPositions(nn.Module):
+    """Adds the sinusoidal encoding of positions `offset..offset+L-1` to (B, L, D) inputs.
+
+    The table is a non-persistent buffer (not saved; it is a pure function of D) that grows on
+    demand, so decoding may run past the training summary length.
+    """
+
+    def __init__(self, d_model: int, n_positions: int = 512) -> None:
+        super().__init__()
+        self.d_model = d_model
+        self.register_buffer("table", sinusoidal_table(n_positions, d_model), persistent=False)
+
+    def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
+        end = offset + x.shape[1]
+        if end > self.table.shape[0]:
+            self.table = sinusoidal_table(max(end, 2 * self.table.shape[0]), self.d_model).to(self.table.device)
+        return x + self.table[offset:end].to(x.dtype)
+
+
+# --------------------------------------------------------------------------------------------
+# Pointer-generator
+# --------------------------------------------------------------------------------------------
+def pointer_mix(
+    vocab_logits: torch.Tensor,
+    p_gen: torch.Tensor,
+    copy_attn: torch.Tensor,
+    src_ext: torch.Tensor,
+    n_oov: int,
+) -> torch.Tensor:
+    """Eqn 2.18: log P(w) = log[p_gen·P_vocab(w) + (1 − p_gen)·Σ_{i: src_ext_i = w} a_i].
+
+    vocab_logits (..., V), p_gen (...,), copy_attn (..., S) summing to 1 over real positions
+    (0 at padding), src_ext (B, S) extended source ids; the leading dims of the others are
+    (B,) or (B, T). Returns float32 log-probabilities (..., V + n_oov) that sum (in probability) to 1.
+    Computed in probability space in float32 and clamped at MIN_PROB before the log.
+    """
+    p_vocab = torch.softmax(vocab_logits.float(), dim=-1)
+    p_gen = p_gen.float().unsqueeze(-1)
+    mixed = F.pad(p_gen * p_vocab, (0, n_oov))  # (..., V + n_oov); OOV columns start at 0
+    copy = (1.0 - p_gen) * copy_attn.float()
+    index = src_ext if copy.dim() == 2 else src_ext[:, None, :].expand_as(copy)
+    mixed.scatter_add_(-1, index, copy)  # in place: the padded tensor is fresh and autograd-safe
+    return mixed.clamp_min(MIN_PROB).log()
+
+
+class PointerOutput(NamedTuple):
+    context: torch.Tensor  # h (..., D)
+    copy_attn: torch.Tensor  # a (..., S), the heads' weights averaged
+    p_gen: torch.Tensor  # (...,)
+
+
+class PointerGeneratorHead(nn.Module):
+    """Context vector h, copy distribution a and p_gen for a transformer decoder (Eqn 2.17).
+
+    The copy attention is a multi-head attention (Q = decoder output s, K = V = encoder output)
+    whose weights are computed explicitly: the copy distribution a is the *average of the heads'*
+    weights, which keeps a a proper distribution over source positions while each head may look
+    at something else (an average is what one single-head pointer would be trained towards, and it
+    keeps the layer identical in shape to the decoder's cross-attention). It uses no dropout: a
+    dropped-out copy distribution would no longer sum to 1.
+    """
+
+    def __init__(self, d_model: int, n_heads: int) -> None:
+        super().__init__()
+        self.attention = MultiHeadAttention(d_model, n_heads, dropout=0.0)
+        # One Linear over [h; s; x] is w_h·h + w_s·s + w_x·x + b_ptr.
+        self.gate = nn.Linear(3 * d_model, 1)
+
+    def forward(
+        self,
+        s: torch.Tensor,
+        x: torch.Tensor,
+        memory_kv: tuple[torch.Tensor, torch.Tensor],
+        memory_bias: torch.Tensor,
+    ) -> PointerOutput:
+        """s (B, T, D) normalised decoder output, x (B, T, D) decoder input after positions,
+        memory_kv = self.attention.project_kv(encoder output), memory_bias (B, 1, 1, S)."""
+        att = self.attention(s, kv=memory_kv, bias=memory_bias, need_weights=True)
+        copy_attn = att.weights.mean(dim=1)  # (B, H, T, S) -> (B, T, S)
+        p_gen = torch.sigmoid(self.gate(torch.cat([att.out, s, x], dim=-1))).squeeze(-1)
+        return PointerOutput(att.out, copy_attn, p_gen)
+
+
+# --------------------------------------------------------------------------------------------
+# Additive (Bahdanau) attention with coverage, for the RNN models
+# --------------------------------------------------------------------------------------------
+class AdditiveAttention(nn.Module):
+    """e_i = vᵀ tanh(W_h h_i + W_s s_t + w_c c_i + b_attn); a = softmax(e); context = Σ a_i h_i.
+
+    Seed 004 Eqn 3-4 (See et al. Eqn 1-2); with `coverage=True`, c is the sum of the earlier steps'
+    attention (See et al. Eqn 11). Project the encoder states once with `project_keys` and pass
+    them to every step.
+    """
+
+    def __init__(self, query_dim: int, key_dim: int, attn_dim: int, coverage: bool = False) -> None:
+        super().__init__()
+        self.key_proj = nn.Linear(key_dim, attn_dim, bias=False)  # W_h
+        self.query_proj = nn.Linear(query_dim, attn_dim)  # W_s and b_attn
+        self.coverage_proj = nn.Linear(1, attn_dim, bias=False) if coverage else None  # w_c
+        self.v = nn.Linear(attn_dim, 1, bias=False)
+
+    def project_keys(self, keys: torch.Tensor) -> torch.Tensor:
+        """keys (B, S, Dk) -> W_h h (B, S, A)"""
+        return self.key_proj(keys)
+
+    def forward(
+        self,
+        query: torch.Tensor,
+        keys: torch.Tensor,
+        key_mask: torch.Tensor,
+        projected_keys: torch.Tensor | None = None,
+        coverage: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """query (B, Dq), keys (B, S, Dk), key_mask (B, S) True at real tokens, coverage (B, S).
+        Returns context (B, Dk) and weights (B, S) (0 at padding)."""
+        if projected_keys is None:
+            projected_keys = self.project_keys(keys)
+        features = projected_keys + self.query_proj(query)[:, None, :]
+        if self.coverage_proj is not None:
+            if coverage is None:
+                coverage = torch.zeros(key_mask.shape, dtype=features.dtype, device=features.device)
+            features = features + self.coverage_proj(coverage[..., None].to(features.dtype))
+        scores = self.v(torch.tanh(features)).squeeze(-1).masked_fill(~key_mask, float("-inf"))
+        weights = torch.softmax(scores.float(), dim=-1).to(keys.dtype)
+        context = (weights[:, None, :] @ keys).squeeze(1)
+        return context, weights
+
+
+def coverage_loss(weights: torch.Tensor, coverage: torch.Tensor) -> torch.Tensor:
+    """See et al. Eqn 12: Σ_i min(a_i, c_i) per step; weights, coverage (..., S) -> (...)."""
+    return torch.minimum(weights, coverage).sum(dim=-1)

@@ -1,0 +1,51 @@
+"""Label-smoothed cross-entropy over the extended vocabulary (seed 001 §1.7: "KL with label smoothing").
+
+The smoothed target of a position with gold id y is
+
+    q = (1 − ε)·onehot(y) + ε·uniform(columns 0..K−1)
+
+and the loss is the cross-entropy −Σ_j q_j log p_j = (1 − ε)·(−log p_y) + ε·mean_{j<K}(−log p_j).
+It differs from KL(q ‖ p) only by the entropy of q, a constant, so both have the same gradients;
+the cross-entropy is reported because with ε = 0 it is the plain NLL (and perplexity = exp(loss)).
+
+Where the smoothing mass goes: K = `n_smooth` columns. Pass the fixed vocabulary size V (the
+trainer does) to spread it over the vocabulary words only — the extended columns V.. are
+per-example OOV slots, and those a row does not have hold probability 0 (clamped), so smoothing
+towards them would only add a constant. With `n_smooth=None` it spreads over all V + n_oov columns.
+The gold token still gets its 1 − ε when it is an extended (copied) id. Padding positions
+(mask False) are ignored.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def label_smoothed_nll(
+    log_probs: torch.Tensor,
+    target: torch.Tensor,
+    mask: torch.Tensor,
+    smoothing: float = 0.0,
+    n_smooth: int | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """log_probs (B, T, X) float, target (B, T) long extended ids, mask (B, T) bool.
+
+    Returns (loss: scalar tensor, the mean over unmasked target tokens; n_tokens: 0-dim long
+    tensor, the number of unmasked tokens). No host sync: both stay on the device (sum-reduce
+    loss × n_tokens across workers for an exact global mean).
+    """
+    if not 0.0 <= smoothing < 1.0:
+        raise ValueError(f"smoothing must be in [0, 1), got {smoothing}")
+    log_probs = log_probs.float()
+    mask = mask.bool()
+    safe_target = target.masked_fill(~mask, 0)  # padding ids may be anything; they are masked out
+    nll = -log_probs.gather(-1, safe_target.unsqueeze(-1)).squeeze(-1)  # (B, T)
+    if smoothing > 0.0:
+        k = log_probs.shape[-1] if n_smooth is None else n_smooth
+        uniform = -log_probs[..., :k].mean(dim=-1)  # (B, T)
+        per_token = (1.0 - smoothing) * nll + smoothing * uniform
+    else:
+        per_token = nll
+    n_tokens = mask.sum()
+    loss = torch.where(mask, per_token, 0.0).sum() / n_tokens.clamp_min(1)
+    return loss, n_tokens

@@ -1,0 +1,265 @@
+"""M1 and M2: an encoder-decoder transformer with a pointer-generator layer (seed 001 §2.3).
+
+    src ──embed·√D + PE──► N × EncoderLayer ──LayerNorm──► memory (B, S, D)
+    trg_inp ─embed·√D + PE─► x ─► N × DecoderLayer(memory) ─LayerNorm─► s (B, T, D)
+    s ─► logits = s·Eᵀ (tied) ─► P_vocab
+    (s, x, memory) ─► PointerGeneratorHead ─► h, a, p_gen
+    P(w) = p_gen·P_vocab(w) + (1 − p_gen)·Σ_{i: src_ext_i = w} a_i   (Eqn 2.18, `layers.pointer_mix`)
+
+Choices the thesis leaves open, made here:
+- **Pre-norm** layers (x + Sublayer(LayerNorm(x)), a final LayerNorm on each stack): stable to
+  train at 8 layers without a long warm-up, and the final norm's output is exactly the
+  "decoder's normalised output" the pointer attention takes as its query (§2.3.1).
+- **Embeddings**: source and target share one embedding matrix (one vocabulary for both, as See
+  et al.); `tie_embeddings` also uses it as the output projection (Press & Wolf 2017). Embeddings
+  are scaled by √D and initialised N(0, 1/D) so the scaled input has unit variance.
+- P_vocab comes from s alone (the decoder output has already attended to the source through the
+  cross-attention); h feeds p_gen, as in Eqn 2.17.
+- **M2** (`rarity=True`, Eqn 2.19, attn_freq = attn ∗ Wᵀ s_freq(k)): in every encoder layer and for
+  every head h, the self-attention weight on key k is multiplied by scale_h(k) = exp(w_h·s_freq(k))
+  and the row is **renormalised** — implemented as adding w_h·s_freq(k) to the attention logits
+  before the softmax, which keeps the fused SDPA kernel. Per head (w is (n_heads,) per layer): heads
+  can learn to boost rare words, ignore rarity or damp it. The scale is positive by construction
+  (exp of a learned linear function of the rarity); the linear layer's bias would be a constant
+  per row and cancels in the renormalisation, so it is left out. w starts at 0 (neutral), where M2
+  equals M1 exactly: same weights -> bit-identical outputs in inference (on CPU under autograd the
+  SDPA dispatcher takes its math kernel for a mask that needs a gradient, so training-mode outputs
+  agree to float rounding). Training moves w only if rarity helps.
+  Without renormalisation the rows would no longer be distributions and the output scale would
+  drift with the document's rarity mix.
+
+Decoding implements `sumpipe.models.protocol`: `start_decoding` runs the encoder once and projects
+the cross-attention and pointer keys/values once; `decode_step` feeds one token per row, appending
+its keys/values to a per-layer self-attention cache, so a step costs O(1) decoder positions.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import torch
+from torch import nn
+
+from sumpipe.config import ArchConfig, ModelSpec
+from sumpipe.models.batching import Batch
+from sumpipe.models.layers import (
+    FeedForward,
+    MultiHeadAttention,
+    PointerGeneratorHead,
+    SinusoidalPositions,
+    key_padding_bias,
+    pointer_mix,
+)
+from sumpipe.models.protocol import PAD, UNK
+
+KV = tuple[torch.Tensor, torch.Tensor]
+
+
+class EncoderLayer(nn.Module):
+    """Pre-norm self-attention + feed-forward; with `rarity`, M2's per-head rarity term."""
+
+    def __init__(self, arch: ArchConfig, rarity: bool) -> None:
+        super().__init__()
+        self.norm1 = nn.LayerNorm(arch.d_model)
+        self.self_attn = MultiHeadAttention(arch.d_model, arch.n_heads, arch.attention_dropout)
+        self.norm2 = nn.LayerNorm(arch.d_model)
+        self.ff = FeedForward(arch.d_model, arch.d_ff, arch.dropout)
+        self.dropout = nn.Dropout(arch.dropout)
+        # w_h of Eqn 2.19 in log space, one per head; 0 = neutral (M1).
+        self.rarity_weight = nn.Parameter(torch.zeros(arch.n_heads)) if rarity else None
+
+    def forward(self, x: torch.Tensor, pad_bias: torch.Tensor, src_freq: torch.Tensor) -> torch.Tensor:
+        """x (B, S, D), pad_bias (B, 1, 1, S), src_freq (B, S) -> (B, S, D)"""
+        bias = pad_bias
+        if self.rarity_weight is not None:
+            # log scale_h(k) = w_h · s_freq(k): (H,) x (B, S) -> (B, H, 1, S)
+            bias = pad_bias + self.rarity_weight[None, :, None, None] * src_freq[:, None, None, :].to(pad_bias.dtype)
+        x = x + self.dropout(self.self_attn(self.norm1(x), bias=bias).out)
+        return x + self.dropout(self.ff(self.norm2(x)))
+
+
+class DecoderLayer(nn.Module):
+    """Pre-norm causal self-attention (with an optional step cache), cross-attention, feed-forward."""
+
+    def __init__(self, arch: ArchConfig) -> None:
+        super().__init__()
+        self.norm1 = nn.LayerNorm(arch.d_model)
+        self.self_attn = MultiHeadAttention(arch.d_model, arch.n_heads, arch.attention_dropout)
+        self.norm2 = nn.LayerNorm(arch.d_model)
+        self.cross_attn = MultiHeadAttention(arch.d_model, arch.n_heads, arch.attention_dropout)
+        self.norm3 = nn.LayerNorm(arch.d_model)
+        self.ff = FeedForward(arch.d_model, arch.d_ff, arch.dropout)
+        self.dropout = nn.Dropout(arch.dropout)
+
+    def forward(
+        self,
+        y: torch.Tensor,
+        memory_kv: KV,
+        memory_bias: torch.Tensor,
+        past_kv: KV | None = None,
+    ) -> tuple[torch.Tensor, KV]:
+        """y (B, T, D); memory_kv = cross_attn.project_kv(memory); past_kv: the keys/values of
+        the earlier positions (decoding, T = 1) or None (teacher forcing, causal over T).
+        Returns the new y and this layer's self-attention (k, v) over all positions so far."""
+        att = self.self_attn(self.norm1(y), past_kv=past_kv, causal=past_kv is None)
+        y = y + self.dropout(att.out)
+        y = y + self.dropout(self.cross_attn(self.norm2(y), kv=memory_kv, bias=memory_bias).out)
+        return y + self.dropout(self.ff(self.norm3(y))), att.kv
+
+
+@dataclass
+class TransformerDecoderState:
+    """Decoding state for N rows. Each cache is a list over decoder layers of (k, v), (N, H, L, Dh)."""
+
+    src_ext: torch.Tensor  # (N, S)
+    memory_bias: torch.Tensor  # (N, 1, 1, S)
+    cross_kv: list[KV]  # L = S, fixed
+    pointer_kv: KV  # L = S, fixed
+    self_kv: list[KV]  # L = number of tokens fed so far
+    n_oov: int
+    step: int
+
+    def index_select(self, idx: torch.Tensor) -> "TransformerDecoderState":
+        """Row i of the result is row idx[i] of this state, caches included."""
+        idx = idx.to(self.src_ext.device)
+
+        def pick(kv: KV) -> KV:
+            return kv[0].index_select(0, idx), kv[1].index_select(0, idx)
+
+        return replace(
+            self,
+            src_ext=self.src_ext.index_select(0, idx),
+            memory_bias=self.memory_bias.index_select(0, idx),
+            cross_kv=[pick(kv) for kv in self.cross_kv],
+            pointer_kv=pick(self.pointer_kv),
+            self_kv=[pick(kv) for kv in self.self_kv],
+        )
+
+
+class PointerGeneratorTransformer(nn.Module):
+    """M1 (`rarity=False`) and M2 (`rarity=True`); see the module docstring.
+
+    V = `arch.vocab_size`, the fixed vocabulary; outputs cover V + n_oov extended ids.
+    """
+
+    def __init__(self, arch: ArchConfig, rarity: bool = False) -> None:
+        super().__init__()
+        self.arch = arch
+        self.rarity = rarity
+        self.vocab_size = arch.vocab_size
+        d = arch.d_model
+        self.embed = nn.Embedding(self.vocab_size, d, padding_idx=PAD)
+        self.positions = SinusoidalPositions(d, max(arch.max_source_tokens, arch.max_summary_tokens + 1, 1024))
+        self.dropout = nn.Dropout(arch.dropout)
+        self.encoder_layers = nn.ModuleList(EncoderLayer(arch, rarity) for _ in range(arch.n_layers))
+        self.encoder_norm = nn.LayerNorm(d)
+        self.decoder_layers = nn.ModuleList(DecoderLayer(arch) for _ in range(arch.n_layers))
+        self.decoder_norm = nn.LayerNorm(d)
+        self.generator = None if arch.tie_embeddings else nn.Linear(d, self.vocab_size, bias=False)
+        self.pointer = PointerGeneratorHead(d, arch.n_heads)
+        nn.init.normal_(self.embed.weight, std=d**-0.5)
+        with torch.no_grad():
+            self.embed.weight[PAD].zero_()
+
+    # ---- pieces ------------------------------------------------------------------------------
+    def _embed(self, tokens: torch.Tensor, offset: int = 0) -> torch.Tensor:
+        """tokens (B, L) -> embedding·√D + PE (B, L, D); ids >= V (copied OOVs) read as <unk>."""
+        tokens = tokens.masked_fill(tokens >= self.vocab_size, UNK)
+        return self.positions(self.embed(tokens) * math.sqrt(self.arch.d_model), offset)
+
+    def encode(self, src: torch.Tensor, src_freq: torch.Tensor, src_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """src (B, S), src_freq (B, S), src_mask (B, S) -> memory (B, S, D), memory_bias (B, 1, 1, S)."""
+        pad_bias = key_padding_bias(src_mask)
+        h = self.dropout(self._embed(src))
+        for layer in self.encoder_layers:
+            h = layer(h, pad_bias, src_freq)
+        return self.encoder_norm(h), pad_bias
+
+    def vocab_logits(self, s: torch.Tensor) -> torch.Tensor:
+        """s (..., D) -> logits over the fixed vocabulary (..., V)."""
+        weight = self.embed.weight if self.generator is None else self.generator.weight
+        return s @ weight.t()
+
+    def _decode(
+        self,
+        x: torch.Tensor,
+        memory_kvs: list[KV],
+        pointer_kv: KV,
+        memory_bias: torch.Tensor,
+        src_ext: torch.Tensor,
+        n_oov: int,
+        past_kvs: list[KV] | None,
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor], list[KV]]:
+        """x (B, T, D) decoder input after PE -> log P (B, T, V + n_oov), info, new self-attn caches."""
+        y = self.dropout(x)
+        new_kvs = []
+        for i, layer in enumerate(self.decoder_layers):
+            y, kv = layer(y, memory_kvs[i], memory_bias, None if past_kvs is None else past_kvs[i])
+            new_kvs.append(kv)
+        s = self.decoder_norm(y)
+        ptr = self.pointer(s, x, pointer_kv, memory_bias)
+        log_probs = pointer_mix(self.vocab_logits(s), ptr.p_gen, ptr.copy_attn, src_ext, n_oov)
+        return log_probs, {"p_gen": ptr.p_gen.float(), "attn": ptr.copy_attn.float()}, new_kvs
+
+    # ---- teacher forcing ---------------------------------------------------------------------
+    def forward_with_info(self, batch: Batch) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """log P (B, T, V + n_oov) float32, and info {"p_gen": (B, T), "attn": (B, T, S)}."""
+        memory, memory_bias = self.encode(batch.src, batch.src_freq, batch.src_mask)
+        memory_kvs = [layer.cross_attn.project_kv(memory) for layer in self.decoder_layers]
+        pointer_kv = self.pointer.attention.project_kv(memory)
+        log_probs, info, _ = self._decode(
+            self._embed(batch.trg_inp), memory_kvs, pointer_kv, memory_bias, batch.src_ext, batch.n_oov, None
+        )
+        return log_probs, info
+
+    def forward(self, batch: Batch) -> torch.Tensor:
+        """Teacher-forced log P(w) over the extended vocabulary, (B, T, V + n_oov) float32."""
+        return self.forward_with_info(batch)[0]
+
+    # ---- incremental decoding (sumpipe.models.protocol) -------------------------------------
+    def start_decoding(self, batch: Batch) -> TransformerDecoderState:
+        """Run the encoder once for the batch's B rows; caches start empty."""
+        device = self.embed.weight.device
+        batch = batch.to(device)
+        memory, memory_bias = self.encode(batch.src, batch.src_freq, batch.src_mask)
+        n = memory.shape[0]
+        empty = memory.new_zeros(n, self.arch.n_heads, 0, self.arch.d_model // self.arch.n_heads)
+        return TransformerDecoderState(
+            src_ext=batch.src_ext,
+            memory_bias=memory_bias,
+            cross_kv=[layer.cross_attn.project_kv(memory) for layer in self.decoder_layers],
+            pointer_kv=self.pointer.attention.project_kv(memory),
+            self_kv=[(empty, empty) for _ in self.decoder_layers],
+            n_oov=batch.n_oov,
+            step=0,
+        )
+
+    def decode_step(
+        self, state: TransformerDecoderState, prev_tokens: torch.Tensor
+    ) -> tuple[torch.Tensor, TransformerDecoderState, dict[str, torch.Tensor]]:
+        """prev_tokens (N,) extended ids -> log P (N, V + n_oov), the advanced state, info
+        {"p_gen": (N,), "attn": (N, S)}."""
+        x = self._embed(prev_tokens.to(state.src_ext.device)[:, None], offset=state.step)
+        log_probs, info, kvs = self._decode(
+            x, state.cross_kv, state.pointer_kv, state.memory_bias, state.src_ext, state.n_oov, state.self_kv
+        )
+        new_state = replace(state, self_kv=kvs, step=state.step + 1)
+        return log_probs[:, 0], new_state, {"p_gen": info["p_gen"][:, 0], "attn": info["attn"][:, 0]}
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+
+def build_model(
+    arch: ArchConfig, spec: ModelSpec, *, name: str = "model", vocab_size: int | None = None
+) -> PointerGeneratorTransformer:
+    """The model a `params.models.<name>` spec describes: `arch` with `spec.arch` applied.
+
+    An unknown or badly typed override is a one-line ConfigError naming `models.<name>.arch.<key>`.
+    `vocab_size` overrides `arch.vocab_size` (pass `len(vocab)`; a small corpus may have fewer words).
+    """
+    overrides = dict(spec.arch)
+    if vocab_size is not None:
+        overrides["vocab_size"] = vocab_size
+    return PointerGeneratorTransformer(arch.with_overrides(overrides, f"models.{name}.arch"), rarity=spec.rarity)

@@ -1,0 +1,85 @@
+"""save_pretrained / load_pretrained: identical outputs after a round trip, one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+
+from sumpipe.config import ArchConfig
+from sumpipe.errors import SumpipeError
+from sumpipe.models.batching import collate, encode_examples
+from sumpipe.models.io import load_pretrained, save_pretrained
+from sumpipe.models.transformer import PointerGeneratorTransformer
+from sumpipe.vocab.vocabulary import Vocabulary
+
+COUNTS = {"the": 50, "cat": 7, "sat": 5, "on": 20, "mat": 3, "a": 40, "dog": 2, ".": 60}
+
+
+def _setup(tie: bool = True, rarity: bool = True):
+    vocab = Vocabulary.from_counts(COUNTS, size=10)  # 4 specials + the 6 most frequent words
+    arch = ArchConfig(d_model=16, d_ff=32, n_layers=1, n_heads=2, dropout=0.0, vocab_size=len(vocab),
+                      max_source_tokens=20, max_summary_tokens=10, tie_embeddings=tie)
+    torch.manual_seed(0)
+    model = PointerGeneratorTransformer(arch, rarity=rarity).eval()
+    if rarity:
+        with torch.no_grad():
+            model.encoder_layers[0].rarity_weight.copy_(torch.tensor([0.7, -0.3]))
+    df = pd.DataFrame({"id": ["1", "2"], "source": ["the cat sat on the zebra mat", "a dog ."],
+                       "reference": ["zebra sat", "the dog"]})
+    return model, vocab, collate(encode_examples(df, vocab, 20, 10))
+
+
+@pytest.mark.parametrize("tie", [True, False])
+def test_round_trip_gives_identical_outputs(tmp_path: Path, tie: bool) -> None:
+    model, vocab, batch = _setup(tie=tie)
+    save_pretrained(model, tmp_path / "M2", vocab, {"spec": {"input": "ngram200", "rarity": True}, "dataset": "pydoc"})
+    assert sorted(p.name for p in (tmp_path / "M2").iterdir()) == ["config.json", "model.safetensors", "vocab.parquet"]
+    loaded, loaded_vocab, config = load_pretrained(tmp_path / "M2")
+    assert not loaded.training and loaded.rarity and loaded.arch == model.arch
+    assert config["spec"]["input"] == "ngram200" and config["dataset"] == "pydoc" and config["vocab_size"] == 10
+    assert loaded_vocab.itos == vocab.itos
+    assert loaded_vocab.rarity.tolist() == vocab.rarity.tolist()
+    with torch.no_grad():
+        assert torch.equal(loaded(batch), model(batch))
+    if tie:  # the shared matrix is stored once and still shared after loading
+        assert loaded.generator is None
+
+
+def test_missing_and_corrupt_directories_are_one_line_errors(tmp_path: Path) -> None:
+    model, vocab, _ = _setup()
+    with pytest.raises(SumpipeError, match="no such model directory"):
+        load_pretrained(tmp_path / "nope")
+    model_dir = save_pretrained(model, tmp_path / "m", vocab)
+    weights = model_dir / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 0xFF
+    weights.write_bytes(bytes(data))
+    with pytest.raises(SumpipeError, match="does not match config.json") as info:
+        load_pretrained(model_dir)
+    assert "\n" not in str(info.value)
+    (model_dir / "config.json").write_text("{not json")
+    with pytest.raises(SumpipeError, match="not valid JSON"):
+        load_pretrained(model_dir)
+    weights.unlink()
+    with pytest.raises(SumpipeError, match="model.safetensors is missing"):
+        load_pretrained(model_dir)
+
+
+def test_weights_of_another_architecture_are_rejected(tmp_path: Path) -> None:
+    model, vocab, _ = _setup()
+    model_dir = save_pretrained(model, tmp_path / "m", vocab)
+    config = json.loads((model_dir / "config.json").read_text())
+    config["arch"]["d_ff"] = 64
+    (model_dir / "config.json").write_text(json.dumps(config))
+    with pytest.raises(SumpipeError, match=r"does not fit the architecture in config.json \(size mismatch for"):
+        load_pretrained(model_dir)
+    config["arch"].update(d_ff=32, n_layers=2)
+    (model_dir / "config.json").write_text(json.dumps(config))
+    with pytest.raises(SumpipeError, match=r"does not fit .*missing \['decoder_layers.1"):
+        load_pretrained(model_dir)
+    with pytest.raises(ValueError, match="reserved"):
+        save_pretrained(model, tmp_path / "x", vocab, {"arch": {}})

@@ -1,0 +1,183 @@
+"""Shared layers: the pointer-generator mix by hand, attention masks and caches, Bahdanau + coverage."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from sumpipe.models.layers import (
+    MIN_PROB,
+    AdditiveAttention,
+    MultiHeadAttention,
+    PointerGeneratorHead,
+    SinusoidalPositions,
+    coverage_loss,
+    key_padding_bias,
+    pointer_mix,
+)
+
+# --------------------------------------------------------------------------------------------
+# pointer_mix (Eqn 2.18)
+# --------------------------------------------------------------------------------------------
+P_VOCAB = [0.1, 0.2, 0.3, 0.15, 0.25]  # V = 5
+P_GEN = 0.75
+# source: word 2, the OOV with extended id 5 twice, the OOV 6, then padding (<pad> = 1)
+SRC_EXT = [2, 5, 5, 6, 1]
+ATTN = [0.4, 0.1, 0.2, 0.3, 0.0]
+
+
+def _mix(n_oov: int = 3) -> torch.Tensor:
+    logits = torch.tensor([P_VOCAB]).log()  # softmax(log p) = p
+    return pointer_mix(logits, torch.tensor([P_GEN]), torch.tensor([ATTN]), torch.tensor([SRC_EXT]), n_oov)
+
+
+def test_pointer_mix_by_hand() -> None:
+    p = _mix().exp()[0]
+    assert p.shape == (8,)  # V + n_oov; id 7 is another example's OOV slot
+    # a vocabulary word not in the source: p_gen · P_vocab
+    assert p[0].item() == pytest.approx(0.75 * 0.1, rel=1e-6)
+    # the padding position has zero attention, so <pad> only gets its generation share
+    assert p[1].item() == pytest.approx(0.75 * 0.2, rel=1e-6)
+    # a vocabulary word in the source: p_gen · P_vocab + (1 − p_gen) · a
+    assert p[2].item() == pytest.approx(0.75 * 0.3 + 0.25 * 0.4, rel=1e-6)
+    # an OOV source word gets exactly (1 − p_gen) · Σ a over its positions
+    assert p[5].item() == pytest.approx(0.25 * (0.1 + 0.2), rel=1e-6)
+    assert p[6].item() == pytest.approx(0.25 * 0.3, rel=1e-6)
+    # an extended slot this example does not have: probability 0, clamped before the log
+    assert p[7].item() == pytest.approx(MIN_PROB, rel=1e-5)
+    assert p.sum().item() == pytest.approx(1.0 + MIN_PROB, abs=1e-6)  # a distribution (+ the clamp)
+
+
+def test_pointer_mix_with_time_dimension_and_gradients() -> None:
+    torch.manual_seed(0)
+    logits = torch.randn(2, 3, 5, requires_grad=True)
+    p_gen = torch.rand(2, 3, requires_grad=True)
+    attn = torch.softmax(torch.randn(2, 3, 4), dim=-1).requires_grad_()
+    src_ext = torch.tensor([[2, 5, 5, 6], [0, 1, 4, 4]])
+    log_p = pointer_mix(logits, p_gen, attn, src_ext, n_oov=2)
+    assert log_p.shape == (2, 3, 7) and log_p.dtype == torch.float32
+    # row 1 has no OOVs: its extended columns hold only the clamp, everything else sums to 1
+    torch.testing.assert_close(log_p[0].exp().sum(-1), torch.ones(3))
+    torch.testing.assert_close(log_p[1, :, :5].exp().sum(-1), torch.ones(3))
+    # both duplicates of word 4 in row 1 are summed
+    expected = p_gen[1] * torch.softmax(logits[1], -1)[:, 4] + (1 - p_gen[1]) * (attn[1, :, 2] + attn[1, :, 3])
+    torch.testing.assert_close(log_p[1, :, 4].exp(), expected)
+    log_p[:, :, 5].sum().backward()
+    assert p_gen.grad.abs().sum() > 0 and attn.grad.abs().sum() > 0
+
+
+# --------------------------------------------------------------------------------------------
+# Multi-head attention
+# --------------------------------------------------------------------------------------------
+def test_explicit_weights_match_fused_path_and_padding_gets_no_weight() -> None:
+    torch.manual_seed(1)
+    mha = MultiHeadAttention(16, 4).eval()
+    q, kv = torch.randn(2, 3, 16), torch.randn(2, 5, 16)
+    keep = torch.tensor([[True] * 5, [True, True, True, False, False]])
+    bias = key_padding_bias(keep)
+    fused = mha(q, kv, bias=bias)
+    explicit = mha(q, kv, bias=bias, need_weights=True)
+    torch.testing.assert_close(fused.out, explicit.out)
+    assert explicit.weights.shape == (2, 4, 3, 5)
+    torch.testing.assert_close(explicit.weights.sum(-1), torch.ones(2, 4, 3))
+    assert torch.all(explicit.weights[1, :, :, 3:] == 0)
+    # changing a padded key cannot change the output
+    kv2 = kv.clone()
+    kv2[1, 3:] = 100.0
+    torch.testing.assert_close(mha(q, kv2, bias=bias).out[1], fused.out[1])
+
+
+def test_causal_attention_ignores_the_future_and_cache_matches() -> None:
+    torch.manual_seed(2)
+    mha = MultiHeadAttention(8, 2).eval()
+    x = torch.randn(1, 4, 8)
+    full = mha(x, causal=True).out
+    y = x.clone()
+    y[0, 3] = 50.0
+    torch.testing.assert_close(mha(y, causal=True).out[0, :3], full[0, :3])
+    # explicit-weights causal path == fused causal path
+    torch.testing.assert_close(mha(x, causal=True, need_weights=True).out, full)
+    # step by step with a key/value cache == teacher-forced causal attention
+    past = None
+    for t in range(4):
+        att = mha(x[:, t : t + 1], past_kv=past)
+        past = att.kv
+        torch.testing.assert_close(att.out[0, 0], full[0, t], atol=1e-6, rtol=1e-5)
+    assert past[0].shape == (1, 2, 4, 4)
+    # two new positions on top of a cache of two: causal mask aligned to the end
+    first = mha(x[:, :2], causal=True)
+    torch.testing.assert_close(mha(x[:, 2:], past_kv=first.kv, causal=True).out, full[:, 2:], atol=1e-6, rtol=1e-5)
+
+
+def test_sinusoidal_positions_values_and_growth() -> None:
+    pe = SinusoidalPositions(4, n_positions=2)
+    out = pe(torch.zeros(1, 3, 4), offset=1)  # positions 1..3, beyond the initial table
+    assert out[0, 0].tolist() == pytest.approx([math.sin(1), math.cos(1), math.sin(0.01), math.cos(0.01)], rel=1e-5)
+    assert out[0, 2, 0].item() == pytest.approx(math.sin(3), rel=1e-5)
+
+
+# --------------------------------------------------------------------------------------------
+# Pointer-generator head (Eqn 2.17)
+# --------------------------------------------------------------------------------------------
+def test_pointer_head_by_hand() -> None:
+    torch.manual_seed(3)
+    head = PointerGeneratorHead(8, 2).eval()
+    with torch.no_grad():
+        head.attention.q_proj.weight.zero_()  # every query scores every key alike: uniform attention
+        head.attention.q_proj.bias.zero_()
+        head.gate.weight.zero_()
+        head.gate.bias.fill_(math.log(3.0))  # σ(ln 3) = 0.75
+    memory = torch.randn(2, 4, 8)
+    keep = torch.tensor([[True] * 4, [True, True, False, False]])
+    s, x = torch.randn(2, 3, 8), torch.randn(2, 3, 8)
+    out = head(s, x, head.attention.project_kv(memory), key_padding_bias(keep))
+    assert out.copy_attn.shape == (2, 3, 4) and out.p_gen.shape == (2, 3) and out.context.shape == (2, 3, 8)
+    torch.testing.assert_close(out.copy_attn[0], torch.full((3, 4), 0.25))
+    torch.testing.assert_close(out.copy_attn[1], torch.tensor([[0.5, 0.5, 0.0, 0.0]] * 3))
+    torch.testing.assert_close(out.p_gen, torch.full((2, 3), 0.75))
+    # h = out_proj(mean of the values over the attended positions)
+    values = head.attention.v_proj(memory[1, :2]).mean(0)
+    torch.testing.assert_close(out.context[1, 0], head.attention.out_proj(values))
+    # p_gen reacts to each of h, s and x
+    with torch.no_grad():
+        head.gate.weight.normal_()
+    p1 = head(s, x, head.attention.project_kv(memory), key_padding_bias(keep)).p_gen
+    p2 = head(s, x + 1.0, head.attention.project_kv(memory), key_padding_bias(keep)).p_gen
+    assert not torch.allclose(p1, p2)
+
+
+# --------------------------------------------------------------------------------------------
+# Additive attention with coverage (for the RNN models)
+# --------------------------------------------------------------------------------------------
+def test_additive_attention_uniform_when_v_is_zero() -> None:
+    torch.manual_seed(4)
+    attn = AdditiveAttention(query_dim=3, key_dim=5, attn_dim=6)
+    with torch.no_grad():
+        attn.v.weight.zero_()
+    keys = torch.randn(2, 4, 5)
+    keep = torch.tensor([[True] * 4, [True, True, True, False]])
+    context, weights = attn(torch.randn(2, 3), keys, keep)
+    torch.testing.assert_close(weights[1], torch.tensor([1 / 3, 1 / 3, 1 / 3, 0.0]))
+    torch.testing.assert_close(context[1], keys[1, :3].mean(0))
+
+
+def test_additive_attention_coverage_shifts_weights_and_loss() -> None:
+    torch.manual_seed(5)
+    attn = AdditiveAttention(query_dim=3, key_dim=5, attn_dim=6, coverage=True)
+    with torch.no_grad():
+        attn.key_proj.weight.zero_()
+        attn.query_proj.weight.zero_()
+        attn.query_proj.bias.zero_()
+        attn.coverage_proj.weight.fill_(-1.0)  # covered positions score lower
+        attn.v.weight.fill_(1.0)
+    keys, query, keep = torch.randn(1, 3, 5), torch.randn(1, 3), torch.ones(1, 3, dtype=torch.bool)
+    _, w0 = attn(query, keys, keep)  # no coverage yet: uniform
+    torch.testing.assert_close(w0, torch.full((1, 3), 1 / 3))
+    coverage = torch.tensor([[1.0, 0.0, 0.0]])
+    _, w1 = attn(query, keys, keep, coverage=coverage)
+    # e_i = 6·tanh(−c_i): position 0 gets exp(6·tanh(−1)) relative weight
+    e = torch.tensor([6 * math.tanh(-1.0), 0.0, 0.0])
+    torch.testing.assert_close(w1[0], torch.softmax(e, 0))
+    assert coverage_loss(torch.tensor([[0.5, 0.3, 0.2]]), torch.tensor([[0.2, 0.6, 0.0]])).item() == pytest.approx(0.5)

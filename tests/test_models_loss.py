@@ -1,0 +1,55 @@
+"""Label-smoothed NLL over the extended vocabulary, on hand-computed numbers."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from sumpipe.models.loss import label_smoothed_nll
+
+
+def _log_probs() -> torch.Tensor:
+    # one sequence, two real positions and one padded one; 4 columns (3 words + 1 extended OOV)
+    probs = torch.tensor([[[0.5, 0.25, 0.125, 0.125],
+                           [0.1, 0.2, 0.3, 0.4],
+                           [0.25, 0.25, 0.25, 0.25]]])
+    return probs.log()
+
+
+TARGET = torch.tensor([[0, 3, 99]])  # the padded position's id is garbage on purpose
+MASK = torch.tensor([[True, True, False]])
+
+
+def test_plain_nll_is_the_mean_over_real_tokens() -> None:
+    loss, n = label_smoothed_nll(_log_probs(), TARGET, MASK, smoothing=0.0)
+    assert n.item() == 2
+    assert loss.item() == pytest.approx((-math.log(0.5) - math.log(0.4)) / 2, rel=1e-6)
+
+
+def test_smoothing_over_all_columns() -> None:
+    eps = 0.1
+    loss, _ = label_smoothed_nll(_log_probs(), TARGET, MASK, smoothing=eps)
+    row0 = (1 - eps) * -math.log(0.5) + eps * -(math.log(0.5) + math.log(0.25) + 2 * math.log(0.125)) / 4
+    row1 = (1 - eps) * -math.log(0.4) + eps * -(math.log(0.1) + math.log(0.2) + math.log(0.3) + math.log(0.4)) / 4
+    assert loss.item() == pytest.approx((row0 + row1) / 2, rel=1e-6)
+
+
+def test_smoothing_over_the_fixed_vocabulary_only() -> None:
+    eps = 0.2
+    loss, _ = label_smoothed_nll(_log_probs(), TARGET, MASK, smoothing=eps, n_smooth=3)
+    # the gold extended id (3) keeps its 1 - eps; the smoothing mass covers columns 0..2
+    row0 = (1 - eps) * -math.log(0.5) + eps * -(math.log(0.5) + math.log(0.25) + math.log(0.125)) / 3
+    row1 = (1 - eps) * -math.log(0.4) + eps * -(math.log(0.1) + math.log(0.2) + math.log(0.3)) / 3
+    assert loss.item() == pytest.approx((row0 + row1) / 2, rel=1e-6)
+
+
+def test_padding_gets_no_gradient_and_bad_smoothing_is_rejected() -> None:
+    log_probs = _log_probs().requires_grad_()
+    loss, _ = label_smoothed_nll(log_probs, TARGET, MASK, smoothing=0.1)
+    loss.backward()
+    assert torch.all(log_probs.grad[0, 2] == 0)
+    assert torch.all(log_probs.grad[0, 0] != 0)
+    with pytest.raises(ValueError):
+        label_smoothed_nll(log_probs, TARGET, MASK, smoothing=1.0)

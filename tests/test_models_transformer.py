@@ -1,0 +1,199 @@
+"""M1 / M2: distributions, M2-neutral == M1, incremental decoding == teacher forcing, overfitting."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from sumpipe.config import ArchConfig, ModelSpec, load_params
+from sumpipe.errors import ConfigError
+from sumpipe.models.batching import collate, encode_examples
+from sumpipe.models.layers import key_padding_bias
+from sumpipe.models.loss import label_smoothed_nll
+from sumpipe.models.protocol import UNK
+from sumpipe.models.transformer import PointerGeneratorTransformer, build_model
+
+WORDS = "the a cat dog sat ran on in mat park big small red quick and ." .split()
+
+
+class TinyVocab:
+    def __init__(self) -> None:
+        self.itos = ["<unk>", "<pad>", "<s>", "</s>", *WORDS]
+        self.stoi = {w: i for i, w in enumerate(self.itos)}
+        self.rarity = np.linspace(0.5, 2.0, len(self.itos)).astype(np.float32)
+        self.unknown_rarity = 2.2
+
+    def __len__(self) -> int:
+        return len(self.itos)
+
+
+VOCAB = TinyVocab()
+ARCH = ArchConfig(d_model=32, d_ff=64, n_layers=2, n_heads=4, dropout=0.0, vocab_size=len(VOCAB),
+                  max_source_tokens=50, max_summary_tokens=20)
+
+
+def _batch():
+    df = pd.DataFrame({
+        "id": ["a", "b", "c"],
+        "source": ["the big zorro sat on the mat .\nthe zorro ran", "a dog ran in the park", "qux quux the cat"],
+        "reference": ["zorro sat on the mat .", "a dog ran", "the qux"],
+    })
+    return collate(encode_examples(df, VOCAB, 50, 20))
+
+
+def test_output_is_a_distribution_over_the_extended_vocabulary() -> None:
+    torch.manual_seed(0)
+    model = PointerGeneratorTransformer(ARCH).eval()
+    batch = _batch()
+    log_probs, info = model.forward_with_info(batch)
+    assert log_probs.shape == (3, batch.trg_inp.shape[1], len(VOCAB) + batch.n_oov)
+    assert batch.n_oov == 2
+    # rows with two OOVs sum to 1; row b (no OOVs) sums to 1 + the clamps of the two empty slots
+    sums = log_probs.exp().sum(-1)
+    torch.testing.assert_close(sums[0], torch.ones_like(sums[0]))
+    torch.testing.assert_close(sums[2], torch.ones_like(sums[2]))
+    torch.testing.assert_close(log_probs[1, :, : len(VOCAB)].exp().sum(-1), torch.ones_like(sums[1]))
+    assert info["p_gen"].shape == batch.trg_inp.shape and ((0 < info["p_gen"]) & (info["p_gen"] < 1)).all()
+    assert info["attn"].shape == (3, batch.trg_inp.shape[1], batch.src.shape[1])
+    assert torch.all(info["attn"][1, :, 6:] == 0)  # padding of the shorter source
+
+
+def test_m2_neutral_reproduces_m1_exactly_and_rarity_changes_it() -> None:
+    torch.manual_seed(1)
+    m1 = PointerGeneratorTransformer(ARCH).eval()
+    m2 = PointerGeneratorTransformer(ARCH, rarity=True).eval()
+    missing, unexpected = m2.load_state_dict(m1.state_dict(), strict=False)
+    assert sorted(missing) == [f"encoder_layers.{i}.rarity_weight" for i in range(ARCH.n_layers)]
+    assert not unexpected
+    batch = _batch()
+    with torch.no_grad():  # inference (validation, decoding): bit for bit
+        assert torch.equal(m1(batch), m2(batch))
+    # Under autograd, CPU SDPA takes its math path for a mask that needs a gradient (M2's), the
+    # fused one for M1's constant mask: equal up to float rounding.
+    torch.testing.assert_close(m1(batch), m2(batch), atol=1e-5, rtol=1e-6)
+    with torch.no_grad():
+        m2.encoder_layers[0].rarity_weight.copy_(torch.tensor([1.0, -1.0, 0.5, 0.0]))
+    assert not torch.allclose(m1(batch), m2(batch))
+
+
+def test_rarity_bias_is_per_head_log_scale_and_keeps_padding_hidden() -> None:
+    """attn_freq ∝ attn · exp(w_h · s_freq(k)), renormalised: the bias added to the logits."""
+    layer = PointerGeneratorTransformer(ARCH, rarity=True).encoder_layers[0]
+    with torch.no_grad():
+        layer.rarity_weight.copy_(torch.tensor([1.0, -1.0, 0.5, 0.0]))
+    seen = {}
+    layer.self_attn.register_forward_hook(lambda mod, args, kwargs, out: seen.update(kwargs), with_kwargs=True)
+    freq = torch.tensor([[0.5, 2.0, 0.0]])
+    layer(torch.randn(1, 3, 32), key_padding_bias(torch.tensor([[True, True, False]])), freq)
+    bias = seen["bias"]
+    assert bias.shape == (1, 4, 1, 3)
+    torch.testing.assert_close(bias[0, :, 0, :2], torch.tensor([[0.5, 2.0], [-0.5, -2.0], [0.25, 1.0], [0.0, 0.0]]))
+    assert torch.all(bias[0, :, 0, 2] == float("-inf"))
+
+
+@pytest.mark.parametrize("rarity", [False, True])
+def test_incremental_decoding_matches_teacher_forcing(rarity: bool) -> None:
+    torch.manual_seed(2)
+    model = PointerGeneratorTransformer(ARCH, rarity=rarity).eval()
+    if rarity:
+        with torch.no_grad():
+            for layer in model.encoder_layers:
+                layer.rarity_weight.normal_()
+    batch = _batch()
+    with torch.no_grad():
+        full, info = model.forward_with_info(batch)
+        state = model.start_decoding(batch)
+        for t in range(batch.trg_inp.shape[1]):
+            prev = batch.trg_ext[:, t - 1] if t > 0 else batch.trg_inp[:, 0]  # extended ids: copied OOVs
+            step, state, step_info = model.decode_step(state, prev)
+            keep = batch.trg_mask[:, t]
+            torch.testing.assert_close(step[keep], full[keep, t], atol=1e-5, rtol=1e-5)
+            torch.testing.assert_close(step_info["p_gen"][keep], info["p_gen"][keep, t], atol=1e-6, rtol=1e-5)
+            torch.testing.assert_close(step_info["attn"][keep], info["attn"][keep, t], atol=1e-6, rtol=1e-5)
+    assert state.step == batch.trg_inp.shape[1]
+
+
+def test_state_index_select_reorders_rows_and_caches() -> None:
+    """Expanding to beams and shuffling them mid-way gives each row its own document's outputs."""
+    torch.manual_seed(3)
+    model = PointerGeneratorTransformer(ARCH).eval()
+    batch = _batch()
+    tokens = batch.trg_inp
+    with torch.no_grad():
+        full = model(batch)
+        state = model.start_decoding(batch)
+        origin = torch.arange(3).repeat_interleave(2)  # 2 beams per document
+        state = state.index_select(origin)
+        for t in range(3):
+            if t == 2:  # reorder the beams: rows now come from these documents
+                perm = torch.tensor([5, 4, 1, 0, 3, 2])
+                state, origin = state.index_select(perm), origin[perm]
+            step, state, _ = model.decode_step(state, tokens[origin, t])
+        torch.testing.assert_close(step, full[origin, 2], atol=1e-5, rtol=1e-5)
+
+
+def test_copied_oov_prev_token_is_embedded_as_unk() -> None:
+    torch.manual_seed(4)
+    model = PointerGeneratorTransformer(ARCH).eval()
+    batch = _batch()
+    with torch.no_grad():
+        state = model.start_decoding(batch)
+        a, _, _ = model.decode_step(state, torch.full((3,), len(VOCAB) + 1))
+        b, _, _ = model.decode_step(state, torch.full((3,), UNK))
+    assert torch.equal(a, b)
+
+
+def test_untied_embeddings_have_their_own_generator() -> None:
+    arch = ArchConfig(**{**ARCH.__dict__, "tie_embeddings": False})
+    model = PointerGeneratorTransformer(arch)
+    assert model.generator is not None and model.generator.weight.data_ptr() != model.embed.weight.data_ptr()
+    assert model(_batch()).shape[-1] == len(VOCAB) + 2
+
+
+def test_tiny_model_overfits_eight_examples_quickly() -> None:
+    torch.manual_seed(5)
+    rng = np.random.default_rng(5)
+    sources = [" ".join(rng.choice(WORDS + ["zeta", "omega"], size=rng.integers(5, 12))) for _ in range(8)]
+    # summaries copy a few source words (OOVs included) in reverse order: needs the pointer
+    references = [" ".join(s.split()[::-2][:4]) for s in sources]
+    df = pd.DataFrame({"id": [str(i) for i in range(8)], "source": sources, "reference": references})
+    batch = collate(encode_examples(df, VOCAB, 50, 20))
+    assert batch.n_oov > 0 and (batch.trg_ext >= len(VOCAB)).any()
+    model = PointerGeneratorTransformer(ArchConfig(**{**ARCH.__dict__, "n_layers": 1}))
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(150):  # typically ~25 steps (a few seconds); the cap bounds a slow failure
+        optimizer.zero_grad()
+        loss, _ = label_smoothed_nll(model(batch), batch.trg_ext, batch.trg_mask, smoothing=0.0)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+        if losses[-1] < 0.02:
+            break
+    assert losses[0] > 2.0 and losses[-1] < 0.02, f"loss {losses[0]:.3f} -> {losses[-1]:.3f} in {len(losses)} steps"
+
+
+def test_build_model_applies_overrides_and_names_bad_keys() -> None:
+    model = build_model(ARCH, ModelSpec(rarity=True, arch={"n_layers": 1}), name="M2-200", vocab_size=12)
+    assert model.rarity and model.arch.n_layers == 1 and model.vocab_size == 12 == model.arch.vocab_size
+    with pytest.raises(ConfigError) as info:
+        build_model(ARCH, ModelSpec(arch={"n_layer": 3}), name="M1-200")
+    assert str(info.value).startswith("models.M1-200.arch.n_layer: unknown key")
+    with pytest.raises(ConfigError, match=r"models.M1.arch.n_heads: must divide d_model"):
+        build_model(ARCH, ModelSpec(arch={"n_heads": 5}), name="M1")
+
+
+def test_params_yaml_models_validate_and_build(repo_root, tmp_path) -> None:
+    params = load_params(repo_root / "params.yaml")
+    for name, spec in params.models.items():
+        model = build_model(params.model, spec, name=name, vocab_size=20)
+        assert model.rarity == spec.rarity
+    bad = tmp_path / "params.yaml"
+    bad.write_text("models:\n  M9: {input: first400, arch: {d_modle: 8}}\n")
+    with pytest.raises(ConfigError, match=r"models.M9.arch.d_modle: unknown key \(known: d_model"):
+        load_params(bad)
+    bad.write_text("models:\n  M9: {input: first400, arch: {d_model: big}}\n")
+    with pytest.raises(ConfigError, match=r"models.M9.arch.d_model: expected int, got 'big'"):
+        load_params(bad)
