@@ -1,11 +1,113 @@
-"""Thin Typer commands for this package (placeholder until the stage lands)."""
+"""`sumpipe decode`: the DVC stage (no INPUT) or summaries of raw text (INPUT file or `-`)."""
 
+from __future__ import annotations
+
+import dataclasses
 from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
 
 from sumpipe.errors import SumpipeError
 from sumpipe.options import ParamsOption
 
+DEFAULT_PARAMS = Path("params.yaml")
 
-def decode(params: ParamsOption = Path("params.yaml")) -> None:
-    """(not built yet)"""
-    raise SumpipeError("decode: not built yet")
+
+def _load_params(params: Path, input_mode: bool):
+    """params.yaml; in INPUT mode a missing *default* params file means built-in defaults, so the
+    command works from any folder with `--model DIR`."""
+    from sumpipe.config import Params, load_params
+
+    if input_mode and params == DEFAULT_PARAMS and not params.is_file():
+        return Params()
+    return load_params(params)
+
+
+def decode(
+    input: Annotated[Optional[str], typer.Argument(
+        help="raw text file to summarise, or - for stdin; without it, run the DVC decode stage",
+        show_default=False)] = None,
+    model: Annotated[Optional[str], typer.Option(
+        "--model", "-m",
+        help="model name under models/ or a model directory (default: best rougeL in metrics/rouge.json, else M1)",
+    )] = None,
+    beam: Annotated[Optional[int], typer.Option("--beam", "-b", help="beam size (default: decode.beam_size)")] = None,
+    greedy: Annotated[bool, typer.Option("--greedy", help="greedy decoding")] = False,
+    sample: Annotated[bool, typer.Option("--sample", help="top-k / top-p sampling")] = False,
+    top_k: Annotated[Optional[int], typer.Option("--top-k", help="sampling: keep the k best words (0 = all)")] = None,
+    top_p: Annotated[Optional[float], typer.Option("--top-p", help="sampling: nucleus probability mass")] = None,
+    temperature: Annotated[Optional[float], typer.Option("--temperature", help="sampling temperature")] = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", help="sampling seed")] = None,
+    min_length: Annotated[Optional[int], typer.Option("--min-length", help="fewest words")] = None,
+    max_length: Annotated[Optional[int], typer.Option(
+        "--max-length", help="most words (default: by data set, e.g. CNN/DM 120)")] = None,
+    length_penalty: Annotated[Optional[float], typer.Option("--length-penalty", help="GNMT alpha")] = None,
+    block_ngram: Annotated[Optional[int], typer.Option(
+        "--block-ngram", help="never repeat an n-gram of this size (0 = off)")] = None,
+    per_line: Annotated[bool, typer.Option("--per-line", help="one document per line")] = False,
+    per_block: Annotated[bool, typer.Option("--per-block", help="one document per blank-line-separated block")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON Lines with tokens, score, p_gen and attention")] = False,
+    params: ParamsOption = DEFAULT_PARAMS,
+) -> None:
+    """Summarise raw text with a trained model (INPUT), or run the decode stage (no INPUT)."""
+    overrides = {
+        "beam_size": beam, "top_k": top_k, "top_p": top_p, "temperature": temperature, "seed": seed,
+        "min_length": min_length, "max_length": max_length, "length_penalty": length_penalty,
+        "block_ngram_repeat": block_ngram,
+    }
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    if greedy and sample:
+        raise SumpipeError("--greedy and --sample exclude each other")
+    if per_line and per_block:
+        raise SumpipeError("--per-line and --per-block exclude each other")
+    if greedy or sample:
+        overrides["strategy"] = "greedy" if greedy else "sample"
+    elif "beam_size" in overrides:
+        overrides["strategy"] = "beam"
+
+    if input is None:
+        if overrides or per_line or per_block or as_json:
+            raise SumpipeError("decoding options apply to an INPUT file; the stage reads `decode:` in params.yaml")
+        _run_stage(params, model)
+        return
+    _run_input(input, params, model, overrides, per_line, per_block, as_json)
+
+
+def _run_input(input: str, params: Path, model: str | None, overrides: dict, per_line: bool,
+               per_block: bool, as_json: bool) -> None:
+    from sumpipe.config import DecodeConfig, from_dict
+    from sumpipe.decode.api import MAX_RAW_CHARS
+    from sumpipe.decode.interactive import read_input, resolve_model, split_documents, summarize_input
+
+    single = not (per_line or per_block)
+    text = read_input(input, limit_bytes=4 * MAX_RAW_CHARS if single else None)
+    documents = split_documents(text, per_line, per_block)
+    if not documents:
+        raise SumpipeError(f"{'stdin' if input == '-' else input}: is empty")
+    p = _load_params(params, input_mode=True)
+    cfg = from_dict(DecodeConfig, {**dataclasses.asdict(p.decode), **overrides}, "decode")
+    model_dir = resolve_model(model, Path(p.paths.models), Path(p.paths.metrics) / "rouge.json", list(p.models))
+    summarize_input(documents, model_dir, cfg, Path(p.paths.vocab), as_json, one_line=per_line,
+                    echo=typer.echo, warn=lambda m: typer.echo(m, err=True))
+
+
+def _run_stage(params: Path, model: str | None) -> None:
+    from sumpipe.decode.interactive import trained_models
+    from sumpipe.decode.stage import decode_stage
+
+    p = _load_params(params, input_mode=False)
+    root = Path(p.paths.models)
+    if model is not None:
+        if model not in p.models:
+            raise SumpipeError(f"unknown model {model!r}; params.yaml `models:` has {', '.join(p.models) or 'none'}")
+        names = [model]
+    else:
+        names = [n for n in trained_models(root, list(p.models)) if n in p.models]
+        if not names:
+            raise SumpipeError(f"no trained models in {root}/ (run `dvc repro` first)")
+    for name in names:
+        result = decode_stage(root / name, p.paths.extracted, Path(p.paths.predictions) / name, p.decode)
+        rate = result.n_documents / result.seconds if result.seconds > 0 else float("inf")
+        typer.echo(f"decode {name}: {result.n_documents} summaries -> {result.path} "
+                   f"({result.seconds:.1f} s, {rate:.1f} docs/s, max {result.max_length} words)")

@@ -1,0 +1,199 @@
+"""`sumpipe decode INPUT`: summarise raw text from a file or stdin with a trained model.
+
+Kept light on purpose (the command must answer in about 3 s on a CPU): torch and the model are
+imported only once the input has been read and checked, and only the model directory (plus the
+n-gram table for a hybrid `ngram<N>` model) is loaded.
+
+Bad input is a one-line `SumpipeError`, decided as follows:
+- a missing path, a directory, an unreadable file: rejected;
+- NUL bytes in the first 64 KiB: rejected as binary (UTF-16 text included; save it as UTF-8);
+- other invalid UTF-8: decoded with U+FFFD replacements, which preprocessing drops;
+- empty or whitespace-only input: rejected;
+- a huge file: only the first `MAX_RAW_CHARS` characters (about 4 bytes each at most) of a single
+  document are read; with --per-line/--per-block each document is cut to that length;
+- no Latin-script text after preprocessing (it drops non-ASCII characters): rejected for a single
+  document; with several documents such a document is reported on stderr and gets an empty summary.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any, BinaryIO, Iterable
+
+from sumpipe.errors import SumpipeError
+
+SNIFF_BYTES = 1 << 16
+NO_TEXT = "no Latin-script text to summarise (preprocessing keeps ASCII only)"
+
+
+# --------------------------------------------------------------------------------------------
+# Reading the input
+# --------------------------------------------------------------------------------------------
+def _read_bytes(stream: BinaryIO, limit: int | None) -> bytes:
+    return stream.read() if limit is None else stream.read(limit)
+
+
+def read_input(source: str, limit_bytes: int | None = None) -> str:
+    """The text of file `source` ("-" = stdin), checked as described in the module docstring."""
+    name = "stdin" if source == "-" else source
+    if source == "-":
+        data = _read_bytes(sys.stdin.buffer, limit_bytes)
+    else:
+        path = Path(source)
+        if not path.exists():
+            raise SumpipeError(f"{source}: no such file")
+        if path.is_dir():
+            raise SumpipeError(f"{source}: is a directory, not a text file")
+        try:
+            with path.open("rb") as f:
+                data = _read_bytes(f, limit_bytes)
+        except OSError as exc:
+            raise SumpipeError(f"{source}: cannot be read ({exc.strerror or exc})") from None
+    if b"\x00" in data[:SNIFF_BYTES]:
+        raise SumpipeError(f"{name}: looks like a binary file (NUL bytes); give UTF-8 text")
+    text = data.decode("utf-8", errors="replace")
+    if not text.strip():
+        raise SumpipeError(f"{name}: is empty")
+    return text
+
+
+def split_documents(text: str, per_line: bool, per_block: bool) -> list[str]:
+    """One document, one per non-blank line, or one per blank-line-separated block."""
+    if per_line:
+        docs = text.splitlines()
+    elif per_block:
+        docs = re.split(r"\n[ \t\r\f\v]*\n", text)
+    else:
+        docs = [text]
+    return [d for d in docs if d.strip()]
+
+
+# --------------------------------------------------------------------------------------------
+# Choosing the model
+# --------------------------------------------------------------------------------------------
+def trained_models(models_root: Path, preferred: Iterable[str] = ()) -> list[str]:
+    """Names of the model directories under `models_root` that hold a config.json, the ones in
+    `preferred` (params.yaml order) first."""
+    if not models_root.is_dir():
+        return []
+    found = sorted(p.name for p in models_root.iterdir() if (p / "config.json").is_file())
+    first = [n for n in preferred if n in found]
+    return first + [n for n in found if n not in first]
+
+
+def best_by_rouge(metrics_file: Path, candidates: list[str]) -> str | None:
+    """The candidate with the highest rougeL in metrics/rouge.json (EVAL's schema), if any."""
+    try:
+        scores = json.loads(metrics_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(scores, dict):
+        return None
+    ranked = []
+    for name in candidates:
+        value = scores.get(name, {}).get("rougeL") if isinstance(scores.get(name), dict) else None
+        if isinstance(value, (int, float)):
+            ranked.append((float(value), name))
+    return max(ranked)[1] if ranked else None
+
+
+def resolve_model(model: str | None, models_root: Path, metrics_file: Path, preferred: Iterable[str] = ()) -> Path:
+    """The model directory: --model as a directory or a name under models_root, else the best
+    trained model by rougeL in metrics/rouge.json, else M1, else the first trained one."""
+    available = trained_models(models_root, preferred)
+    if model:
+        as_dir = Path(model)
+        if (as_dir / "config.json").is_file():
+            return as_dir
+        if (models_root / model / "config.json").is_file():
+            return models_root / model
+        listing = ", ".join(available) if available else "none yet (run `dvc repro`)"
+        raise SumpipeError(f"unknown model {model!r}; trained models in {models_root}/: {listing}")
+    if not available:
+        raise SumpipeError(f"no trained models in {models_root}/ (run `dvc repro`, or pass --model DIR)")
+    best = best_by_rouge(metrics_file, available)
+    if best:
+        return models_root / best
+    return models_root / ("M1" if "M1" in available else available[0])
+
+
+# --------------------------------------------------------------------------------------------
+# Running it
+# --------------------------------------------------------------------------------------------
+def read_config(model_dir: Path) -> dict[str, Any]:
+    """config.json of a model directory (load_pretrained checks it fully later)."""
+    try:
+        config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise SumpipeError(f"{model_dir}/config.json: missing or not valid JSON") from None
+    if not isinstance(config, dict):
+        raise SumpipeError(f"{model_dir}/config.json: not a model config")
+    return config
+
+
+def _rounded(values: Any, digits: int = 4) -> Any:
+    if values is None:
+        return None
+    if hasattr(values, "tolist"):
+        values = values.tolist()
+    if isinstance(values, list):
+        return [_rounded(v, digits) for v in values]
+    return round(float(values), digits)
+
+
+def summarize_input(
+    documents: list[str],
+    model_dir: Path,
+    cfg: Any,
+    vocab_dir: Path,
+    as_json: bool,
+    one_line: bool,
+    echo: Any,
+    warn: Any,
+) -> int:
+    """Summarise raw `documents` with the model in `model_dir` and print them (plain text, or
+    JSON Lines with per-token p_gen and attention); returns the number summarised."""
+    from sumpipe.decode.api import cap_raw, has_words, prepare_raw
+
+    # Preprocess first (config.json alone says which selection): bad input fails before torch loads.
+    config = read_config(model_dir)
+    prepared = [prepare_raw(cap_raw(doc), config, vocab_dir) for doc in documents]
+    todo = [i for i, text in enumerate(prepared) if has_words(text)]
+    if not todo:
+        where = "the input has" if len(documents) == 1 else "no document has"
+        raise SumpipeError(f"{where} {NO_TEXT}")
+
+    import torch
+
+    from sumpipe.decode.api import load_model, summarize
+    from sumpipe.decode.stage import pick_device
+
+    if "OMP_NUM_THREADS" not in os.environ:
+        # A few documents make tiny per-step matrices: thread hand-offs cost more than they save,
+        # and on a busy machine they stall (measured: 0.05 s with 1 thread, 1-2 s with 2, under load).
+        torch.set_num_threads(1)
+    model, vocab, config = load_model(model_dir, device=pick_device(cfg.device))
+    summaries = summarize(model, vocab, config, [prepared[i] for i in todo], cfg, details=as_json)
+    by_doc = dict(zip(todo, summaries))
+    for i in range(len(documents)):
+        summary = by_doc.get(i)
+        if summary is None:
+            warn(f"warning: document {i + 1}: {NO_TEXT}; empty summary")
+        if as_json:
+            record: dict[str, Any] = {"document": i + 1, "model": model_dir.name}
+            if summary is None:
+                record.update(summary="", error=NO_TEXT)
+            else:
+                record.update(
+                    summary=summary.text, tokens=summary.tokens, score=round(summary.score, 4),
+                    p_gen=_rounded(summary.p_gen), source_tokens=summary.source_tokens,
+                    attention=_rounded(summary.attention))
+            echo(json.dumps(record, ensure_ascii=False))
+        else:
+            text = "" if summary is None else summary.text
+            echo(text.replace("\n", " ") if one_line else text + ("\n" if len(documents) > 1 else ""))
+    return len(todo)

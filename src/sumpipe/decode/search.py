@@ -1,0 +1,384 @@
+"""Batched search over a `Decodable` model: beam search, greedy decoding and sampling.
+
+Every search runs B documents at once through the incremental protocol of
+`sumpipe.models.protocol`: the encoder runs once (`start_decoding`), each step feeds one token
+per row to `decode_step` (the model caches the decoder's keys and values), and
+`state.index_select` reorders / shrinks the rows after each step. A document that is done leaves
+the batch, so the remaining ones decode faster.
+
+Conventions shared by all strategies:
+- Outputs are *extended* ids: `id >= vocab_size` is a word copied from the source
+  (`Batch.oov_words`); the caller maps ids back to words (`sumpipe.decode.api`).
+- `<unk>`, `<pad>` and `<s>` are never chosen, nor extended ids beyond a document's own OOV
+  words. `</s>` is masked while a hypothesis has fewer than `min_length` words, and after
+  `max_length` words `</s>` is the only choice, so every hypothesis ends with `</s>` and has at
+  most `max_length` words (the `</s>` is not part of `Hypothesis.tokens`).
+- `block_ngram` = n > 0 forbids any token that would repeat an n-gram (of extended ids) already in
+  the hypothesis (n = 1 forbids repeating any word).
+- GNMT length penalty (Wu et al. 2016, used by seed 001 §2.3.4): lp(Y) = ((5 + |Y|) / 6) ** alpha
+  with |Y| = the number of output tokens *including* the final `</s>`; a finished hypothesis
+  scores log P(Y) / lp(Y).
+
+Beam search (k beams per document). Each step takes the 2k best extensions of the k live beams;
+`</s>` extensions ranked among the first k are set aside as finished hypotheses, and the first k
+extensions that are not `</s>` become the new beams (the fairseq / OpenNMT scheme). A document is
+done when
+  1. it has k finished hypotheses (the beam's budget is spent; this is what makes beam size 1
+     identical to greedy decoding), or
+  2. its best finished hypothesis cannot be beaten: log-probabilities only fall as a hypothesis
+     grows and lp only grows with |Y|, so no extension of a live beam with log-probability s
+     can score more than s / lp(max_length + 1); once the best finished score reaches that bound
+     for the best live beam, stopping cannot change the result, or
+  3. no live beam has a finite score, or `max_length` words have been generated (the forced `</s>`
+     finishes every live beam).
+The result is the best finished hypothesis. With a beam wide enough to hold every prefix the
+search is exact (tests/test_decode_search.py checks it against brute-force enumeration).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from sumpipe.models.protocol import BOS, EOS, PAD, UNK
+
+NEG_INF = float("-inf")
+
+
+@dataclass
+class Hypothesis:
+    """One decoded summary.
+
+    tokens: extended ids without `</s>`; log_prob: log P(tokens + `</s>`); score: log_prob / lp.
+    With details: p_gen[t] and attention[t] (S,) are the model's p_gen and copy attention at the
+    step that produced tokens[t] (attention is a (T, S) float32 CPU tensor).
+    """
+
+    tokens: list[int]
+    score: float
+    log_prob: float
+    p_gen: list[float] | None = None
+    attention: torch.Tensor | None = None
+
+
+def length_penalty(length: int, alpha: float) -> float:
+    """GNMT lp(Y) = ((5 + |Y|) / 6) ** alpha."""
+    return ((5.0 + length) / 6.0) ** alpha
+
+
+# --------------------------------------------------------------------------------------------
+# Masks applied to every step's log-probabilities
+# --------------------------------------------------------------------------------------------
+def block_repeated_ngrams(log_probs: torch.Tensor, history: torch.Tensor, n: int) -> None:
+    """In place: -inf for every token that would complete an n-gram already in its row's history.
+
+    log_probs (N, W); history (N, t) long, the tokens generated so far. The last n - 1 tokens are
+    compared with every earlier window of n - 1 tokens; where they match, the token that followed
+    that window is blocked.
+    """
+    t = history.size(1)
+    if n < 1 or t < n:
+        return
+    if n == 1:
+        followers = history
+        match = torch.ones_like(history, dtype=torch.bool)
+    else:
+        prefix = history[:, t - n + 1 :]                           # (N, n-1)
+        windows = history.unfold(1, n - 1, 1)[:, : t - n + 1]      # (N, t-n+1, n-1), starts 0..t-n
+        match = (windows == prefix[:, None, :]).all(dim=-1)        # (N, t-n+1)
+        followers = history[:, n - 1 :]                            # token after window i
+    width = log_probs.size(1)
+    # Unmatched windows write into a spare column, so one scatter handles every row.
+    index = torch.where(match, followers, torch.full_like(followers, width))
+    blocked = torch.zeros(log_probs.size(0), width + 1, dtype=torch.bool, device=log_probs.device)
+    blocked.scatter_(1, index, True)
+    log_probs.masked_fill_(blocked[:, :width], NEG_INF)
+
+
+def _masked(
+    log_probs: torch.Tensor,
+    history: torch.Tensor,
+    step: int,
+    width_limit: torch.Tensor,
+    min_length: int,
+    max_length: int,
+    block_ngram: int,
+) -> torch.Tensor:
+    """A float32 copy of log_probs (N, W) with every forbidden choice at -inf (see module doc).
+
+    width_limit (N,): V + the row's own number of OOV words (columns beyond are padding).
+    """
+    out = log_probs.float().clone()
+    out[:, [UNK, PAD, BOS]] = NEG_INF
+    columns = torch.arange(out.size(1), device=out.device)
+    out.masked_fill_(columns[None, :] >= width_limit[:, None], NEG_INF)
+    if step >= max_length:
+        eos = out[:, EOS].clone()
+        out.fill_(NEG_INF)
+        out[:, EOS] = eos
+        return out
+    if step < min_length:
+        out[:, EOS] = NEG_INF
+    if block_ngram > 0:
+        block_repeated_ngrams(out, history, block_ngram)
+    return out
+
+
+def _n_docs(batch: Any) -> int:
+    return int(batch.src.size(0))
+
+
+def _width_limits(model: Any, batch: Any, device: torch.device) -> torch.Tensor:
+    """(B,) V + number of OOV words per document (`Batch.oov_words`)."""
+    oov = getattr(batch, "oov_words", None) or [[] for _ in range(_n_docs(batch))]
+    return torch.tensor([model.vocab_size + len(w) for w in oov], dtype=torch.long, device=device)
+
+
+class _Details:
+    """Per-row p_gen (N, t) and attention (N, t, S) histories, kept only when asked for."""
+
+    def __init__(self, enabled: bool, n_rows: int, device: torch.device) -> None:
+        self.enabled = enabled
+        self.p_gen = torch.zeros(n_rows, 0, device=device)
+        self.attn: torch.Tensor | None = None
+
+    def append(self, rows: torch.Tensor, info: dict[str, torch.Tensor]) -> None:
+        """Reorder to `rows` (indices into the current rows) and add this step's values."""
+        if not self.enabled:
+            return
+        p_gen = info["p_gen"].float().reshape(-1)[rows]
+        attn = info["attn"].float()[rows]
+        self.p_gen = torch.cat([self.p_gen[rows], p_gen[:, None]], dim=1)
+        prev = self.attn[rows] if self.attn is not None else attn.new_zeros(len(rows), 0, attn.size(1))
+        self.attn = torch.cat([prev, attn[:, None, :]], dim=1)
+
+    def select(self, rows: torch.Tensor) -> None:
+        if self.enabled:
+            self.p_gen = self.p_gen[rows]
+            self.attn = self.attn[rows] if self.attn is not None else None
+
+    def of_row(self, row: int) -> tuple[list[float] | None, torch.Tensor | None]:
+        if not self.enabled:
+            return None, None
+        attn = self.attn[row].cpu() if self.attn is not None else torch.zeros(0, 0)
+        return self.p_gen[row].tolist(), attn
+
+
+# --------------------------------------------------------------------------------------------
+# Beam search
+# --------------------------------------------------------------------------------------------
+@torch.inference_mode()
+def beam_search(
+    model: Any,
+    batch: Any,
+    beam_size: int,
+    max_length: int,
+    min_length: int = 0,
+    alpha: float = 1.0,
+    block_ngram: int = 0,
+    details: bool = False,
+) -> list[Hypothesis]:
+    """The best hypothesis per document of `batch` (B documents × `beam_size` beams at once).
+
+    The termination rule and scoring are in the module docstring.
+    """
+    k = beam_size
+    n_docs = _n_docs(batch)
+    device = batch.src.device
+    limits = _width_limits(model, batch, device)
+    lp_max = length_penalty(max_length + 1, alpha)
+
+    state = model.start_decoding(batch)
+    state = state.index_select(torch.arange(n_docs, device=device).repeat_interleave(k))
+    active = list(range(n_docs))             # original index of each active document
+    row_doc = torch.arange(n_docs, device=device).repeat_interleave(k)
+    # Only beam 0 is live at the start, so the k beams do not all extend the same `<s>`.
+    beam_logp = torch.full((n_docs, k), NEG_INF, device=device)
+    beam_logp[:, 0] = 0.0
+    beam_logp = beam_logp.view(-1)
+    history = torch.zeros(n_docs * k, 0, dtype=torch.long, device=device)
+    prev = torch.full((n_docs * k,), BOS, dtype=torch.long, device=device)
+    trace = _Details(details, n_docs * k, device)
+    finished: list[list[Hypothesis]] = [[] for _ in range(n_docs)]
+
+    for step in range(max_length + 1):
+        log_probs, state, info = model.decode_step(state, prev)
+        masked = _masked(log_probs, history, step, limits[row_doc], min_length, max_length, block_ngram)
+        n_active, width = len(active), masked.size(1)
+        cand = (beam_logp[:, None] + masked).view(n_active, k * width)
+        top_scores, top_idx = cand.topk(min(2 * k, k * width), dim=1)     # sorted, best first
+        top_beam, top_tok = top_idx // width, top_idx % width
+        is_eos = top_tok == EOS
+
+        # 1. `</s>` among the k best extensions: a finished hypothesis.
+        rank = torch.arange(top_scores.size(1), device=device)
+        done_eos = is_eos & (rank[None, :] < k) & torch.isfinite(top_scores)
+        if bool(done_eos.any()):
+            lp = length_penalty(step + 1, alpha)
+            for i, r in done_eos.nonzero().tolist():
+                row = i * k + int(top_beam[i, r])
+                log_prob = float(top_scores[i, r])
+                p_gen, attn = trace.of_row(row)
+                finished[active[i]].append(
+                    Hypothesis(history[row].tolist(), log_prob / lp, log_prob, p_gen, attn))
+
+        # 2. The k best extensions that are not `</s>` become the next beams (a stable sort keeps
+        # their rank order; at most k of the 2k candidates are `</s>`, one per beam).
+        keep = torch.sort(is_eos.to(torch.int8), dim=1, stable=True).indices[:, :k]
+        next_logp = top_scores.gather(1, keep)                  # (n_active, k), best first
+        origin = (torch.arange(n_active, device=device)[:, None] * k + top_beam.gather(1, keep))
+        next_tok = top_tok.gather(1, keep)
+
+        # 3. Which documents are done (rules 1-3 of the module docstring).
+        best_live = next_logp[:, 0].tolist()
+        still = []
+        for i, doc in enumerate(active):
+            hyps = finished[doc]
+            done = (
+                step >= max_length
+                or best_live[i] == NEG_INF
+                or len(hyps) >= k
+                or (bool(hyps) and max(h.score for h in hyps) >= best_live[i] / lp_max)
+            )
+            if not done:
+                still.append(i)
+        if not still:
+            break
+        still_t = torch.tensor(still, dtype=torch.long, device=device)
+        rows = origin[still_t].view(-1)
+        state = state.index_select(rows)
+        history = torch.cat([history[rows], next_tok[still_t].view(-1, 1)], dim=1)
+        trace.append(rows, info)
+        beam_logp = next_logp[still_t].view(-1)
+        prev = next_tok[still_t].view(-1)
+        row_doc = row_doc[rows]
+        active = [active[i] for i in still]
+
+    return [max(hyps, key=lambda h: h.score) if hyps else Hypothesis([], NEG_INF, NEG_INF)
+            for hyps in finished]
+
+
+# --------------------------------------------------------------------------------------------
+# Greedy decoding and sampling
+# --------------------------------------------------------------------------------------------
+def filter_top_k_top_p(logits: torch.Tensor, top_k: int = 0, top_p: float = 1.0) -> torch.Tensor:
+    """A copy of logits (N, W) with -inf outside the top-k and outside the nucleus (seed 003).
+
+    top_k = 0: no top-k cut. The nucleus is the smallest set of best tokens whose probability
+    reaches top_p (a token is kept when the mass of the tokens ranked above it is < top_p);
+    both cuts combined keep the intersection, as in seed 003.
+    """
+    out = logits.clone()
+    if top_k > 0 and top_k < out.size(1):
+        kth = out.topk(top_k, dim=1).values[:, -1:]
+        out.masked_fill_(out < kth, NEG_INF)
+    if top_p < 1.0:
+        sorted_logits, order = out.sort(dim=1, descending=True)
+        probs = sorted_logits.softmax(dim=1)
+        mass_before = probs.cumsum(dim=1) - probs
+        drop_sorted = mass_before >= top_p
+        drop_sorted[:, 0] = False
+        drop = torch.zeros_like(drop_sorted).scatter_(1, order, drop_sorted)
+        out.masked_fill_(drop, NEG_INF)
+    return out
+
+
+@torch.inference_mode()
+def sample_search(
+    model: Any,
+    batch: Any,
+    max_length: int,
+    min_length: int = 0,
+    alpha: float = 1.0,
+    block_ngram: int = 0,
+    greedy: bool = True,
+    top_k: int = 0,
+    top_p: float = 1.0,
+    temperature: float = 1.0,
+    generator: torch.Generator | None = None,
+    details: bool = False,
+) -> list[Hypothesis]:
+    """One hypothesis per document, choosing each token greedily (argmax) or by sampling.
+
+    Sampling draws from softmax(log P / temperature) restricted to the top-k / nucleus; with a
+    seeded `generator` the result is deterministic for the same inputs and batch composition.
+    The score is the model's log P(Y) / lp(Y) as in beam search (temperature does not change it).
+    """
+    n_docs = _n_docs(batch)
+    device = batch.src.device
+    limits = _width_limits(model, batch, device)
+    state = model.start_decoding(batch)
+    active = list(range(n_docs))
+    row_doc = torch.arange(n_docs, device=device)
+    logp = torch.zeros(n_docs, device=device)
+    history = torch.zeros(n_docs, 0, dtype=torch.long, device=device)
+    prev = torch.full((n_docs,), BOS, dtype=torch.long, device=device)
+    trace = _Details(details, n_docs, device)
+    results: list[Hypothesis | None] = [None] * n_docs
+
+    for step in range(max_length + 1):
+        log_probs, state, info = model.decode_step(state, prev)
+        masked = _masked(log_probs, history, step, limits[row_doc], min_length, max_length, block_ngram)
+        dead = ~torch.isfinite(masked).any(dim=1)     # every choice blocked: end it here
+        masked[dead, EOS] = 0.0
+        if greedy:
+            token = masked.topk(1, dim=1).indices.view(-1)      # breaks exact ties as beam search does
+        else:
+            logits = filter_top_k_top_p(masked / temperature, top_k, top_p)
+            token = torch.multinomial(logits.softmax(dim=1), 1, generator=generator).view(-1)
+        logp = logp + masked.gather(1, token[:, None]).view(-1)
+        logp = torch.where(dead, torch.full_like(logp, NEG_INF), logp)
+
+        rows_all = torch.arange(len(active), device=device)
+        ends = (token == EOS).tolist()
+        if any(ends):
+            lp = length_penalty(step + 1, alpha)
+            for i in (i for i, e in enumerate(ends) if e):
+                p_gen, attn = trace.of_row(i)
+                value = float(logp[i])
+                results[active[i]] = Hypothesis(history[i].tolist(), value / lp, value, p_gen, attn)
+        still = [i for i, e in enumerate(ends) if not e]
+        if not still:
+            break
+        rows = rows_all[still] if len(still) < len(active) else rows_all
+        if len(still) < len(active):
+            state = state.index_select(rows)
+        history = torch.cat([history[rows], token[rows, None]], dim=1)
+        trace.append(rows, info)
+        logp, prev, row_doc = logp[rows], token[rows], row_doc[rows]
+        active = [active[i] for i in still]
+
+    return [h if h is not None else Hypothesis([], NEG_INF, NEG_INF) for h in results]
+
+
+def decode_batch(
+    model: Any,
+    batch: Any,
+    cfg: Any,
+    max_length: int,
+    details: bool = False,
+    generator: torch.Generator | None = None,
+) -> list[Hypothesis]:
+    """Run the strategy named by `cfg` (a `sumpipe.config.DecodeConfig`) on one batch.
+
+    Sampling draws from `generator`, or from a fresh one seeded with `cfg.seed`; pass one
+    generator to a run over many batches so they do not all replay the same random stream.
+    """
+    min_length = min(cfg.min_length, max_length)
+    common = dict(max_length=max_length, min_length=min_length, alpha=cfg.length_penalty,
+                  block_ngram=cfg.block_ngram_repeat, details=details)
+    if cfg.strategy == "beam":
+        return beam_search(model, batch, cfg.beam_size, **common)
+    if cfg.strategy == "greedy":
+        return sample_search(model, batch, greedy=True, **common)
+    if generator is None:
+        generator = make_generator(cfg.seed, batch.src.device)
+    return sample_search(model, batch, greedy=False, top_k=cfg.top_k, top_p=cfg.top_p,
+                         temperature=cfg.temperature, generator=generator, **common)
+
+
+def make_generator(seed: int, device: torch.device | str = "cpu") -> torch.Generator:
+    """A seeded generator on `device` (sampling must draw on the device of the probabilities)."""
+    return torch.Generator(device=device).manual_seed(seed)

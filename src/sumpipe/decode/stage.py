@@ -1,0 +1,90 @@
+"""The `decode` stage: a trained model's summaries of one split of its input selection.
+
+    models/<name>/                       (model.safetensors, config.json naming its `input`)
+    data/extracted/<input>/<split>.parquet   id, source, reference(, references)
+        -> predictions/<name>/<split>.parquet  id, prediction, reference(, references), decode_seconds
+
+Documents are decoded in batches of similar length (`sumpipe.decode.api.summarize`); a
+document's `decode_seconds` is its batch's wall time divided by the batch size. Rows keep the
+input order. A source left empty by the selection gets an empty prediction.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sumpipe.config import DecodeConfig
+from sumpipe.errors import SumpipeError
+
+
+@dataclass
+class DecodeResult:
+    path: Path
+    n_documents: int
+    seconds: float
+    max_length: int
+
+
+def pick_device(name: str) -> str:
+    """`auto` -> cuda when available, else cpu; `cuda` without a GPU is a user error."""
+    import torch
+
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda" and not torch.cuda.is_available():
+        raise SumpipeError("decode.device: cuda was asked for but no GPU is available")
+    return name
+
+
+def decode_stage(
+    model_dir: str | Path,
+    extracted_dir: str | Path,
+    predictions_dir: str | Path,
+    cfg: DecodeConfig,
+) -> DecodeResult:
+    """Write `predictions_dir/<cfg.split>.parquet` for the model in `model_dir` (module docstring)."""
+    import pandas as pd
+    from tqdm import tqdm
+
+    from sumpipe.decode.api import load_model, model_input, resolve_max_length, summarize
+    from sumpipe.io import read_parquet, write_parquet
+
+    model_dir = Path(model_dir)
+    model, vocab, config = load_model(model_dir, device=pick_device(cfg.device))
+    selection = model_input(config)
+    if not selection:
+        raise SumpipeError(f"{model_dir}/config.json: names no input selection (`input`), cannot pick its data")
+    frame = read_parquet(Path(extracted_dir) / selection / f"{cfg.split}.parquet")
+    missing = sorted({"id", "source", "reference"} - set(frame.columns))
+    if missing:
+        raise SumpipeError(f"{extracted_dir}/{selection}/{cfg.split}.parquet: lacks column(s) {', '.join(missing)}")
+    if frame.empty:
+        raise SumpipeError(f"{extracted_dir}/{selection}/{cfg.split}.parquet: has no rows to summarise")
+
+    sources = frame["source"].fillna("").astype(str).tolist()
+    todo = [i for i, s in enumerate(sources) if s.split()]
+    predictions = [""] * len(frame)
+    seconds = [0.0] * len(frame)
+    started = time.perf_counter()
+    with tqdm(total=len(todo), desc=f"decode {model_dir.name}", unit="doc", disable=None) as bar:
+
+        def progress(chunk: list[int], elapsed: float) -> None:
+            for j in chunk:
+                seconds[todo[j]] = elapsed / len(chunk)
+            bar.update(len(chunk))
+
+        summaries = summarize(model, vocab, config, [sources[i] for i in todo], cfg, progress=progress)
+    for i, summary in zip(todo, summaries):
+        predictions[i] = summary.text
+    total = time.perf_counter() - started
+
+    out: dict[str, Any] = {"id": frame["id"].astype(str), "prediction": predictions,
+                           "reference": frame["reference"]}
+    if "references" in frame.columns:
+        out["references"] = frame["references"]
+    out["decode_seconds"] = seconds
+    path = write_parquet(pd.DataFrame(out), Path(predictions_dir) / f"{cfg.split}.parquet")
+    return DecodeResult(path, len(frame), total, resolve_max_length(cfg, config))

@@ -1,0 +1,219 @@
+"""The decoding API (`sumpipe.decode.api`) and the decode stage, on tiny real models saved with
+`save_pretrained` and on a hand-built copying model."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from sumpipe.config import ArchConfig, DecodeConfig
+from sumpipe.decode.api import (
+    has_words,
+    ids_to_words,
+    load_model,
+    prepare_raw,
+    resolve_max_length,
+    selection_budget,
+    summarize,
+    summary_text,
+)
+from sumpipe.decode.search import beam_search, sample_search
+from sumpipe.decode.stage import decode_stage
+from sumpipe.errors import SumpipeError
+from sumpipe.models.batching import collate, encode_example
+from sumpipe.models.protocol import EOS, UNK
+from sumpipe.vocab.vocabulary import Vocabulary
+
+WORDS = ("the cat sat on the mat . the dog ate the bone . a bird flew over the house . "
+         "police said the man was arrested on monday after a long chase through the city .").split()
+
+
+def make_model_dir(path: Path, input: str = "first400", dataset: str = "pydoc", seed: int = 0,
+                   scale: float = 1.0) -> Path:
+    """A tiny untrained model directory (weights scaled up so its choices are not near-ties)."""
+    from sumpipe.models.io import save_pretrained
+    from sumpipe.models.transformer import PointerGeneratorTransformer
+
+    torch.manual_seed(seed)
+    vocab = Vocabulary.from_counts(Counter(WORDS), 24)
+    arch = ArchConfig(d_model=16, d_ff=32, n_layers=1, n_heads=2, dropout=0.0, vocab_size=len(vocab),
+                      max_source_tokens=40, max_summary_tokens=8)
+    model = PointerGeneratorTransformer(arch)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(scale)
+    return save_pretrained(model, path, vocab, {"input": input, "dataset": dataset})
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory):
+    model_dir = make_model_dir(tmp_path_factory.mktemp("models") / "M1", scale=1.5)
+    return load_model(model_dir)
+
+
+# --------------------------------------------------------------------------------------------
+# Small pieces
+# --------------------------------------------------------------------------------------------
+def test_ids_to_words_and_text_convention() -> None:
+    itos = ["<unk>", "<pad>", "<s>", "</s>", "the", "."]
+    assert ids_to_words([4, 6, 5, 7], itos, ["zebra", "yak"]) == ["the", "zebra", ".", "yak"]
+    assert summary_text(["a", "b", ".", "c", "!", "d"]) == "a b .\nc !\nd"
+    assert summary_text([]) == ""
+
+
+@pytest.mark.parametrize(("dataset", "max_summary", "expected"), [
+    ("cnn_dailymail", 100, 120), ("xsum", 20, 30), ("gigaword", 18, 25), ("pydoc", 40, 48), ("local", 18, 22)])
+def test_max_length_by_dataset(dataset: str, max_summary: int, expected: int) -> None:
+    config = {"dataset": dataset, "arch": {"max_summary_tokens": max_summary}}
+    assert resolve_max_length(DecodeConfig(), config) == expected
+    assert resolve_max_length(DecodeConfig(max_length=7), config) == 7
+
+
+def test_selection_budget_from_config() -> None:
+    assert selection_budget({"input": "first400"}) == ("first", 400, 10)
+    assert selection_budget({"input": "ngram200"}) == ("ngram", 200, 5)
+    recorded = {"name": "ngram200", "kind": "ngram", "tokens": 200, "first_k": 3}     # train stage's record
+    assert selection_budget({"input": "ngram200", "selection": recorded}) == ("ngram", 200, 3)
+    assert selection_budget({"input": "first400", "selection": {"tokens": 400, "first_k": None}}) == ("first", 400, 10)
+    assert selection_budget({"spec": {"input": "ngram400"}}) == ("ngram", 400, 10)
+    assert selection_budget({"input": "full"}) is None
+
+
+RAW = "Alpha beta gamma delta. Short one. Zebra yak xylophone walrus."
+
+
+def test_prepare_raw_first_n_tokens() -> None:
+    assert prepare_raw(RAW, {"input": "first10"}) == "alpha beta gamma delta .\nshort one .\nzebra yak"
+    assert prepare_raw(RAW, {}) == "alpha beta gamma delta .\nshort one .\nzebra yak xylophone walrus ."
+
+
+def test_prepare_raw_ngram_selection(tmp_path: Path) -> None:
+    """Alg. 1 with an empty table: every 3-gram is unknown (maximum score), so the 4-content-word
+    sentence outranks 'short one .' (no 3-gram, score 0) whenever it fits the budget."""
+    from sumpipe.vocab.ngrams import NgramTable
+
+    NgramTable(3, np.zeros(0, np.uint64), np.zeros(0, np.uint32), ["alpha"]).save(tmp_path / "ngrams.parquet")
+    config = lambda n: {"input": f"ngram{n}", "selection": {"tokens": n, "first_k": 1}}  # noqa: E731
+    assert prepare_raw(RAW, config(6), tmp_path) == "alpha beta gamma delta ."
+    assert prepare_raw(RAW, config(8), tmp_path) == "alpha beta gamma delta .\nshort one ."
+    assert prepare_raw(RAW, config(10), tmp_path) == "alpha beta gamma delta .\nzebra yak xylophone walrus ."
+    with pytest.raises(SumpipeError, match="ngrams.parquet: no such file"):
+        prepare_raw(RAW, config(10), tmp_path / "missing")
+
+
+def test_non_latin_text_leaves_no_words() -> None:
+    assert not has_words(prepare_raw("Привет, мир. 你好，世界。", {}))
+    assert has_words(prepare_raw("Привет, мир 2024.", {}))
+
+
+# --------------------------------------------------------------------------------------------
+# A copying model: OOV words come back as source words, never <unk>
+# --------------------------------------------------------------------------------------------
+@dataclass
+class CopyState:
+    src_ext: torch.Tensor
+    step: int
+
+    def index_select(self, idx: torch.Tensor) -> "CopyState":
+        return CopyState(self.src_ext[idx], self.step)
+
+
+class CopyModel(torch.nn.Module):
+    """Copies the source, one position per step, then stops; puts even more mass on <unk>."""
+
+    def __init__(self, vocab_size: int) -> None:
+        super().__init__()
+        self.vocab_size = vocab_size
+        self.dummy = torch.nn.Parameter(torch.zeros(1))
+
+    def start_decoding(self, batch) -> CopyState:
+        return CopyState(batch.src_ext, 0)
+
+    def decode_step(self, state: CopyState, prev: torch.Tensor):
+        n, width = state.src_ext.size(0), self.vocab_size + 4
+        logits = torch.full((n, width), -10.0)
+        if state.step < state.src_ext.size(1):
+            target = state.src_ext[:, state.step].clamp(max=width - 1)
+            logits.scatter_(1, target[:, None], 0.0)
+        logits[:, EOS] = -1.0 if state.step >= 2 else -10.0
+        logits[:, UNK] = 5.0
+        info = {"p_gen": torch.zeros(n), "attn": torch.ones(n, state.src_ext.size(1))}
+        return logits.log_softmax(-1), CopyState(state.src_ext, state.step + 1), info
+
+
+def test_copied_oov_words_map_back_to_the_source_word() -> None:
+    vocab = Vocabulary.from_counts(Counter(WORDS), 24)
+    model = CopyModel(len(vocab))
+    config = {"arch": {"max_source_tokens": 40, "max_summary_tokens": 8}}
+    cfg = DecodeConfig(block_ngram_repeat=0, min_length=0)
+    out = summarize(model, vocab, config, ["zebra cat quixotic", "the cat"], cfg)
+    assert out[0].tokens == ["zebra", "cat"]               # "zebra" is OOV: copied by extended id
+    assert out[1].tokens == ["the", "cat"]
+    assert all("<unk>" not in s.tokens for s in out)
+    greedy = summarize(model, vocab, config, ["zebra cat quixotic"], DecodeConfig(strategy="greedy"))
+    assert greedy[0].tokens == ["zebra", "cat", "quixotic"]  # two OOVs: extended ids V and V + 1
+
+
+# --------------------------------------------------------------------------------------------
+# The real (tiny) transformer
+# --------------------------------------------------------------------------------------------
+DOCS = ["police said the man was arrested on monday .", "a bird flew over the house .\nthe dog ate the bone .",
+        "the cat sat on the mat .", "zebra quixotic the man ate"]
+
+
+def _batch(vocab, docs):
+    return collate([encode_example(str(i), d, "", vocab, 40, 1) for i, d in enumerate(docs)])
+
+
+def test_real_model_beam_one_is_greedy(tiny) -> None:
+    model, vocab, _ = tiny
+    batch = _batch(vocab, DOCS)
+    beam = beam_search(model, batch, beam_size=1, max_length=10, min_length=1, alpha=1.0, block_ngram=3)
+    greedy = sample_search(model, batch, max_length=10, min_length=1, alpha=1.0, block_ngram=3)
+    assert [h.tokens for h in beam] == [h.tokens for h in greedy]
+    assert any(len(h.tokens) >= 3 for h in beam)
+
+
+def test_real_model_batched_equals_one_at_a_time(tiny) -> None:
+    model, vocab, config = tiny
+    cfg = DecodeConfig(beam_size=3, block_ngram_repeat=2, batch_size=4)
+    together = summarize(model, vocab, config, DOCS, cfg)
+    for doc, summary in zip(DOCS, together):
+        alone = summarize(model, vocab, config, [doc], cfg)[0]
+        assert alone.tokens == summary.tokens
+        assert alone.score == pytest.approx(summary.score, abs=1e-4)
+
+
+def test_real_model_details(tiny) -> None:
+    model, vocab, config = tiny
+    out = summarize(model, vocab, config, DOCS, DecodeConfig(), details=True)
+    for doc, s in zip(DOCS, out):
+        assert s.source_tokens == doc.split()
+        assert len(s.p_gen) == len(s.tokens) and all(0.0 <= p <= 1.0 for p in s.p_gen)
+        assert s.attention.shape == (len(s.tokens), len(s.source_tokens))
+        assert np.allclose(s.attention.sum(axis=1), 1.0, atol=1e-4)
+        assert "<unk>" not in s.tokens and 1 <= len(s.tokens) <= 10
+
+
+def test_decode_stage_writes_predictions(tmp_path: Path) -> None:
+    model_dir = make_model_dir(tmp_path / "models" / "M1", input="first400")
+    frame = pd.DataFrame({"id": ["a", "b", "c"], "source": [DOCS[0], "", DOCS[2]],
+                          "reference": ["r1", "r2", "r3"], "references": [["r1", "x"], ["r2"], ["r3"]]})
+    (tmp_path / "extracted" / "first400").mkdir(parents=True)
+    frame.to_parquet(tmp_path / "extracted" / "first400" / "test.parquet")
+    result = decode_stage(model_dir, tmp_path / "extracted", tmp_path / "predictions" / "M1",
+                          DecodeConfig(batch_size=2, device="cpu"))
+    out = pd.read_parquet(result.path)
+    assert list(out.columns) == ["id", "prediction", "reference", "references", "decode_seconds"]
+    assert out["id"].tolist() == ["a", "b", "c"]
+    assert out["prediction"][1] == "" and out["prediction"][0] and out["prediction"][2]
+    assert (out["decode_seconds"][[0, 2]] > 0).all() and out["decode_seconds"][1] == 0
+    assert result.max_length == 10                            # pydoc: 1.2 x 8 summary tokens
+    with pytest.raises(SumpipeError, match="no such file"):
+        decode_stage(model_dir, tmp_path / "nowhere", tmp_path / "p", DecodeConfig(device="cpu"))
