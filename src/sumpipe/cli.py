@@ -37,6 +37,7 @@ app.command("train")(train_commands.train)
 app.command("decode")(decode_commands.decode)
 app.command("evaluate")(evaluate_commands.evaluate)
 app.command("rouge")(evaluate_commands.rouge)
+app.command("crosseval")(evaluate_commands.crosseval)
 app.command("report")(report_commands.report)
 
 

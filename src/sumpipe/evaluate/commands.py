@@ -1,16 +1,55 @@
-"""Thin Typer commands for this package (placeholder until the stage lands)."""
+"""Thin Typer commands: `sumpipe evaluate` (the DVC stage) and `sumpipe rouge` (any two files)."""
+
+from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated, Optional
 
-from sumpipe.errors import SumpipeError
+import typer
+
 from sumpipe.options import ParamsOption
 
 
 def evaluate(params: ParamsOption = Path("params.yaml")) -> None:
-    """(not built yet)"""
-    raise SumpipeError("evaluate: not built yet")
+    """ROUGE of every trained model and the Lead-k / first-N baselines on the test split."""
+    from sumpipe.config import load_params
+    from sumpipe.evaluate.stage import run_evaluate
+
+    p = load_params(params)
+    result = run_evaluate(p.paths, p.evaluate, list(p.models), [b.tokens for b in p.extract.budgets],
+                          split=p.decode.split)
+    best = max(result.summaries, key=lambda s: result.summaries[s]["rougeL"])
+    typer.echo(f"evaluate: {len(result.summaries)} systems scored -> {p.paths.scores}/, "
+               f"{p.paths.metrics}/rouge.json; best R-L: {best} {result.summaries[best]['rougeL']:.2f}")
 
 
-def rouge(params: ParamsOption = Path("params.yaml")) -> None:
-    """(not built yet)"""
-    raise SumpipeError("rouge: not built yet")
+def rouge(
+    pred: Annotated[Path, typer.Argument(help="predictions: text (one per line), JSONL or Parquet")],
+    ref: Annotated[Path, typer.Argument(help="references, same formats; a list value = several references")],
+    column: Annotated[Optional[str], typer.Option("--column", help="prediction column/field (dotted for nested JSON)")] = None,
+    ref_column: Annotated[Optional[str], typer.Option("--ref-column", help="reference column/field")] = None,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", min=1, help="bootstrap resamples for the intervals")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="bootstrap seed")] = 1234,
+    no_stem: Annotated[bool, typer.Option("--no-stem", help="turn the Porter stemmer off")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of a table")] = False,
+) -> None:
+    """Score two files with ROUGE-1/2/L/Lsum (rouge-score numbers) and print P, R, F1 with intervals."""
+    import json
+
+    from sumpipe.evaluate.score_files import render_rouge_table, score_files
+
+    result = score_files(pred, ref, column=column, ref_column=ref_column, bootstrap=bootstrap, seed=seed,
+                         use_stemmer=not no_stem)
+    typer.echo(json.dumps(result, indent=2) if as_json else render_rouge_table(result))
+
+
+def crosseval(params: ParamsOption = Path("params.yaml")) -> None:
+    """Cross-data-set test (seed Table 5.22): trained models on the `crosseval.data` corpus."""
+    from sumpipe.config import load_params
+    from sumpipe.evaluate.crosseval import run_crosseval
+
+    p = load_params(params)
+    summaries = run_crosseval(p.paths, p.crosseval, p.decode, p.evaluate)
+    figures = ", ".join(f"{name} R-1/R-2/R-L {s['rouge1']:.2f}/{s['rouge2']:.2f}/{s['rougeL']:.2f}"
+                        for name, s in summaries.items())
+    typer.echo(f"crosseval: {figures} -> {p.paths.crosseval}/, {p.paths.metrics}/crosseval.json")

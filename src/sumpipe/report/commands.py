@@ -1,11 +1,22 @@
-"""Thin Typer commands for this package (placeholder until the stage lands)."""
+"""Thin Typer command: `sumpipe report` (the DVC stage)."""
+
+from __future__ import annotations
 
 from pathlib import Path
 
-from sumpipe.errors import SumpipeError
+import typer
+
 from sumpipe.options import ParamsOption
 
 
 def report(params: ParamsOption = Path("params.yaml")) -> None:
-    """(not built yet)"""
-    raise SumpipeError("report: not built yet")
+    """Markdown/HTML report: ROUGE tables with intervals, significance, coverage, samples, heat maps, curves."""
+    from sumpipe.config import load_params
+    from sumpipe.report.stage import build_report
+
+    p = load_params(params)
+    result = build_report(p.paths, p.report, p.decode, list(p.models), seed=p.evaluate.seed, split=p.decode.split,
+                          crosseval_summary=Path(p.paths.crosseval) / "summary.json")
+    for note in result.notes:
+        typer.echo(f"report: {note}", err=True)
+    typer.echo(f"report: {result.markdown} and {result.html.name}, {len(result.figures)} figures")

@@ -1,0 +1,94 @@
+"""The DVC `crosseval` stage: trained models tested on another corpus (seed Table 5.22).
+
+The thesis trains on CNN/DM, XSum or Gigaword and tests every model on DUC 2004 task 1 (four
+references per document). Here `crosseval.data` names the other corpus exactly as the `data:`
+section does and is read with the download stage's loaders; each source then goes through what
+the model's own training data went through (`sumpipe.decode.api.prepare_raw`: preprocessing, and the
+model's input selection with the training n-gram table), is decoded with the `decode:` parameters,
+and is scored against every reference, preprocessed the same way, keeping the best per ROUGE type
+(as rouge-score's `score_multi`).
+
+Outputs: `${paths.crosseval}/<model>.parquet` (id, source, prediction, references, per-example
+scores), `${paths.crosseval}/summary.json` (set-up, per-model means with intervals) and
+`${paths.metrics}/crosseval.json` for `dvc metrics`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from sumpipe.config import CrossEvalConfig, DecodeConfig, EvaluateConfig, PathsConfig
+from sumpipe.errors import SumpipeError
+from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, score_pairs
+from sumpipe.evaluate.stage import setup_of
+from sumpipe.evaluate.summary import summarize
+from sumpipe.io import write_json, write_parquet
+
+
+def load_corpus(cfg: CrossEvalConfig) -> pd.DataFrame:
+    """id, source, references (list) of the configured corpus and split, capped to max_examples."""
+    from sumpipe.data.download import cap_examples, load_examples
+    from sumpipe.data.split import stable_split
+
+    rows, _ = load_examples(cfg.data)
+    if cfg.split != "all":
+        rows = [r for r in rows if (r.get("split") or stable_split(r["id"], cfg.data.split_ratios)) == cfg.split]
+    rows = cap_examples(rows, cfg.max_examples)
+    if not rows:
+        raise SumpipeError(f"crosseval: {cfg.name} has no examples in split {cfg.split!r}")
+    return pd.DataFrame({
+        "id": [r["id"] for r in rows],
+        "source": [r["source"] for r in rows],
+        "references": [list(r.get("references") or [r["reference"]]) for r in rows],
+    })
+
+
+def decode_corpus(model_dir: Path, sources: list[str], vocab_dir: str, decode_cfg: DecodeConfig) -> list[str]:
+    """The model's summary of each raw source ("" where preprocessing leaves no words)."""
+    from sumpipe.decode import api
+
+    model, vocab, config = api.load_model(model_dir)
+    docs = [api.prepare_raw(s, config, vocab_dir=vocab_dir) for s in sources]
+    keep = [i for i, d in enumerate(docs) if api.has_words(d)]
+    summaries = api.summarize(model, vocab, config, [docs[i] for i in keep], decode_cfg)
+    out = [""] * len(docs)
+    for i, s in zip(keep, summaries):
+        out[i] = s.text
+    return out
+
+
+def run_crosseval(paths: PathsConfig, cfg: CrossEvalConfig, decode_cfg: DecodeConfig,
+                  eval_cfg: EvaluateConfig) -> dict[str, dict]:
+    """Decode and score the corpus with every configured model; write outputs; return the summaries."""
+    from sumpipe.text.preprocess import preprocess_text
+
+    missing = [m for m in cfg.models if not (Path(paths.models) / m).is_dir()]
+    if missing:
+        raise SumpipeError(f"crosseval.models: no trained model {missing[0]!r} in {paths.models}/ (run `sumpipe train`)")
+    corpus = load_corpus(cfg)
+    references = [[preprocess_text(r) for r in refs] for refs in corpus["references"]]
+    setup = setup_of(eval_cfg)
+    scorer = FastRouge(ROUGE_TYPES, eval_cfg.use_stemmer)
+    out_dir = Path(paths.crosseval)
+    summaries = {}
+    for name in cfg.models:
+        predictions = decode_corpus(Path(paths.models) / name, corpus["source"].tolist(), paths.vocab, decode_cfg)
+        empty = sum(1 for p in predictions if not p)
+        if empty:
+            print(f"crosseval: {name}: {empty} sources had no words left after preprocessing (scored 0)",
+                  file=sys.stderr)
+        scores = score_pairs(predictions, references, scorer=scorer)
+        frame = pd.concat([corpus[["id", "source"]].reset_index(drop=True),
+                           pd.DataFrame({"prediction": predictions, "references": references}), scores], axis=1)
+        write_parquet(frame, out_dir / f"{name}.parquet")
+        summaries[f"{name} ({cfg.name})"] = summarize(scores, setup)
+    n_refs = sorted({len(r) for r in references})
+    note = (f"{'/'.join(map(str, n_refs))} reference(s) per example; with several, the best per ROUGE type "
+            "(rouge-score's score_multi).")
+    write_json({"corpus": cfg.name, "split": cfg.split, "models": cfg.models, "config": setup.as_dict(),
+                "references_note": note, "systems": summaries}, out_dir / "summary.json")
+    write_json(summaries, Path(paths.metrics) / "crosseval.json")
+    return summaries

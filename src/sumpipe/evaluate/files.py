@@ -1,0 +1,121 @@
+"""Read one column of summaries from a text, JSON Lines or Parquet file (for `sumpipe rouge`).
+
+- `*.parquet`: a column by name;
+- `*.jsonl`, `*.json` (one object per line), optionally `.gz`: a field by name; a dotted name
+  reaches into nested objects (`system_outputs.ptgen`);
+- anything else (optionally `.gz`): plain text, one summary per line (the column name is ignored);
+  a line is one sentence for ROUGE-Lsum, so use JSONL or Parquet for multi-sentence summaries.
+
+A value may be a list of strings: several references for one example (scored as `score_multi`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+from sumpipe.errors import SumpipeError
+
+PREDICTION_COLUMNS = ("prediction", "summary", "hypothesis", "output")
+REFERENCE_COLUMNS = ("references", "reference", "target", "summary")
+
+
+def _suffixes(path: Path) -> list[str]:
+    suffixes = [s.lower() for s in path.suffixes]
+    return suffixes[:-1] if suffixes and suffixes[-1] == ".gz" else suffixes
+
+
+def file_kind(path: Path) -> str:
+    suffixes = _suffixes(path)
+    last = suffixes[-1] if suffixes else ""
+    if last == ".parquet":
+        return "parquet"
+    if last in (".jsonl", ".json", ".ndjson"):
+        return "jsonl"
+    return "lines"
+
+
+def _open_text(path: Path):
+    if path.suffix.lower() == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8")
+    return path.open("r", encoding="utf-8")
+
+
+def _lookup(record: Any, dotted: str) -> Any:
+    value = record
+    for part in dotted.split("."):
+        if not isinstance(value, dict) or part not in value:
+            raise KeyError(dotted)
+        value = value[part]
+    return value
+
+
+def _pick(available: list[str], column: str | None, defaults: tuple[str, ...], path: Path) -> str:
+    if column is not None:
+        return column
+    for name in defaults:
+        if name in available:
+            return name
+    if len(available) == 1:
+        return available[0]
+    raise SumpipeError(f"{path}: say which column to score with --column/--ref-column "
+                       f"(columns: {', '.join(available)})")
+
+
+def _normalise(value: Any, path: Path, row: int) -> str | list[str]:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value) and value:
+        return list(value)
+    raise SumpipeError(f"{path}: row {row + 1}: expected a string or a list of strings, got {type(value).__name__}")
+
+
+def read_summaries(path: str | Path, column: str | None = None,
+                   defaults: tuple[str, ...] = PREDICTION_COLUMNS) -> list[str | list[str]]:
+    """The summaries in `path` (see the module docstring), one per example."""
+    path = Path(path)
+    if not path.is_file():
+        raise SumpipeError(f"{path}: no such file")
+    kind = file_kind(path)
+    if kind == "lines":
+        with _open_text(path) as f:
+            return [line.rstrip("\n").rstrip("\r") for line in f]
+    if kind == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            names = pq.read_schema(path).names
+        except Exception as exc:  # pyarrow raises several types for a corrupt file
+            raise SumpipeError(f"{path}: not a readable Parquet file ({exc.__class__.__name__})") from None
+        name = _pick(names, column, defaults, path)
+        if name not in names:
+            raise SumpipeError(f"{path}: no column {name!r} (columns: {', '.join(names)})")
+        values = pq.read_table(path, columns=[name]).column(0).to_pylist()
+        return [_normalise(v, path, i) for i, v in enumerate(values)]
+    records = []
+    with _open_text(path) as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                raise SumpipeError(f"{path}: line {number} is not valid JSON") from None
+    if not records:
+        return []
+    first = records[0] if isinstance(records[0], dict) else {}
+    name = _pick(list(first), column, defaults, path)
+    out = []
+    for row, record in enumerate(records):
+        try:
+            out.append(_normalise(_lookup(record, name), path, row))
+        except KeyError:
+            keys = ", ".join(record) if isinstance(record, dict) else type(record).__name__
+            raise SumpipeError(f"{path}: row {row + 1} has no field {name!r} (fields: {keys})") from None
+    return out

@@ -1,0 +1,146 @@
+"""The DVC `evaluate` stage: ROUGE of every trained model and of the extractive baselines.
+
+Systems, all on the test split (the split the decode stage summarised, `decode.split`):
+- each model in params `models:` whose `predictions/<model>/test.parquet` exists (decode stage);
+- `lead<k>`: the first `evaluate.lead_sentences` sentences of the preprocessed source (§5.4.1);
+- `first<N>`: the first-N-tokens selection of the extract stage, for every budget N.
+
+Outputs:
+- `${paths.scores}/<system>.parquet`: id, prediction and per-example P/R/F1 (fractions) of
+  ROUGE-1, -2, -L, -Lsum;
+- `${paths.scores}/summary.json`: the scoring set-up, per-system means with bootstrap intervals,
+  and paired bootstrap tests of every system against Lead-k and against M1 (read by `report`);
+- `${paths.metrics}/rouge.json`: `{"<system>": {"rouge1": F1 x 100, "rouge2", "rougeL",
+  "rougeLsum", "<type>_low", "<type>_high", "n"}}` for `dvc metrics show/diff`.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from sumpipe.config import EvaluateConfig, PathsConfig
+from sumpipe.errors import SumpipeError
+from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, score_pairs
+from sumpipe.evaluate.summary import ScoringSetup, compare, summarize
+from sumpipe.io import read_parquet, write_json, write_parquet
+
+SPLIT = "test"
+REFERENCE_MODEL = "M1"
+
+
+@dataclass
+class EvaluationResult:
+    summaries: dict[str, dict]
+    comparisons: dict[str, dict]
+    skipped: list[str] = field(default_factory=list)
+
+
+def references_of(df: pd.DataFrame) -> list:
+    """Each row's references: the `references` list when present (DUC), else `reference`."""
+    if "reference" not in df.columns and "references" not in df.columns:
+        raise SumpipeError("no `reference` or `references` column to score against")
+    firsts = df["reference"] if "reference" in df.columns else [""] * len(df)
+    if "references" not in df.columns:
+        return [[ref] for ref in firsts]
+    return [list(refs) if refs is not None and len(refs) else [ref] for refs, ref in zip(df["references"], firsts)]
+
+
+def lead_sentences(source: str, k: int) -> str:
+    """The first k sentences of a preprocessed source (sentences are separated by "\\n")."""
+    return "\n".join(source.split("\n")[:k])
+
+
+def setup_of(cfg: EvaluateConfig) -> ScoringSetup:
+    return ScoringSetup(use_stemmer=cfg.use_stemmer, bootstrap_samples=cfg.bootstrap_samples,
+                        confidence=cfg.confidence, seed=cfg.seed)
+
+
+def collect_systems(paths: PathsConfig, cfg: EvaluateConfig, model_names: list[str], budgets: list[int],
+                    split: str = SPLIT) -> tuple[dict[str, pd.DataFrame], list[str]]:
+    """{system: DataFrame(id, prediction, references)} in report order, and the models left out."""
+    processed = read_parquet(Path(paths.processed) / f"{split}.parquet")
+    if processed.empty:
+        raise SumpipeError(f"{paths.processed}/{split}.parquet has no examples")
+    processed = processed.assign(references=references_of(processed))
+    refs_by_id = dict(zip(processed["id"], processed["references"]))
+
+    systems: dict[str, pd.DataFrame] = {}
+    skipped = []
+    for name in model_names:
+        path = Path(paths.predictions) / name / f"{split}.parquet"
+        if not path.is_file():
+            skipped.append(name)
+            continue
+        preds = read_parquet(path)
+        missing = {"id", "prediction"} - set(preds.columns)
+        if missing:
+            raise SumpipeError(f"{path}: missing column(s) {', '.join(sorted(missing))}")
+        own = references_of(preds) if {"reference", "references"} & set(preds.columns) else [None] * len(preds)
+        refs = [refs_by_id.get(i, r) for i, r in zip(preds["id"], own)]
+        if any(r is None for r in refs):
+            raise SumpipeError(f"{path}: ids without a reference in {paths.processed}/{split}.parquet")
+        systems[name] = pd.DataFrame({"id": preds["id"], "prediction": preds["prediction"].fillna(""),
+                                      "references": refs})
+
+    k = cfg.lead_sentences
+    systems[f"lead{k}"] = pd.DataFrame({
+        "id": processed["id"],
+        "prediction": [lead_sentences(s, k) for s in processed["source"]],
+        "references": processed["references"],
+    })
+    for tokens in budgets:
+        path = Path(paths.extracted) / f"first{tokens}" / f"{split}.parquet"
+        if not path.is_file():
+            skipped.append(f"first{tokens}")
+            continue
+        first = read_parquet(path)
+        own = references_of(first)
+        systems[f"first{tokens}"] = pd.DataFrame({
+            "id": first["id"], "prediction": first["source"],
+            "references": [refs_by_id.get(i, r) for i, r in zip(first["id"], own)],
+        })
+    return systems, skipped
+
+
+def score_systems(systems: dict[str, pd.DataFrame], use_stemmer: bool) -> dict[str, pd.DataFrame]:
+    """Per-example scores of each system: id, prediction and `<type>_<precision|recall|fmeasure>`."""
+    scorer = FastRouge(ROUGE_TYPES, use_stemmer)  # shared, so references are tokenized once
+    out = {}
+    for name, df in systems.items():
+        refs = [r[0] if len(r) == 1 else r for r in df["references"]]
+        scores = score_pairs(df["prediction"].tolist(), refs, scorer=scorer)
+        out[name] = pd.concat([df[["id", "prediction"]].reset_index(drop=True), scores], axis=1)
+    return out
+
+
+def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, model_names: list[str], budgets: list[int],
+                 split: str = SPLIT) -> EvaluationResult:
+    """Score every system on `split`, write per-example scores, the summary and `rouge.json`."""
+    systems, skipped = collect_systems(paths, cfg, model_names, budgets, split)
+    for name in skipped:
+        print(f"evaluate: no test output for {name}, left out", file=sys.stderr)
+    setup = setup_of(cfg)
+    scores = score_systems(systems, cfg.use_stemmer)
+
+    scores_dir = Path(paths.scores)
+    summaries = {}
+    for name, df in scores.items():
+        write_parquet(df, scores_dir / f"{name}.parquet")
+        summaries[name] = summarize(df, setup)
+
+    lead = f"lead{cfg.lead_sentences}"
+    baselines = [b for b in (lead, REFERENCE_MODEL) if b in scores]
+    comparisons = {
+        name: {f"vs_{base}": compare(scores[name], scores[base], setup) for base in baselines if base != name}
+        for name in scores
+    }
+    # JSON keys are written sorted; `order` keeps the report's row order (models, then baselines).
+    write_json({"split": split, "config": setup.as_dict(), "order": list(summaries), "systems": summaries,
+                "comparisons": comparisons, "baselines": [b for b in summaries if b not in model_names],
+                "left_out": skipped}, scores_dir / "summary.json")
+    write_json(summaries, Path(paths.metrics) / "rouge.json")
+    return EvaluationResult(summaries=summaries, comparisons=comparisons, skipped=skipped)

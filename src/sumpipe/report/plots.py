@@ -1,0 +1,113 @@
+"""PNG figures for the report, drawn with matplotlib's Agg canvas (no display, no pyplot state).
+
+Each function takes plain data and an output path, writes the PNG atomically and returns the path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from sumpipe.io import atomic_path
+
+
+def _save(fig: Figure, path: str | Path) -> Path:
+    FigureCanvasAgg(fig)
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=110)
+    return Path(path)
+
+
+def coverage_bars(coverage: dict[str, dict[str, dict[str, float]]], path: str | Path) -> Path:
+    """Fig. 5.2 in aggregate: per split, mean share (and number) of reference words in each input.
+
+    `coverage`: {split: {selection: {"share": .., "words_present": ..}}}.
+    """
+    splits = list(coverage)
+    selections = sorted({s for per_split in coverage.values() for s in per_split},
+                        key=lambda s: (s != "full", s))
+    fig = Figure(figsize=(max(6.0, 1.1 * len(selections) * max(1, len(splits)) ** 0.5 + 2), 4.2))
+    ax_share, ax_words = fig.subplots(1, 2)
+    width = 0.8 / max(1, len(splits))
+    x = np.arange(len(selections))
+    for k, split in enumerate(splits):
+        shares = [coverage[split].get(s, {}).get("share", np.nan) for s in selections]
+        words = [coverage[split].get(s, {}).get("words_present", np.nan) for s in selections]
+        ax_share.bar(x + k * width, shares, width, label=split)
+        ax_words.bar(x + k * width, words, width, label=split)
+    for ax, title in ((ax_share, "share of reference words in the input"),
+                      (ax_words, "reference words present (mean per example)")):
+        ax.set_xticks(x + width * (len(splits) - 1) / 2, selections, rotation=30, ha="right")
+        ax.set_title(title, fontsize=10)
+        ax.legend(fontsize=8)
+    ax_share.set_ylim(0, 1)
+    return _save(fig, path)
+
+
+def sentence_coverage(panels: dict[str, tuple[Sequence[int], Sequence[bool]]], path: str | Path) -> Path:
+    """Fig. 5.2 for one example: reference words per source sentence, the selected ones highlighted.
+
+    `panels`: {selection: (hits per sentence, selected per sentence)}.
+    """
+    fig = Figure(figsize=(8, 2.2 * len(panels) + 0.5))
+    axes = np.atleast_1d(fig.subplots(len(panels), 1, squeeze=False)[:, 0])
+    for ax, (name, (hits, selected)) in zip(axes, panels.items()):
+        idx = np.arange(1, len(hits) + 1)
+        colors = ["tab:blue" if s else "lightgray" for s in selected]
+        ax.bar(idx, hits, color=colors)
+        total = int(sum(h for h, s in zip(hits, selected) if s))
+        ax.set_title(f"{name}: {total} reference words in the selected sentences", fontsize=10)
+        ax.set_ylabel("words")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    axes[-1].set_xlabel("sentence number (blue: in the input, gray: left out)")
+    return _save(fig, path)
+
+
+def attention_heatmap(attention: np.ndarray, source_tokens: Sequence[str], summary_tokens: Sequence[str],
+                      path: str | Path, title: str, max_source: int = 80) -> Path:
+    """Fig. 5.3: copy attention (T generated x S source), lighter = more attention.
+
+    Only the first `max_source` source positions are drawn (the title says so when cut).
+    """
+    attention = np.asarray(attention, dtype=np.float32)
+    shown = min(attention.shape[1], max_source, len(source_tokens))
+    attention = attention[:, :shown]
+    fig = Figure(figsize=(min(18.0, 2.0 + 0.16 * shown), min(12.0, 1.5 + 0.22 * len(summary_tokens))))
+    ax = fig.subplots()
+    image = ax.imshow(attention, aspect="auto", cmap="viridis", interpolation="nearest")
+    ax.set_xticks(range(shown), list(source_tokens[:shown]), rotation=90, fontsize=6)
+    ax.set_yticks(range(len(summary_tokens)), list(summary_tokens), fontsize=7)
+    ax.set_xlabel("input text" + (f" (first {shown} of {len(source_tokens)} tokens)" if shown < len(source_tokens) else ""))
+    ax.set_ylabel("generated summary")
+    ax.set_title(title, fontsize=10)
+    fig.colorbar(image, ax=ax, fraction=0.03)
+    return _save(fig, path)
+
+
+def training_curves(logs: dict[str, "object"], path: str | Path) -> Path:
+    """Training loss per step and validation loss at epoch ends, one line per model.
+
+    `logs`: {model: DataFrame with columns step, loss, valid_loss (NaN except at epoch ends)}.
+    """
+    fig = Figure(figsize=(10, 4))
+    ax_train, ax_valid = fig.subplots(1, 2)
+    for name, log in logs.items():
+        ax_train.plot(log["step"], log["loss"], label=name, linewidth=1)
+        valid = log.dropna(subset=["valid_loss"])
+        if len(valid):
+            ax_valid.plot(valid["step"], valid["valid_loss"], marker="o", label=name)
+    ax_train.set_title("training loss", fontsize=10)
+    ax_valid.set_title("validation loss (epoch ends)", fontsize=10)
+    for ax in (ax_train, ax_valid):
+        ax.set_xlabel("step")
+        ax.ticklabel_format(axis="y", useOffset=False)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
+    return _save(fig, path)

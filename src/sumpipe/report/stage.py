@@ -1,0 +1,380 @@
+"""The DVC `report` stage: one markdown (and HTML) report with the seed's tables and figures.
+
+Reads what earlier stages wrote and draws nothing it cannot trace back to them:
+
+| section | from | seed |
+|---|---|---|
+| ROUGE F1 x 100 with 95% intervals per system | `${paths.scores}/summary.json` (evaluate) | Table 5.1 |
+| paired bootstrap vs Lead-k and vs M1 | same | -- |
+| input coverage by selection, bar charts | `${paths.metrics}/coverage.json` (extract), extracted `selected` | Fig. 5.2 |
+| sample summaries with per-example ROUGE | `${paths.scores}/<system>.parquet`, processed split | Tables 5.2-5.4 |
+| attention heat maps | `${paths.models}/<model>` through `sumpipe.decode.api` | Fig. 5.3 |
+| training curves | `${paths.models}/<model>/train_log.csv` | -- |
+| cross-data-set ROUGE | `${paths.crosseval}/summary.json` (crosseval stage), when present | Table 5.22 |
+
+Everything goes to `${paths.reports}/`: `report.md`, `report.html` and `figures/*.png`. A section whose
+inputs are absent says so in one line instead of failing: the report also serves half-built pipelines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from sumpipe.config import DecodeConfig, PathsConfig, ReportConfig
+from sumpipe.errors import SumpipeError
+from sumpipe.evaluate.summary import LABELS, markdown_table
+from sumpipe.io import read_json, read_parquet, write_text
+from sumpipe.report import plots
+from sumpipe.report.html import markdown_to_html
+
+TABLE_TYPES = ("rouge1", "rouge2", "rougeL")
+FRAGMENT_WORDS = 80  # words of the input shown in the sample table (the thesis shows a fragment)
+
+
+@dataclass
+class ReportResult:
+    markdown: Path
+    html: Path
+    figures: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _escape(text: str) -> str:
+    """A text as one markdown table cell: sentences on one line, pipes escaped."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _fragment(text: str, words: int = FRAGMENT_WORDS) -> str:
+    tokens = str(text).split()
+    return " ".join(tokens[:words]) + (" ..." if len(tokens) > words else "")
+
+
+def _rel(path: Path, root: Path) -> str:
+    return path.relative_to(root).as_posix()
+
+
+# --------------------------------------------------------------------------------------------
+# Sections
+# --------------------------------------------------------------------------------------------
+def config_line(config: dict) -> str:
+    """The set-up a ROUGE table depends on, in one line under the table."""
+    return (f"*Configuration: rouge-score {config.get('rouge_score_version', '?')} numbers; tokenizer: "
+            f"{config.get('tokenizer', '?')}; stemming: {config.get('stemming', '?')}; ROUGE-Lsum sentences: "
+            f"{config.get('rougeLsum_sentences', '?')}; several references: {config.get('multi_reference', '?')}; "
+            f"intervals: {config.get('interval', '?')}.*")
+
+
+def ordered_systems(summary: dict) -> dict[str, dict]:
+    """Per-system summaries in the evaluate stage's order (models first, then the baselines)."""
+    order = summary.get("order") or list(summary["systems"])
+    return {name: summary["systems"][name] for name in order if name in summary["systems"]}
+
+
+def rouge_section(summary: dict) -> list[str]:
+    systems = ordered_systems(summary)
+    split = summary.get("split", "test")
+    best = {t: max(systems, key=lambda s: systems[s][t]) for t in TABLE_TYPES}
+    table = markdown_table(systems, types=(*TABLE_TYPES, "rougeLsum"))
+    # Bold-face the best figure of each column, as the seed's tables do.
+    lines = table.split("\n")
+    names = list(systems)
+    for row, name in enumerate(names, start=2):
+        cells = lines[row].split(" | ")
+        for col, t in enumerate(TABLE_TYPES, start=1):
+            if best[t] == name:
+                cells[col] = f"**{cells[col]}**"
+        lines[row] = " | ".join(cells)
+    config = summary["config"]
+    return [
+        f"## ROUGE on the {split} split (seed Table 5.1)",
+        "",
+        f"F1 x 100, mean over the {summary['split']} examples, with {config['confidence']:.0%} bootstrap "
+        f"intervals [low, high]; best of each column in bold. Baselines: `lead*` = the first sentences of "
+        f"the preprocessed source, `first<N>` = its first N tokens (the extract stage's selection).",
+        "",
+        *lines,
+        "",
+        config_line(config),
+        "",
+    ]
+
+
+def significance_section(summary: dict) -> list[str]:
+    comparisons = summary.get("comparisons", {})
+    baselines = set(summary.get("baselines", []))
+    # Each model against Lead-k and M1, each other baseline against Lead-k only (the rest is redundant).
+    rows = [(name, base.removeprefix("vs_"), comparisons[name][base]) for name in ordered_systems(summary)
+            for base in comparisons.get(name, {})
+            if not (name in baselines and base.removeprefix("vs_") not in baselines)]
+    out = ["## Significance (paired bootstrap)", ""]
+    if not rows:
+        return out + ["No comparison available (needs Lead-k or M1 and another system).", ""]
+    out += [
+        "Δ = difference of mean F1 x 100 (system minus baseline) on the examples both scored; p = one-sided "
+        "p-value of \"the system is not better than the baseline\": the share of bootstrap resamples whose "
+        "resampled difference is at least 2Δ (Berg-Kirkpatrick et al. 2012; the same resamples as the "
+        "intervals). † marks p < 0.05.",
+        "",
+        "| System | vs | " + " | ".join(f"Δ{LABELS[t]} (p)" for t in TABLE_TYPES) + " | n |",
+        "|---|---|" + "---:|" * (len(TABLE_TYPES) + 1),
+    ]
+    for name, base, tests in rows:
+        cells = []
+        for t in TABLE_TYPES:
+            r = tests[t]
+            star = " †" if r["p_value"] < 0.05 else ""
+            cells.append(f"{r['delta']:+.2f} ({r['p_value']:.3f}){star}")
+        out.append(f"| {name} | {base} | " + " | ".join(cells) + f" | {tests['n']} |")
+    return out + [""]
+
+
+def coverage_section(coverage: dict | None, figures: Path, root: Path, example: dict | None) -> tuple[list[str], list[Path]]:
+    out = ["## Input coverage (seed Fig. 5.2)", ""]
+    if not coverage:
+        return out + ["No coverage metrics (`coverage.json` from the extract stage) yet.", ""], []
+    per_split = {split: {k: v for k, v in stats.items() if isinstance(v, dict)} for split, stats in coverage.items()
+                 if isinstance(stats, dict) and any(isinstance(v, dict) for v in stats.values())}
+    if not per_split:
+        return out + ["The coverage metrics hold no selection statistics.", ""], []
+    out += [
+        "How much of the reference each model input contains (extract stage): mean distinct reference content "
+        "words present in the input, their share of the reference's content words, and the number of input "
+        "tokens that are reference words (the thesis's count). `full` is the whole preprocessed document.",
+        "",
+        "| split | input | words present | share | occurrences | examples |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for split, selections in per_split.items():
+        examples = coverage[split].get("examples", "")
+        for name in sorted(selections, key=lambda s: (s != "full", s)):
+            s = selections[name]
+            out.append(f"| {split} | {name} | {s.get('words_present', float('nan')):.2f} | "
+                       f"{s.get('share', float('nan')):.3f} | {s.get('occurrences', float('nan')):.2f} | {examples} |")
+    made = [plots.coverage_bars(per_split, figures / "coverage.png")]
+    out += ["", f"![coverage]({_rel(made[0], root)})", ""]
+    if example is not None:
+        made.append(plots.sentence_coverage(example["panels"], figures / "coverage_example.png"))
+        out += [f"Per sentence, for example `{example['id']}` (as the thesis's Fig. 5.2 for one story): "
+                "reference words in each source sentence, blue where the selection keeps the sentence.", "",
+                f"![coverage of one example]({_rel(made[1], root)})", ""]
+    return out, made
+
+
+def example_coverage(paths: PathsConfig, split: str, example_id: str, source: str, reference: str) -> dict | None:
+    """Per-sentence reference-word counts of one example, and which sentences each selection kept."""
+    try:
+        from sumpipe.extract.coverage import reference_hits, reference_words
+    except ImportError:
+        return None
+    ref_words = reference_words(reference)
+    hits = [len(reference_hits(sentence.split(), ref_words)) for sentence in source.split("\n")]
+    panels: dict[str, tuple[list[int], list[bool]]] = {}
+    extracted = Path(paths.extracted)
+    if extracted.is_dir():
+        for folder in sorted(p for p in extracted.iterdir() if (p / f"{split}.parquet").is_file()):
+            df = read_parquet(folder / f"{split}.parquet", columns=["id", "selected"])
+            row = df[df["id"] == example_id]
+            if len(row):
+                chosen = set(int(i) for i in row.iloc[0]["selected"])
+                panels[folder.name] = (hits, [i in chosen for i in range(len(hits))])
+    if not panels:
+        panels["full"] = (hits, [True] * len(hits))
+    return {"id": example_id, "panels": panels}
+
+
+def pick_examples(ids: list[str], n: int, seed: int) -> list[str]:
+    """n example ids drawn without replacement by a seeded Generator, in their original order."""
+    if n <= 0 or not ids:
+        return []
+    rng = np.random.Generator(np.random.PCG64(seed))
+    chosen = rng.choice(len(ids), size=min(n, len(ids)), replace=False)
+    return [ids[i] for i in sorted(chosen)]
+
+
+def samples_section(examples: list[str], processed: pd.DataFrame, scores: dict[str, pd.DataFrame]) -> list[str]:
+    out = ["## Sample summaries (seed Tables 5.2-5.4)", ""]
+    if not examples:
+        return out + ["No example scored by every system (or report.n_samples = 0).", ""]
+    out += [f"{len(examples)} examples drawn with the evaluate seed; the input is the preprocessed "
+            f"source (first {FRAGMENT_WORDS} words), ROUGE is F1 x 100 of that one summary.", ""]
+    by_id = processed.set_index("id")
+    for example_id in examples:
+        row = by_id.loc[example_id]
+        references = row["references"] if "references" in by_id.columns and row["references"] is not None else [row["reference"]]
+        out += [f"### Example `{example_id}`", "", "| Input text (fragment) | Annotated summary |", "|---|---|",
+                f"| {_escape(_fragment(row['source']))} | {_escape(' // '.join(references))} |", "",
+                "| System | Generated summary | R-1 | R-2 | R-L |", "|---|---|---:|---:|---:|"]
+        for name, df in scores.items():
+            hit = df[df["id"] == example_id]
+            if not len(hit):
+                continue
+            r = hit.iloc[0]
+            figures = " | ".join(f"{r[f'{t}_fmeasure'] * 100:.0f}" for t in TABLE_TYPES)
+            out.append(f"| {name} | {_escape(r['prediction'])} | {figures} |")
+        out.append("")
+    return out
+
+
+def heatmap_section(paths: PathsConfig, split: str, model_names: list[str], examples: list[str],
+                    decode_cfg: DecodeConfig, figures: Path, root: Path) -> tuple[list[str], list[Path], list[str]]:
+    """Copy-attention heat maps of each trained model on the first examples (via sumpipe.decode.api)."""
+    out = ["## Attention heat maps (seed Fig. 5.3)", ""]
+    if not examples:
+        return out + ["No examples selected (report.n_heatmaps = 0 or nothing scored).", ""], [], []
+    trained = [m for m in model_names if (Path(paths.models) / m / "model.safetensors").is_file()]
+    if not trained:
+        return out + ["No trained model in `" + paths.models + "` yet.", ""], [], []
+    try:
+        from sumpipe.decode import api
+    except ImportError as exc:
+        return out + [f"Heat maps unavailable: the decode API cannot be imported ({exc}).", ""], [], []
+    out += ["The decoder's copy attention over the model's input (rows: generated words, columns: input "
+            "tokens; lighter = more attention), for the same examples as above, decoded with the "
+            "`decode:` parameters.", ""]
+    made: list[Path] = []
+    notes: list[str] = []
+    for name in trained:
+        try:
+            model, vocab, config = api.load_model(Path(paths.models) / name)
+            inputs = _model_inputs(paths, split, api.model_input(config), examples)
+            docs = [inputs[i] for i in examples]
+            summaries = api.summarize(model, vocab, config, docs, decode_cfg, details=True)
+        except Exception as exc:  # noqa: BLE001 - a broken model must not sink the whole report
+            notes.append(f"{name}: heat maps skipped ({exc.__class__.__name__}: {str(exc).splitlines()[0] if str(exc) else ''})")
+            out.append(f"- {notes[-1]}")
+            continue
+        for example_id, s in zip(examples, summaries):
+            if s.attention is None or not len(s.tokens):
+                out.append(f"- {name}, `{example_id}`: no attention returned")
+                continue
+            path = figures / f"attention_{name}_{example_id}.png".replace("/", "_").replace(":", "_")
+            made.append(plots.attention_heatmap(s.attention, s.source_tokens, s.tokens, path,
+                                                f"{name} on {example_id}"))
+            out += [f"**{name}**, `{example_id}`: {_escape(s.text)}", "", f"![{name} {example_id}]({_rel(path, root)})", ""]
+    return out + [""], made, notes
+
+
+def _model_inputs(paths: PathsConfig, split: str, selection: str, ids: list[str]) -> dict[str, str]:
+    """The input text each id had at decode time: the model's selection, else the processed source."""
+    path = Path(paths.extracted) / selection / f"{split}.parquet" if selection else None
+    if path is None or not path.is_file():
+        path = Path(paths.processed) / f"{split}.parquet"
+    df = read_parquet(path, columns=["id", "source"])
+    found = dict(zip(df["id"], df["source"]))
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise SumpipeError(f"{path}: no example {missing[0]}")
+    return {i: found[i] for i in ids}
+
+
+def training_section(paths: PathsConfig, model_names: list[str], figures: Path, root: Path) -> tuple[list[str], list[Path]]:
+    out = ["## Training curves", ""]
+    logs = {}
+    for name in model_names:
+        path = Path(paths.models) / name / "train_log.csv"
+        if path.is_file():
+            log = pd.read_csv(path)
+            if {"step", "loss"} <= set(log.columns) and len(log):
+                if "valid_loss" not in log.columns:
+                    log["valid_loss"] = np.nan
+                logs[name] = log
+    if not logs:
+        return out + ["No `train_log.csv` in the model folders yet.", ""], []
+    path = plots.training_curves(logs, figures / "training_curves.png")
+    out += ["| Model | steps | epochs | last loss | best valid loss |", "|---|---:|---:|---:|---:|"]
+    for name, log in logs.items():
+        valid = pd.to_numeric(log["valid_loss"], errors="coerce").dropna()
+        epochs = f"{float(log['epoch'].max()):.2f}" if "epoch" in log.columns else ""
+        out.append(f"| {name} | {int(log['step'].max())} | {epochs} | {float(log['loss'].iloc[-1]):.4f} | "
+                   f"{(f'{valid.min():.4f}' if len(valid) else '–')} |")
+    return out + ["", f"![training curves]({_rel(path, root)})", ""], [path]
+
+
+def crosseval_section(summary: dict | None) -> list[str]:
+    if not summary or not summary.get("systems"):
+        return []
+    return [
+        "## Cross-data-set evaluation (seed Table 5.22)",
+        "",
+        f"Models trained on this pipeline's corpus, tested on another corpus ({summary.get('corpus', '?')}, "
+        f"split {summary.get('split', '?')}) with the same preprocessing and input selection; "
+        f"{summary.get('references_note', '')}",
+        "",
+        markdown_table(summary["systems"], types=(*TABLE_TYPES, "rougeLsum")),
+        "",
+        config_line(summary.get("config", {})),
+        "",
+    ]
+
+
+def config_section(summary: dict) -> list[str]:
+    config = summary["config"]
+    keys = ("rouge_score_version", "implementation", "tokenizer", "stemming", "rougeLsum_sentences",
+            "multi_reference", "aggregate", "interval", "significance")
+    return ["## Scoring configuration", "", *(f"- {k}: {config[k]}" for k in keys if k in config), ""]
+
+
+# --------------------------------------------------------------------------------------------
+# The stage
+# --------------------------------------------------------------------------------------------
+def build_report(paths: PathsConfig, cfg: ReportConfig, decode_cfg: DecodeConfig, model_names: list[str],
+                 seed: int, split: str = "test", crosseval_summary: str | Path | None = None) -> ReportResult:
+    """Write `${paths.reports}/report.md`, `report.html` and `figures/`."""
+    root = Path(paths.reports)
+    figures = root / "figures"
+    summary_path = Path(paths.scores) / "summary.json"
+    if not summary_path.is_file():
+        raise SumpipeError(f"{summary_path}: no such file (run `sumpipe evaluate` first)")
+    summary = read_json(summary_path)
+    split = summary.get("split", split)
+    systems = list(ordered_systems(summary))
+    scores = {name: read_parquet(Path(paths.scores) / f"{name}.parquet") for name in systems}
+    processed = read_parquet(Path(paths.processed) / f"{split}.parquet")
+
+    shared = set(processed["id"])
+    for df in scores.values():
+        shared &= set(df["id"])
+    ordered = [i for i in processed["id"] if i in shared]
+    samples = pick_examples(ordered, cfg.n_samples, seed)
+    heat_ids = samples[: cfg.n_heatmaps] if len(samples) >= cfg.n_heatmaps else pick_examples(ordered, cfg.n_heatmaps, seed)
+
+    coverage_path = Path(paths.metrics) / "coverage.json"
+    coverage = read_json(coverage_path) if coverage_path.is_file() else None
+    example = None
+    if samples:
+        row = processed[processed["id"] == samples[0]].iloc[0]
+        example = example_coverage(paths, split, samples[0], row["source"], row["reference"])
+
+    cross = None
+    if crosseval_summary is not None and Path(crosseval_summary).is_file():
+        cross = read_json(crosseval_summary)
+
+    n = summary["systems"][systems[0]]["n"] if systems else 0
+    lines = ["# sumpipe report", "",
+             f"{len(systems)} systems on the {split} split ({n} examples). Generated by `sumpipe report` from the "
+             "outputs of `dvc repro`; every number below traces back to a file under the pipeline's folders.", ""]
+    lines += rouge_section(summary)
+    lines += significance_section(summary)
+    made: list[Path] = []
+    section, figs = coverage_section(coverage, figures, root, example)
+    lines += section
+    made += figs
+    lines += samples_section(samples, processed, scores)
+    section, figs, notes = heatmap_section(paths, split, model_names, heat_ids, decode_cfg, figures, root)
+    lines += section
+    made += figs
+    section, figs = training_section(paths, model_names, figures, root)
+    lines += section
+    made += figs
+    lines += crosseval_section(cross)
+    lines += config_section(summary)
+
+    markdown = "\n".join(lines).rstrip() + "\n"
+    md_path = write_text(markdown, root / "report.md")
+    html_path = write_text(markdown_to_html(markdown, title="sumpipe report"), root / "report.html")
+    return ReportResult(markdown=md_path, html=html_path, figures=made, notes=notes)
+

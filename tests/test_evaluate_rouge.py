@@ -1,0 +1,189 @@
+"""ROUGE: hand-computed values, and identity with Google's rouge-score on random and real pairs."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+from itertools import islice
+
+import numpy as np
+import pytest
+from rouge_score import rouge_scorer
+from rouge_score.rouge_scorer import lcs_ind
+
+from sumpipe.evaluate.rouge import FIELDS, ROUGE_TYPES, FastRouge, lcs_indices, lcs_length, score_pairs
+
+TYPES = list(ROUGE_TYPES)
+
+
+def approx(triple, expected):
+    return triple == pytest.approx(expected, abs=1e-12)
+
+
+# --------------------------------------------------------------------------------------------
+# Hand-computed values
+# --------------------------------------------------------------------------------------------
+def test_unigrams_bigrams_and_lcs_by_hand() -> None:
+    # ref  : the cat lay on the mat   pred: the cat sat on the mat   (6 tokens each)
+    # R-1  : the x2, cat, on, mat match -> 5/6 both ways
+    # R-2  : "the cat", "on the", "the mat" of 5 bigrams -> 3/5
+    # R-L  : LCS "the cat on the mat" -> 5/6
+    s = FastRouge().score("the cat lay on the mat", "the cat sat on the mat")
+    assert approx(s["rouge1"], (5 / 6, 5 / 6, 5 / 6))
+    assert approx(s["rouge2"], (3 / 5, 3 / 5, 3 / 5))
+    assert approx(s["rougeL"], (5 / 6, 5 / 6, 5 / 6))
+    assert approx(s["rougeLsum"], (5 / 6, 5 / 6, 5 / 6))  # one sentence each: Lsum = L
+
+
+def test_precision_is_over_the_prediction() -> None:
+    # Seed 001 §2.1.7: "My dog jumped over the long fence" vs "The dog jumped": 3 shared words.
+    # ROUGE (and rouge-score) divide by the prediction for precision: P = 3/3, R = 3/7, F = 0.6.
+    # (The thesis names the two the other way round; F1 is symmetric, so its tables agree.)
+    s = FastRouge().score("My dog jumped over the long fence", "The dog jumped")
+    assert approx(s["rouge1"], (1.0, 3 / 7, 0.6))
+    # bigrams: "dog jumped" only; pred has 2, ref 6 -> P 1/2, R 1/6, F = 2(1/12)/(2/3) = 1/4
+    assert approx(s["rouge2"], (1 / 2, 1 / 6, 1 / 4))
+
+
+def test_summary_level_lcs_by_hand() -> None:
+    # ref : "the cat sat on the mat" / "the dog ran"    pred: "the cat lay on the mat" / "the dog sat"
+    # ref sentence 1: LCS with pred 1 = the cat . on the mat {0,1,3,4,5}; with pred 2 = the . sat {0,2}
+    #   union = all 6 tokens, all within the token counts -> 6 hits
+    # ref sentence 2: LCS with pred 1 = "the", with pred 2 = "the dog" -> union {the, dog} -> 2 hits
+    # Lsum = 8/9 both ways, whereas plain ROUGE-L (LCS over whole texts: the cat on the mat the dog) = 7/9.
+    s = FastRouge().score("the cat sat on the mat\nthe dog ran", "the cat lay on the mat\nthe dog sat")
+    assert approx(s["rougeLsum"], (8 / 9, 8 / 9, 8 / 9))
+    assert approx(s["rougeL"], (7 / 9, 7 / 9, 7 / 9))
+
+
+def test_summary_level_lcs_clips_repeated_tokens() -> None:
+    # ref "a b" / "a b" (4 tokens); pred "a b a b" as one sentence (4 tokens). Each ref sentence's
+    # LCS with the prediction is "a b"; the union per sentence is 2 tokens, and the counts (a: 2, b: 2)
+    # allow all 4 -> 4/4. With pred "a b" only: counts a: 1, b: 1 -> hits 2 -> P 2/2, R 2/4.
+    fr = FastRouge(["rougeLsum"], use_stemmer=False)
+    assert approx(fr.score("a b\na b", "a b a b")["rougeLsum"], (1.0, 1.0, 1.0))
+    assert approx(fr.score("a b\na b", "a b")["rougeLsum"], (1.0, 0.5, 2 / 3))
+
+
+def test_stemming_and_tokenizer() -> None:
+    # "running"/"runs" stem to "run"; punctuation and case are separators/ignored; "ran" does not stem.
+    on = FastRouge(["rouge1"], use_stemmer=True).score("Running, RUNS!", "run run")["rouge1"]
+    off = FastRouge(["rouge1"], use_stemmer=False).score("Running, RUNS!", "run run")["rouge1"]
+    assert approx(on, (1.0, 1.0, 1.0))
+    assert approx(off, (0.0, 0.0, 0.0))
+
+
+def test_empty_texts_score_zero() -> None:
+    s = FastRouge().score("the cat", "")
+    assert all(s[t] == (0.0, 0.0, 0.0) for t in TYPES)
+    s = FastRouge().score("...", "the cat")
+    assert all(s[t] == (0.0, 0.0, 0.0) for t in TYPES)
+
+
+def test_multi_reference_keeps_the_best_per_type() -> None:
+    refs = ["the cat sat on the mat", "a cat on a mat sat", "mat"]
+    pred = "the cat sat"
+    fr = FastRouge()
+    best = fr.score_multi(refs, pred)
+    each = [fr.score(r, pred) for r in refs]
+    for t in TYPES:
+        assert best[t] == max((e[t] for e in each), key=lambda x: x[2])
+    # R-1 F: ref 0 -> P 3/3, R 3/6, F 2/3; ref 1 -> "cat", "sat": P 2/3, R 2/6, F 4/9; ref 2 -> 0
+    assert approx(best["rouge1"], (1.0, 0.5, 2 / 3))
+    # and the same as rouge-score's own score_multi, including the precision/recall it keeps
+    theirs = rouge_scorer.RougeScorer(TYPES, use_stemmer=True).score_multi(refs, pred)
+    assert all(tuple(theirs[t]) == best[t] for t in TYPES)
+
+
+def test_multi_reference_ties_keep_the_first() -> None:
+    # pred "a b c": ref "a b c x y z w q r" -> P 1, R 1/3, F 1/2; ref "a" -> P 1/3, R 1, F 1/2.
+    # Equal F1: the first reference wins (np.argmax in score_multi), with its own P and R.
+    fr = FastRouge(["rouge1"], use_stemmer=False)
+    long, short = "a b c x y z w q r", "a"
+    assert approx(fr.score_multi([long, short], "a b c")["rouge1"], (1.0, 1 / 3, 0.5))
+    assert approx(fr.score_multi([short, long], "a b c")["rouge1"], (1 / 3, 1.0, 0.5))
+    theirs = rouge_scorer.RougeScorer(["rouge1"]).score_multi([short, long], "a b c")
+    assert fr.score_multi([short, long], "a b c")["rouge1"] == tuple(theirs["rouge1"])
+
+
+# --------------------------------------------------------------------------------------------
+# Identity with rouge-score
+# --------------------------------------------------------------------------------------------
+def test_lcs_matches_rouge_score_backtracking() -> None:
+    rng = random.Random(7)
+    for _ in range(3000):
+        a = [rng.randrange(4) for _ in range(rng.randrange(0, 14))]
+        b = [rng.randrange(4) for _ in range(rng.randrange(0, 14))]
+        assert lcs_indices(a, b) == lcs_ind(a, b)
+        assert lcs_length(a, b) == len(lcs_ind(a, b))
+
+
+WORDS = ("the cat cats sat sitting on a mat mats dog dogs ran running runs quickly , . ! 's "
+         "n't 1,000 U.S. état naïve -- 42 Über").split()
+
+
+def random_text(rng: random.Random) -> str:
+    sentences = [" ".join(rng.choice(WORDS) for _ in range(rng.randrange(0, 12))) for _ in range(rng.randrange(1, 5))]
+    return "\n".join(sentences)
+
+
+@pytest.mark.parametrize("use_stemmer", [True, False])
+def test_identical_to_rouge_score_on_random_pairs(use_stemmer: bool) -> None:
+    rng = random.Random(1234 + use_stemmer)
+    pairs = [(random_text(rng), random_text(rng)) for _ in range(600)]
+    theirs = rouge_scorer.RougeScorer(TYPES, use_stemmer=use_stemmer)
+    ours = FastRouge(TYPES, use_stemmer=use_stemmer)
+    for ref, pred in pairs:
+        expected = theirs.score(ref, pred)
+        got = ours.score(ref, pred)
+        for t in TYPES:
+            assert got[t] == pytest.approx(tuple(expected[t]), abs=1e-12), (ref, pred, t)
+
+
+def test_score_pairs_frame_and_parallel_path_agree() -> None:
+    rng = random.Random(5)
+    refs = [random_text(rng) for _ in range(300)]
+    preds = [random_text(rng) for _ in range(300)]
+    serial = score_pairs(preds, refs, processes=1)
+    assert list(serial.columns) == [f"{t}_{f}" for t in TYPES for f in FIELDS]
+    from sumpipe.evaluate import rouge as rouge_module
+
+    old = rouge_module.PARALLEL_MIN_PAIRS
+    rouge_module.PARALLEL_MIN_PAIRS = 10
+    try:
+        parallel = score_pairs(preds, refs, processes=2)
+    finally:
+        rouge_module.PARALLEL_MIN_PAIRS = old
+    assert np.array_equal(serial.to_numpy(), parallel.to_numpy())
+
+
+def test_score_pairs_rejects_unaligned_inputs() -> None:
+    with pytest.raises(ValueError, match="2 predictions but 1 references"):
+        score_pairs(["a", "b"], ["a"])
+
+
+def _compare_real(pairs: list[tuple[str, str]]) -> None:
+    theirs = rouge_scorer.RougeScorer(TYPES, use_stemmer=True)
+    got = score_pairs([p for _, p in pairs], [r for r, _ in pairs], processes=1)
+    for row, (ref, pred) in enumerate(pairs):
+        expected = theirs.score(ref, pred)
+        for t in TYPES:
+            for f in FIELDS:
+                assert got.at[row, f"{t}_{f}"] == pytest.approx(getattr(expected[t], f), abs=1e-12)
+
+
+def test_identical_on_real_xsum_outputs(shared_data) -> None:
+    path = shared_data / "rouge_check" / "xsum_test_outputs.jsonl.gz"
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        rows = [json.loads(line) for line in islice(f, 120)]
+    _compare_real([(r["reference"], r["system_outputs"][s]) for r in rows for s in ("ptgen", "lead")])
+
+
+def test_identical_on_real_multi_sentence_texts(shared_data) -> None:
+    # CNN highlights (several "\n"-separated sentences) against the story's first paragraphs: ROUGE-Lsum
+    # with many sentences on both sides.
+    path = shared_data / "cnndm" / "cnn_stories.jsonl.gz"
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        rows = [json.loads(line) for line in islice(f, 40)]
+    _compare_real([(r["reference"], "\n".join(r["source"].split("\n")[:4])) for r in rows])

@@ -1,0 +1,120 @@
+"""The `evaluate` stage on a tiny pipeline tree: models + Lead-3 + first-N, scores and metrics."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from sumpipe.config import EvaluateConfig, PathsConfig
+from sumpipe.errors import SumpipeError
+from sumpipe.evaluate.rouge import FastRouge
+from sumpipe.evaluate.stage import lead_sentences, run_evaluate
+from sumpipe.io import read_parquet, write_parquet
+
+SOURCES = [
+    "the cat sat on the mat .\nit was a sunny day .\nthe dog slept .\nbirds sang loudly .",
+    "stocks fell sharply on monday .\ninvestors worried about rates .\nbanks led the decline .",
+    "the team won the final .\nfans celebrated in the streets .\nthe coach praised the players .\nit rained .",
+    "a new bridge opened in the city .\ntraffic eased at once .\nofficials cut the ribbon .",
+    "scientists found water on mars .\nthe probe sent images .\nmore missions are planned .",
+    "the museum reopened after repairs .\nvisitors queued for hours .\ntickets sold out .",
+]
+REFERENCES = [
+    "the cat sat on the mat on a sunny day .",
+    "stocks fell as investors worried about rates .",
+    "the team won the final and fans celebrated .",
+    "a new bridge opened and traffic eased .",
+    "water found on mars by a probe .",
+    "the museum reopened and tickets sold out .",
+]
+M1 = [  # close to the references
+    "the cat sat on the mat .\nit was sunny .",
+    "stocks fell .\ninvestors worried about rates .",
+    "the team won the final .\nfans celebrated .",
+    "a bridge opened .\ntraffic eased .",
+    "water on mars found by probe .",
+    "museum reopened .\ntickets sold out .",
+]
+M2 = ["cat .", "banks .", "coach .", "ribbon .", "images .", "hours ."]  # poor
+
+
+def make_tree(root: Path, models: dict[str, list[str]] | None = None) -> PathsConfig:
+    """Write processed/test, extracted/first200/test and predictions/<model>/test under `root`."""
+    paths = PathsConfig(**{name: str(root / name) for name in PathsConfig.__dataclass_fields__})
+    ids = [f"ex{i}" for i in range(len(SOURCES))]
+    write_parquet(pd.DataFrame({"id": ids, "source": SOURCES, "reference": REFERENCES}),
+                  Path(paths.processed) / "test.parquet")
+    first = [" ".join(s.replace("\n", " \n ").split(" ")[:8]).replace(" \n ", "\n") for s in SOURCES]
+    write_parquet(pd.DataFrame({"id": ids, "source": first, "reference": REFERENCES,
+                                "n_tokens": [8] * len(ids), "selected": [[0]] * len(ids)}),
+                  Path(paths.extracted) / "first200" / "test.parquet")
+    for name, preds in (models if models is not None else {"M1": M1, "M2": M2}).items():
+        write_parquet(pd.DataFrame({"id": ids, "prediction": preds, "reference": REFERENCES,
+                                    "decode_seconds": [0.01] * len(ids)}),
+                      Path(paths.predictions) / name / "test.parquet")
+    return paths
+
+
+CFG = EvaluateConfig(bootstrap_samples=200, confidence=0.95, seed=3, use_stemmer=True, lead_sentences=3)
+
+
+def test_lead_sentences() -> None:
+    assert lead_sentences("a .\nb .\nc .\nd .", 3) == "a .\nb .\nc ."
+    assert lead_sentences("only one", 3) == "only one"
+
+
+def test_evaluate_stage_writes_scores_and_metrics(tmp_path: Path) -> None:
+    paths = make_tree(tmp_path)
+    result = run_evaluate(paths, CFG, ["M1", "M2", "M1-400"], [200, 400])
+    assert list(result.summaries) == ["M1", "M2", "lead3", "first200"]
+    assert result.skipped == ["M1-400", "first400"]
+
+    metrics = json.loads((Path(paths.metrics) / "rouge.json").read_text())
+    assert set(metrics) == {"M1", "M2", "lead3", "first200"}
+    for system in metrics.values():
+        for key in ("rouge1", "rouge2", "rougeL", "rougeLsum", "rouge1_low", "rouge1_high"):
+            assert isinstance(system[key], float)
+        assert system["rouge1_low"] <= system["rouge1"] <= system["rouge1_high"]
+    assert metrics["M1"]["rougeL"] > metrics["M2"]["rougeL"]
+
+    # Per-example scores: Lead-3 is the first three source sentences, scored like rouge-score.
+    lead = read_parquet(Path(paths.scores) / "lead3.parquet")
+    assert list(lead["id"]) == [f"ex{i}" for i in range(6)]
+    assert lead.at[0, "prediction"] == "the cat sat on the mat .\nit was a sunny day .\nthe dog slept ."
+    expected = FastRouge().score(REFERENCES[0], lead.at[0, "prediction"])
+    assert lead.at[0, "rouge1_fmeasure"] == expected["rouge1"][2]
+    assert metrics["lead3"]["rouge1"] == pytest.approx(lead["rouge1_fmeasure"].mean() * 100, abs=1e-4)
+
+    summary = json.loads((Path(paths.scores) / "summary.json").read_text())
+    assert summary["config"]["stemming"].startswith("Porter")
+    assert summary["config"]["bootstrap_samples"] == 200 and summary["config"]["seed"] == 3
+    assert set(summary["comparisons"]["M2"]) == {"vs_lead3", "vs_M1"}
+    assert "vs_M1" not in summary["comparisons"]["M1"]
+    # M2 is far worse than M1 on every example: "M2 better than M1" is clearly rejected.
+    assert summary["comparisons"]["M2"]["vs_M1"]["rouge1"]["p_value"] > 0.9
+    assert summary["comparisons"]["M2"]["vs_M1"]["rouge1"]["delta"] < 0
+
+
+def test_evaluate_uses_every_reference(tmp_path: Path) -> None:
+    paths = make_tree(tmp_path, models={"M1": M1})
+    processed = read_parquet(Path(paths.processed) / "test.parquet")
+    processed["references"] = [[r, m] for r, m in zip(REFERENCES, M1)]  # M1's output is a reference too
+    write_parquet(processed, Path(paths.processed) / "test.parquet")
+    result = run_evaluate(paths, CFG, ["M1"], [200])
+    assert result.summaries["M1"]["rouge1"] == pytest.approx(100.0)
+
+
+def test_evaluate_needs_the_processed_test_split(tmp_path: Path) -> None:
+    paths = PathsConfig(**{name: str(tmp_path / name) for name in PathsConfig.__dataclass_fields__})
+    with pytest.raises(SumpipeError, match="no such file"):
+        run_evaluate(paths, CFG, ["M1"], [200])
+
+
+def test_bad_predictions_file_is_a_user_error(tmp_path: Path) -> None:
+    paths = make_tree(tmp_path, models={})
+    write_parquet(pd.DataFrame({"id": ["ex0"], "summary": ["x"]}), Path(paths.predictions) / "M1" / "test.parquet")
+    with pytest.raises(SumpipeError, match="missing column"):
+        run_evaluate(paths, CFG, ["M1"], [200])

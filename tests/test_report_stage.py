@@ -1,0 +1,145 @@
+"""The report stage from small fixtures, and the cross-data-set stage on a tiny model."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from sumpipe.config import ArchConfig, CrossEvalConfig, DataConfig, DecodeConfig, EvaluateConfig, ReportConfig
+from sumpipe.evaluate.stage import run_evaluate
+from sumpipe.io import read_parquet, write_json
+from sumpipe.report.html import markdown_to_html
+from sumpipe.report.stage import build_report, pick_examples
+from test_evaluate_stage import REFERENCES, SOURCES, make_tree
+
+PNG = b"\x89PNG\r\n\x1a\n"
+EVAL = EvaluateConfig(bootstrap_samples=100, seed=5)
+DECODE = DecodeConfig(beam_size=2, max_length=6, batch_size=4)
+
+
+def make_model(path: Path, input_name: str = "first200") -> Path:
+    """A tiny untrained model directory that reads `input_name`, saved the way training saves one."""
+    import torch
+
+    from sumpipe.models.io import save_pretrained
+    from sumpipe.models.transformer import PointerGeneratorTransformer
+    from sumpipe.vocab.vocabulary import Vocabulary
+
+    torch.manual_seed(0)
+    words = " ".join(SOURCES + REFERENCES).split()
+    vocab = Vocabulary.from_counts(Counter(words), 40)
+    arch = ArchConfig(d_model=16, d_ff=32, n_layers=1, n_heads=2, dropout=0.0, vocab_size=len(vocab),
+                      max_source_tokens=40, max_summary_tokens=8)
+    return save_pretrained(PointerGeneratorTransformer(arch), path, vocab, {"input": input_name, "dataset": "pydoc"})
+
+
+@pytest.fixture(scope="module")
+def pipeline(tmp_path_factory: pytest.TempPathFactory):
+    root = tmp_path_factory.mktemp("pipeline")
+    paths = make_tree(root)
+    run_evaluate(paths, EVAL, ["M1", "M2"], [200])
+    write_json({"test": {"examples": 6, "reference_words": 5.5,
+                         "full": {"words_present": 4.0, "share": 0.8, "occurrences": 6.0},
+                         "first200": {"words_present": 3.0, "share": 0.6, "occurrences": 4.0}},
+                "train": {"examples": 60, "reference_words": 5.0,
+                          "full": {"words_present": 4.2, "share": 0.85, "occurrences": 6.5},
+                          "first200": {"words_present": 3.1, "share": 0.62, "occurrences": 4.1}}},
+               Path(paths.metrics) / "coverage.json")
+    make_model(Path(paths.models) / "M1")
+    pd.DataFrame({"step": [10, 20, 30, 40], "epoch": [1, 1, 2, 2], "loss": [5.0, 4.0, 3.5, 3.0],
+                  "valid_loss": [None, 4.2, None, 3.6], "lr": [1e-3] * 4, "tokens_per_s": [100.0] * 4}
+                 ).to_csv(Path(paths.models) / "M1" / "train_log.csv", index=False)
+    return paths
+
+
+def test_report_builds_from_fixtures(pipeline) -> None:
+    result = build_report(pipeline, ReportConfig(n_samples=2, n_heatmaps=1), DECODE, ["M1", "M2"], seed=5)
+    md = result.markdown.read_text()
+    for heading in ("ROUGE on the test split (seed Table 5.1)", "Significance (paired bootstrap)",
+                    "Input coverage (seed Fig. 5.2)", "Sample summaries", "Attention heat maps",
+                    "Training curves", "Scoring configuration"):
+        assert f"## {heading}" in md
+    # Table 5.1 shape: one row per system with the interval, the baselines included.
+    summary = json.loads((Path(pipeline.scores) / "summary.json").read_text())
+    m1 = summary["systems"]["M1"]
+    assert f"{m1['rouge1']:.2f} [{m1['rouge1_low']:.2f}, {m1['rouge1_high']:.2f}]" in md
+    for system in ("| M1 |", "| M2 |", "| lead3 |", "| first200 |"):
+        assert system in md
+    # Significance rows against both baselines, and the stated definition.
+    assert "| M2 | M1 |" in md and "| M1 | lead3 |" in md and "Berg-Kirkpatrick" in md
+    assert "| lead3 | M1 |" not in md  # a baseline is only compared with Lead-3
+    # Models first, then the baselines, as the evaluate stage ordered them.
+    assert md.index("| M1 | **") < md.index("| M2 |") < md.index("| lead3 |") < md.index("| first200 |")
+    # Two sample tables in the shape of Table 5.3, each with every system's output.
+    assert md.count("### Example `") == 2
+    # The configuration every table depends on.
+    assert "Porter" in md and "100 resamples" in md and "split on newlines" in md
+    names = {p.name for p in result.figures}
+    assert {"coverage.png", "coverage_example.png", "training_curves.png"} <= names
+    assert any(n.startswith("attention_M1_") for n in names)  # heat map of the trained tiny model
+    for path in result.figures:
+        assert path.read_bytes()[:8] == PNG
+        assert f"]({path.relative_to(Path(pipeline.reports)).as_posix()})" in md
+    html = result.html.read_text()
+    assert html.startswith("<!DOCTYPE html>") and "<table>" in html and '<img src="figures/coverage.png"' in html
+
+
+def test_report_without_optional_inputs(tmp_path: Path) -> None:
+    paths = make_tree(tmp_path, models={"M1": ["x ."] * 6})
+    run_evaluate(paths, EVAL, ["M1"], [200])
+    result = build_report(paths, ReportConfig(n_samples=1, n_heatmaps=1), DECODE, ["M1"], seed=1)
+    md = result.markdown.read_text()
+    assert "No coverage metrics" in md
+    assert "No trained model" in md
+    assert "No `train_log.csv`" in md
+    assert result.figures == []
+
+
+def test_pick_examples_is_seeded_and_ordered() -> None:
+    ids = [f"e{i}" for i in range(50)]
+    a = pick_examples(ids, 5, seed=3)
+    assert a == pick_examples(ids, 5, seed=3)
+    assert a == sorted(a, key=ids.index) and len(set(a)) == 5
+    assert pick_examples(ids, 5, seed=4) != a
+    assert pick_examples(ids[:2], 5, seed=3) == ids[:2]
+
+
+def test_markdown_to_html_tables_and_escaping() -> None:
+    page = markdown_to_html("# T\n\n| a | b |\n|---|---:|\n| x \\| y | **1.0** |\n\n- `c` <d>\n", "t")
+    assert "<h1>T</h1>" in page
+    assert '<td>x | y</td><td class="num"><strong>1.0</strong></td>' in page
+    assert "<li><code>c</code> &lt;d&gt;</li>" in page
+
+
+def test_crosseval_on_a_multi_reference_corpus(tmp_path: Path) -> None:
+    from sumpipe.config import PathsConfig
+    from sumpipe.evaluate.crosseval import run_crosseval
+
+    paths = PathsConfig(**{name: str(tmp_path / name) for name in PathsConfig.__dataclass_fields__})
+    make_model(Path(paths.models) / "M1", input_name="first200")
+    corpus = tmp_path / "duc.jsonl"
+    rows = [{"id": f"d{i}", "split": "test", "source": s.replace("\n", " "),
+             "references": [r, "The " + r.upper(), "something else entirely ."]}
+            for i, (s, r) in enumerate(zip(SOURCES, REFERENCES))]
+    corpus.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    cfg = CrossEvalConfig(models=["M1"], data=DataConfig(dataset="local", path=str(corpus)), split="test",
+                          max_examples=4, name="tiny-duc")
+    summaries = run_crosseval(paths, cfg, DECODE, EVAL)
+    assert list(summaries) == ["M1 (tiny-duc)"]
+    assert summaries["M1 (tiny-duc)"]["n"] == 4
+    frame = read_parquet(tmp_path / "crosseval" / "M1.parquet")
+    assert len(frame) == 4 and all(len(refs) == 3 for refs in frame["references"])
+    # Every per-example score is the best over the three (preprocessed) references.
+    from sumpipe.evaluate.rouge import FastRouge
+
+    fr = FastRouge()
+    for _, row in frame.iterrows():
+        best = fr.score_multi(list(row["references"]), row["prediction"])
+        assert row["rouge1_fmeasure"] == best["rouge1"][2]
+    summary = json.loads((tmp_path / "crosseval" / "summary.json").read_text())
+    assert summary["corpus"] == "tiny-duc" and "3 reference(s)" in summary["references_note"]
+    assert json.loads((Path(paths.metrics) / "crosseval.json").read_text()) == summaries
