@@ -119,6 +119,7 @@ class TransformerDecoderState:
     self_kv: list[KV]  # L = number of tokens fed so far
     n_oov: int
     step: int
+    doc: torch.Tensor  # (N,) the document whose encoder output row i's fixed caches hold
 
     def index_select(self, idx: torch.Tensor) -> "TransformerDecoderState":
         """Row i of the result is row idx[i] of this state, caches included."""
@@ -127,8 +128,14 @@ class TransformerDecoderState:
         def pick(kv: KV) -> KV:
             return kv[0].index_select(0, idx), kv[1].index_select(0, idx)
 
+        doc = self.doc.index_select(0, idx)
+        if torch.equal(doc, self.doc):
+            # Beams reordered within their documents: the encoder-side caches are the same for every
+            # beam of a document, so only the self-attention cache moves (a third of decode time).
+            return replace(self, self_kv=[pick(kv) for kv in self.self_kv])
         return replace(
             self,
+            doc=doc,
             src_ext=self.src_ext.index_select(0, idx),
             memory_bias=self.memory_bias.index_select(0, idx),
             cross_kv=[pick(kv) for kv in self.cross_kv],
@@ -233,6 +240,7 @@ class PointerGeneratorTransformer(nn.Module):
             self_kv=[(empty, empty) for _ in self.decoder_layers],
             n_oov=batch.n_oov,
             step=0,
+            doc=torch.arange(n, device=device),
         )
 
     def decode_step(
