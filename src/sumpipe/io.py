@@ -12,13 +12,15 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sumpipe.errors import SumpipeError
+
+if TYPE_CHECKING:  # pandas costs ~0.3 s to import; `sumpipe decode` never needs it
+    import pandas as pd
 
 
 def _current_umask() -> int:

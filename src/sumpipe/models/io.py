@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
+import pyarrow as pa
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_model, save_model
@@ -47,17 +47,16 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def vocab_frame(vocab: Any, size: int) -> pd.DataFrame:
+def vocab_table(vocab: Any, size: int) -> pa.Table:
     """The first `size` entries of a vocabulary as the `vocab.parquet` table of the data contract."""
-    if hasattr(vocab, "to_frame"):
-        frame = vocab.to_frame()
-        return frame.iloc[:size].reset_index(drop=True)
+    if hasattr(vocab, "to_table"):
+        return vocab.to_table().slice(0, size)
     counts = getattr(vocab, "counts", None)
-    return pd.DataFrame({
-        "id": np.arange(size, dtype=np.int32),
-        "token": list(vocab.itos[:size]),
-        "count": np.zeros(size, np.int64) if counts is None else np.asarray(counts[:size], np.int64),
-        "rarity": np.asarray(vocab.rarity[:size], np.float64),
+    return pa.table({
+        "id": pa.array(np.arange(size, dtype=np.int32)),
+        "token": pa.array(list(vocab.itos[:size]), type=pa.string()),
+        "count": pa.array(np.zeros(size, np.int64) if counts is None else np.asarray(counts[:size], np.int64)),
+        "rarity": pa.array(np.asarray(vocab.rarity[:size], np.float64)),
     })
 
 
@@ -83,7 +82,7 @@ def save_pretrained(
     model_dir.mkdir(parents=True, exist_ok=True)
     with atomic_path(model_dir / WEIGHTS) as tmp:
         save_model(model, str(tmp), metadata={"format": FORMAT})
-    write_parquet(vocab_frame(vocab, model.vocab_size), model_dir / VOCAB)
+    write_parquet(vocab_table(vocab, model.vocab_size), model_dir / VOCAB)
     config = {
         "format": FORMAT,
         "arch": dataclasses.asdict(model.arch),

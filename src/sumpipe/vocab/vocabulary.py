@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -115,17 +114,20 @@ class Vocabulary:
         get = self.stoi.get
         return [get(t, UNK_ID) for t in tokens]
 
-    def to_frame(self) -> pd.DataFrame:
+    def to_table(self) -> pa.Table:
         """The `vocab.parquet` table: id int32, token str, count int64, rarity float64."""
-        return pd.DataFrame({
-            "id": np.arange(len(self), dtype=np.int32),
-            "token": pd.Series(self.itos, dtype=object),
-            "count": self.counts,
-            "rarity": self._rarity64(),
+        return pa.table({
+            "id": pa.array(np.arange(len(self), dtype=np.int32)),
+            "token": pa.array(self.itos, type=pa.string()),
+            "count": pa.array(np.asarray(self.counts, dtype=np.int64)),
+            "rarity": pa.array(self._rarity64()),
         })
 
+    def to_frame(self):  # -> pandas.DataFrame; pandas is imported only here, off the decode start-up path
+        return self.to_table().to_pandas()
+
     def save(self, path: str | os.PathLike) -> Path:
-        table = pa.Table.from_pandas(self.to_frame(), preserve_index=False)
+        table = self.to_table()
         table = table.replace_schema_metadata({**(table.schema.metadata or {}),
                                                b"sumpipe.rarity_shift": repr(self.shift).encode()})
         return write_parquet(table, path)
