@@ -1,11 +1,29 @@
-"""Thin Typer commands for this package (placeholder until the stage lands)."""
+"""`sumpipe train --model NAME`: the DVC `train` stage for one named model of params.yaml."""
 
+from __future__ import annotations
+
+import os
 from pathlib import Path
+from typing import Annotated
 
-from sumpipe.errors import SumpipeError
+import typer
+
 from sumpipe.options import ParamsOption
 
 
-def train(params: ParamsOption = Path("params.yaml")) -> None:
-    """(not built yet)"""
-    raise SumpipeError("train: not built yet")
+def train(
+    model: Annotated[str, typer.Option("--model", "-m", help="a model named under `models:` in params.yaml")],
+    params: ParamsOption = Path("params.yaml"),
+    resume: Annotated[bool, typer.Option(help="continue from the model's checkpoint when it matches")] = True,
+) -> None:
+    """Train one model into models/<name>/ (resumes a killed run; multi-GPU under torchrun)."""
+    from sumpipe.config import load_params
+    from sumpipe.train.stage import resolve_inputs, train_model
+
+    inputs = resolve_inputs(load_params(params), model)
+    summary = train_model(inputs, resume=resume)
+    if os.environ.get("RANK", "0") == "0":  # under torchrun, rank 0 speaks for the job
+        typer.echo(
+            f"{inputs.name}: {summary['steps']} steps, best valid loss {summary['best_valid_loss']:.4f} "
+            f"at step {summary['best_step']} -> {inputs.out_dir}"
+        )

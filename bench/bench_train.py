@@ -1,0 +1,193 @@
+"""Training throughput of M1: tokens/s, FLOP/s (MFU on a GPU), peak memory and the loss curve.
+
+    python bench/bench_train.py                       # default config (params.yaml) on CNN stories, CPU/GPU
+    python bench/bench_train.py --paper --seconds 300 # the paper configuration (on a GPU)
+    python bench/bench_train.py --data data/extracted/first400   # an extract selection instead
+
+Data: `--cnndm` (default) reads ../shared/data/cnndm/cnn_stories.jsonl.gz, preprocesses the first
+`--examples` train stories and the valid ones with `sumpipe.text.preprocess.preprocess_text` and
+cuts sources to the model's input length (first-N); the vocabulary is built from those train
+stories. `--data DIR` reads DIR/{train,valid}.parquet and the vocabulary `--vocab`.
+
+Training runs `sumpipe.train.engine.fit` (the same loop as the train stage) until `--seconds` of
+training time have passed; the first `--warmup` updates are excluded from the rates (allocator
+and kernel warm-up).
+
+FLOPs (model FLOPs, padding excluded; training = 3 × forward, i.e. forward + backward):
+  per source token, forward:  L·(8d² + 4·d·d_ff + 4·S·d)          encoder self-attention + FFN
+                            + (L + 1)·4d²                        cross-attention / pointer K, V
+  per target token, forward:  L·(12d² + 4·d·d_ff + 4·T·d + 4·S·d)  self-attn, cross-attn Q/O, FFN
+                            + 2·d·V + 4d² + 4·S·d                output projection, pointer Q/O + scores
+with d = d_model, L layers, S / T the batch's padded source / target lengths, V the vocabulary.
+This is 2 × (weights touched per token) + the attention-score terms, i.e. the usual "6 × params"
+rule with the embedding lookup excluded and the attention terms added. MFU = FLOP/s ÷ the GPU's
+dense bf16 peak (H100 SXM / H200: 989 TFLOP/s, H100 PCIe: 756, A100: 312).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+import torch
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+
+from sumpipe.config import ArchConfig, ModelSpec, TrainConfig, params_from_dict  # noqa: E402
+from sumpipe.models.batching import encode_examples  # noqa: E402
+from sumpipe.models.transformer import build_model  # noqa: E402
+from sumpipe.train.engine import fit, resolve_device, seed_everything  # noqa: E402
+from sumpipe.train.paper import PAPER_OVERRIDES, apply_overrides  # noqa: E402
+from sumpipe.train.task import SummarizationTask  # noqa: E402
+from sumpipe.vocab.vocabulary import Vocabulary  # noqa: E402
+
+PEAK_BF16 = {"H100 PCIe": 756e12, "H100": 989e12, "H200": 989e12, "GH200": 989e12, "A100": 312e12,
+             "L40S": 362e12, "A10G": 70e12, "L4": 121e12}
+
+
+def forward_flops(arch: ArchConfig, vocab_size: int, n_src: int, n_tgt: int, src_len: int, tgt_len: int) -> float:
+    """Forward FLOPs of one batch (formula in the module docstring)."""
+    d, f, L = arch.d_model, arch.d_ff, arch.n_layers
+    per_src = L * (8 * d * d + 4 * d * f + 4 * src_len * d) + (L + 1) * 4 * d * d
+    per_tgt = (L * (12 * d * d + 4 * d * f + 4 * tgt_len * d + 4 * src_len * d)
+               + 2 * d * vocab_size + 4 * d * d + 4 * src_len * d)
+    return float(n_src * per_src + n_tgt * per_tgt)
+
+
+class CountingTask(SummarizationTask):
+    """SummarizationTask that also adds up the model FLOPs of every training batch it collates."""
+
+    def __init__(self, *args, arch: ArchConfig, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.arch, self.flops, self.tokens = arch, 0.0, 0
+
+    def count_tokens(self, batch) -> int:
+        """Called by the engine once per training batch (validation batches are not counted)."""
+        n_src, n_tgt = int(batch.src_mask.sum()), int(batch.trg_mask.sum())
+        self.flops += 3 * forward_flops(self.arch, self.vocab_size, n_src, n_tgt, batch.src.shape[1],
+                                        batch.trg_inp.shape[1])
+        self.tokens += n_src + n_tgt
+        return n_src + n_tgt
+
+
+def cnndm_frames(path: Path, n_train: int, max_tokens: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    from sumpipe.text.preprocess import preprocess_text
+
+    rows = {"train": [], "valid": []}
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            split = row.get("split")
+            if split not in rows or (split == "train" and len(rows["train"]) >= n_train):
+                continue
+            source = " ".join(preprocess_text(row["source"]).split()[:max_tokens])
+            rows[split].append({"id": row["id"], "source": source, "reference": preprocess_text(row["reference"])})
+    return pd.DataFrame(rows["train"]), pd.DataFrame(rows["valid"][:200])
+
+
+def build_vocab(train: pd.DataFrame, size: int) -> Vocabulary:
+    counts = Counter(w for text in pd.concat([train["source"], train["reference"]]) for w in text.split())
+    return Vocabulary.from_counts(counts, size)
+
+
+def peak_flops(device: torch.device) -> tuple[str, float | None]:
+    if device.type != "cuda":
+        return "CPU", None
+    name = torch.cuda.get_device_name(device)
+    for key, value in PEAK_BF16.items():  # "H100 PCIe" is listed before "H100"
+        if key in name:
+            return name, value
+    return name, None
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--paper", action="store_true", help="the paper configuration (d 256, 8 layers, AdaGrad)")
+    ap.add_argument("--seconds", type=float, default=60.0, help="training-time budget")
+    ap.add_argument("--warmup", type=int, default=5, help="updates left out of the rates")
+    ap.add_argument("--data", type=Path, help="an extract selection dir with train/valid.parquet")
+    ap.add_argument("--vocab", type=Path, default=REPO / "data/vocab/vocab.parquet")
+    ap.add_argument("--cnndm", type=Path, default=REPO.parent / "shared/data/cnndm/cnn_stories.jsonl.gz")
+    ap.add_argument("--examples", type=int, default=2000, help="CNN train stories to use")
+    ap.add_argument("--batch-size", type=int, help="override train.batch_size")
+    ap.add_argument("--threads", type=int, help="override train.threads (CPU)")
+    ap.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    ap.add_argument("-p", "--params", type=Path, default=REPO / "params.yaml")
+    args = ap.parse_args()
+
+    raw = yaml.safe_load(args.params.read_text())
+    if args.paper:
+        raw = apply_overrides(raw, PAPER_OVERRIDES)
+    train_over = {"device": args.device, "max_steps": None, "epochs": 1000, "log_every": 10}
+    if args.batch_size:
+        train_over["batch_size"] = args.batch_size
+    if args.threads:
+        train_over["threads"] = args.threads
+    raw["train"] = {**raw.get("train", {}), **train_over}
+    params = params_from_dict(raw)
+    cfg: TrainConfig = params.train
+    arch = params.model
+
+    started = time.perf_counter()
+    if args.data:
+        train_df, valid_df = (pd.read_parquet(args.data / f"{s}.parquet") for s in ("train", "valid"))
+        vocab = Vocabulary.load(args.vocab, size=arch.vocab_size)
+        data_name = str(args.data)
+    else:
+        train_df, valid_df = cnndm_frames(args.cnndm, args.examples, arch.max_source_tokens)
+        vocab = build_vocab(train_df, arch.vocab_size)
+        data_name = f"{args.cnndm.name} ({len(train_df)} train stories, first {arch.max_source_tokens} tokens)"
+    encode = lambda df: encode_examples(df, vocab, arch.max_source_tokens, arch.max_summary_tokens)  # noqa: E731
+    task = CountingTask(encode(train_df), encode(valid_df[:64]), batch_size=cfg.batch_size, seed=cfg.seed,
+                        label_smoothing=cfg.label_smoothing, vocab_size=len(vocab), arch=arch)
+    prep_seconds = time.perf_counter() - started
+
+    seed_everything(cfg.seed)
+    model = build_model(arch, ModelSpec(input="first400"), vocab_size=len(vocab))
+    device = resolve_device(cfg.device)
+    n_params = sum(p.numel() for p in model.parameters())
+    print(f"data: {data_name}; prep {prep_seconds:.1f} s", flush=True)
+    print(f"model: M1 d_model {arch.d_model}, d_ff {arch.d_ff}, {arch.n_layers} layers, {arch.n_heads} heads, "
+          f"V {len(vocab)}, {n_params / 1e6:.2f} M parameters; {cfg.optimizer} lr {cfg.lr}, batch {cfg.batch_size}, "
+          f"device {device}, threads {cfg.threads or torch.get_num_threads()}", flush=True)
+
+    marks: dict[str, float] = {}
+
+    def stop(position) -> bool:
+        if position.step == args.warmup:
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+                torch.cuda.reset_peak_memory_stats()
+            marks.update(t=time.perf_counter(), flops=task.flops, tokens=task.tokens, step=position.step)
+        return position.step > args.warmup and time.perf_counter() - marks["t"] >= args.seconds
+
+    result = fit(model, task, cfg, None, should_stop=stop, progress=False)
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    elapsed = time.perf_counter() - marks["t"]
+    steps = result.position.step - marks["step"]
+    flops, tokens = task.flops - marks["flops"], task.tokens - marks["tokens"]
+    rows = result.log_rows
+    name, peak = peak_flops(device)
+    flops_per_s = flops / elapsed
+    print(f"timed: {steps} updates in {elapsed:.1f} s ({elapsed / max(steps, 1) * 1000:.1f} ms/update)")
+    print(f"tokens/s (source + target, padding excluded): {tokens / elapsed:,.0f}")
+    print(f"model FLOP/s (training, formula in the docstring): {flops_per_s / 1e9:,.2f} GFLOP/s on {name}")
+    if peak:
+        print(f"MFU: {flops_per_s / peak * 100:.1f}% of {peak / 1e12:.0f} TFLOP/s dense bf16")
+        print(f"peak GPU memory: {torch.cuda.max_memory_allocated() / 2**30:.2f} GiB")
+    print("loss curve (step, train loss, tokens/s of the interval):")
+    for r in rows[:: max(len(rows) // 12, 1)]:
+        print(f"  {r['step']:6d}  {r['loss']:.3f}  {r['tokens_per_s']:,.0f}")
+
+
+if __name__ == "__main__":
+    main()

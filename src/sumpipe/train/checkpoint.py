@@ -1,0 +1,155 @@
+"""Checkpoints for exact resume: everything a killed run needs to continue bit for bit.
+
+A checkpoint directory holds two files, each written atomically (temporary file + rename, so a
+kill leaves either the old or the new file, never half of one):
+
+- ``state.pt`` — `torch.save` of a dict of tensors and plain Python values only: model, optimizer
+  and scheduler state dicts; RNG states (Python `random`, NumPy, torch CPU, every CUDA device; one
+  set per DDP rank); the data position (epoch, next batch index within it, optimizer steps done);
+  the best validation loss so far and its step; the training-log rows so far; a fingerprint of the
+  run's configuration and inputs; and whether training finished. It is read back only with
+  ``torch.load(weights_only=True)``, which refuses anything but tensors and primitives.
+- ``best.safetensors`` — the weights with the lowest validation loss so far (safetensors).
+
+The batch order is a pure function of (seed, epoch), so the data position is two integers: a
+resumed run rebuilds the epoch's batch list and skips to the saved index.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from safetensors.torch import load_model, save_model
+
+from sumpipe.io import atomic_path
+
+STATE_FILE = "state.pt"
+BEST_FILE = "best.safetensors"
+FORMAT_VERSION = 1
+
+
+@dataclass
+class Position:
+    """Where training stands: `step` updates done; the next batch is `batch` of epoch `epoch` (0-based)."""
+
+    step: int = 0
+    epoch: int = 0
+    batch: int = 0
+    best_valid_loss: float | None = None
+    best_step: int | None = None
+    done: bool = False
+    log_rows: list[dict[str, Any]] = field(default_factory=list)
+    interval: list[float] = field(default_factory=list)  # the open logging interval's running sums
+
+
+# --------------------------------------------------------------------------------------------
+# RNG states
+# --------------------------------------------------------------------------------------------
+def capture_rng() -> dict[str, Any]:
+    """Every random-number generator a training step can touch, as tensors and primitives."""
+    kind, keys, pos, has_gauss, cached = np.random.get_state()
+    return {
+        "python": random.getstate(),
+        "numpy": {"kind": kind, "keys": torch.from_numpy(keys.astype(np.int64)), "pos": int(pos),
+                  "has_gauss": int(has_gauss), "cached_gaussian": float(cached)},
+        "torch": torch.get_rng_state(),
+        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+    }
+
+
+def restore_rng(state: dict[str, Any]) -> None:
+    """Inverse of `capture_rng`."""
+    version, internal, gauss = state["python"]
+    random.setstate((version, tuple(internal), gauss))
+    np_state = state["numpy"]
+    np.random.set_state((np_state["kind"], np_state["keys"].numpy().astype(np.uint32), np_state["pos"],
+                         np_state["has_gauss"], np_state["cached_gaussian"]))
+    torch.set_rng_state(state["torch"])
+    if state["cuda"] and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+# --------------------------------------------------------------------------------------------
+# Save / load
+# --------------------------------------------------------------------------------------------
+def save_checkpoint(
+    directory: Path,
+    *,
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+    position: Position,
+    rng_states: list[dict[str, Any]],
+    fingerprint: str,
+) -> Path:
+    """Write `directory/state.pt` atomically; `rng_states` has one entry per rank (rank 0 first)."""
+    state = {
+        "format": FORMAT_VERSION,
+        "fingerprint": fingerprint,
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "rng": rng_states,
+        "position": asdict(position),
+    }
+    path = Path(directory) / STATE_FILE
+    with atomic_path(path) as tmp:
+        torch.save(state, tmp)
+    return path
+
+
+def load_checkpoint(directory: Path, fingerprint: str) -> dict[str, Any] | None:
+    """The saved state when `directory` holds one for this exact run (same fingerprint), else None."""
+    path = Path(directory) / STATE_FILE
+    if not path.is_file():
+        return None
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    if state.get("format") != FORMAT_VERSION or state.get("fingerprint") != fingerprint:
+        return None
+    return state
+
+
+def restore_checkpoint(
+    state: dict[str, Any],
+    *,
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+    rank: int = 0,
+) -> Position:
+    """Load a `load_checkpoint` result into live objects; return the data position to continue from."""
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    scheduler.load_state_dict(state["scheduler"])
+    rng = state["rng"]
+    if rank < len(rng):
+        restore_rng(rng[rank])
+    return Position(**state["position"])
+
+
+def save_best(directory: Path, model: torch.nn.Module) -> Path:
+    """Write the current weights as `directory/best.safetensors` (atomic)."""
+    path = Path(directory) / BEST_FILE
+    with atomic_path(path) as tmp:
+        save_model(model, str(tmp))
+    return path
+
+
+def load_best(directory: Path, model: torch.nn.Module) -> bool:
+    """Load `best.safetensors` into `model` when present; return whether it was."""
+    path = Path(directory) / BEST_FILE
+    if not path.is_file():
+        return False
+    load_model(model, str(path), device=str(next(model.parameters()).device))
+    return True
+
+
+def clear_checkpoint(directory: Path) -> None:
+    """Remove a stale checkpoint (another configuration or input) before starting afresh."""
+    for name in (STATE_FILE, BEST_FILE):
+        (Path(directory) / name).unlink(missing_ok=True)

@@ -1,0 +1,357 @@
+"""The training loop: model-agnostic, deterministic on CPU, resumable bit for bit.
+
+`fit(model, task, cfg, checkpoint_dir)` trains any `nn.Module` on a `TrainTask` (which knows how to
+batch its data and compute a summed loss) and:
+
+- uses `cfg.device` (``auto``: CUDA when present) with bf16 autocast on CUDA and pinned,
+  non-blocking host-to-device copies; on CPU it runs in float32 with
+  `torch.use_deterministic_algorithms` on, so a fixed seed gives the same weights every time;
+- builds the optimizer and schedule of `sumpipe.train.optim`, clips gradients, counts steps;
+- logs a row every `cfg.log_every` updates (step, epoch, loss, valid_loss, lr, tokens_per_s) and
+  validates at each epoch end (and when `cfg.max_steps` cuts an epoch short);
+- saves a checkpoint every `cfg.checkpoint_every` updates and at each epoch end, and keeps the
+  weights with the lowest validation loss, which it loads back into `model` before returning;
+- resumes from the checkpoint in `checkpoint_dir` when one exists for the same `fingerprint`.
+
+Exactness of resume rests on three things: the batch order is a pure function of (seed, epoch)
+(`TrainTask.epoch_batches`), every RNG state is in the checkpoint (dropout draws from torch's
+global generator), and a checkpoint is taken right after an update, so the resumed run replays
+exactly the updates the killed one would have made next.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import random
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator, Protocol, Sequence
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from sumpipe.config import TrainConfig
+from sumpipe.errors import SumpipeError
+from sumpipe.train import checkpoint as ckpt
+from sumpipe.train.ddp import DistContext, all_gather_objects, all_reduce_sum, barrier, shard, wrap_model
+from sumpipe.train.optim import build_optimizer, clip_gradients
+
+LOG_COLUMNS = ("step", "epoch", "loss", "valid_loss", "lr", "tokens_per_s")
+
+
+class TrainTask(Protocol):
+    """What the engine needs to know about the data and the objective."""
+
+    def epoch_batches(self, epoch: int) -> Sequence[Sequence[int]]:
+        """Global batches of training-example indices for `epoch`; a pure function of (seed, epoch)."""
+
+    def valid_batches(self) -> Sequence[Sequence[int]]:
+        """Batches of validation-example indices (fixed order)."""
+
+    def collate(self, indices: Sequence[int], split: str) -> Any:
+        """A CPU batch of examples `indices` of `split` ("train" or "valid")."""
+
+    def count_tokens(self, batch: Any) -> int:
+        """Non-padding tokens the model reads and writes in `batch` (for tokens/s)."""
+
+    def loss(self, model: torch.nn.Module, batch: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        """(summed loss over target tokens, number of target tokens) for `batch`."""
+
+
+@dataclass
+class FitResult:
+    position: ckpt.Position
+    resumed_from_step: int
+    train_seconds: float
+    tokens_seen: int
+    stopped_early: bool
+
+    @property
+    def log_rows(self) -> list[dict[str, Any]]:
+        return self.position.log_rows
+
+
+# --------------------------------------------------------------------------------------------
+# Devices, seeds, batches
+# --------------------------------------------------------------------------------------------
+def resolve_device(name: str, ctx: DistContext | None = None) -> torch.device:
+    """``auto`` → this rank's CUDA device when one exists, else CPU; ``cuda`` without a GPU is an error."""
+    ctx = ctx or DistContext()
+    if name == "cuda" and not torch.cuda.is_available():
+        raise SumpipeError("train.device is 'cuda' but no CUDA device is available (use 'auto' or 'cpu')")
+    if name in ("auto", "cuda") and torch.cuda.is_available():
+        return torch.device("cuda", ctx.local_rank % torch.cuda.device_count())
+    return torch.device("cpu")
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python, NumPy and torch (CPU and every CUDA device)."""
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def move_to_device(batch: Any, device: torch.device) -> Any:
+    """`batch.to(device)`; for CUDA from page-locked memory and non-blocking, so the copy overlaps compute."""
+    if device.type == "cuda" and hasattr(batch, "pin_memory"):
+        return batch.pin_memory().to(device, non_blocking=True)
+    return batch.to(device)
+
+
+@contextlib.contextmanager
+def _cpu_settings(deterministic: bool, threads: int | None) -> Iterator[None]:
+    """Deterministic algorithms and a thread cap for the duration of training, then restore both."""
+    before = torch.are_deterministic_algorithms_enabled()
+    warn_before = torch.is_deterministic_algorithms_warn_only_enabled()
+    threads_before = torch.get_num_threads()
+    if deterministic:
+        torch.use_deterministic_algorithms(True, warn_only=True)
+    if threads is not None:
+        torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(before, warn_only=warn_before)
+        torch.set_num_threads(threads_before)
+
+
+def _autocast(device: torch.device, bf16: bool) -> contextlib.AbstractContextManager:
+    if device.type == "cuda" and bf16:
+        return torch.autocast(device_type="cuda", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+# --------------------------------------------------------------------------------------------
+# The loop
+# --------------------------------------------------------------------------------------------
+def fit(
+    model: torch.nn.Module,
+    task: TrainTask,
+    cfg: TrainConfig,
+    checkpoint_dir: Path | None,
+    *,
+    fingerprint: str = "",
+    resume: bool = True,
+    ctx: DistContext | None = None,
+    should_stop: Callable[[ckpt.Position], bool] | None = None,
+    progress: bool | None = None,
+    description: str = "train",
+) -> FitResult:
+    """Train `model` in place per `cfg`; on return it holds the best-validation weights.
+
+    `should_stop(position)` is called after every update (after any checkpoint); returning True ends
+    training at once, without validation (used by benchmarks; tests raise from it to simulate a kill).
+    `progress=None` shows a bar only on a terminal.
+    """
+    ctx = ctx or DistContext()
+    device = resolve_device(cfg.device, ctx)
+    model.to(device)
+    optimizer, scheduler = build_optimizer(model.parameters(), cfg)
+    position = ckpt.Position()
+    if checkpoint_dir is not None:
+        checkpoint_dir = Path(checkpoint_dir)
+        saved = ckpt.load_checkpoint(checkpoint_dir, fingerprint) if resume else None
+        if saved is not None:
+            position = ckpt.restore_checkpoint(saved, model=model, optimizer=optimizer, scheduler=scheduler,
+                                               rank=ctx.rank)
+            del saved
+        elif ctx.is_main:
+            ckpt.clear_checkpoint(checkpoint_dir)
+    loop = _Loop(model, wrap_model(model, ctx, device), task, cfg, optimizer, scheduler, device, ctx,
+                 checkpoint_dir, fingerprint, position)
+    resumed_from = position.step
+    with _cpu_settings(device.type == "cpu", cfg.threads):
+        stopped = loop.run(should_stop, progress, description)
+    if checkpoint_dir is not None and not stopped:
+        barrier(ctx)
+        ckpt.load_best(checkpoint_dir, model)
+    return FitResult(position, resumed_from, loop.train_seconds, loop.tokens_seen, stopped)
+
+
+class _Loop:
+    """The mutable state of one `fit` call; split out so each phase is a short method."""
+
+    def __init__(self, model, wrapped, task, cfg, optimizer, scheduler, device, ctx, checkpoint_dir,
+                 fingerprint, position) -> None:
+        self.model, self.wrapped, self.task, self.cfg = model, wrapped, task, cfg
+        self.optimizer, self.scheduler = optimizer, scheduler
+        self.device, self.ctx = device, ctx
+        self.checkpoint_dir, self.fingerprint, self.position = checkpoint_dir, fingerprint, position
+        self.train_seconds = 0.0
+        self.tokens_seen = 0
+        self.epoch_len = 0
+        self.last_lr = optimizer.param_groups[0]["lr"]
+        self._reset_interval()
+        self._restore_interval(position.interval)
+
+    def _reset_interval(self) -> None:
+        self.interval_loss = torch.zeros((), dtype=torch.float64, device=self.device)
+        self.interval_targets = torch.zeros((), dtype=torch.float64, device=self.device)
+        self.interval_tokens = 0
+        self.interval_seconds = 0.0
+        self.interval_steps = 0
+
+    def _restore_interval(self, saved: list[float]) -> None:
+        """Continue a logging interval a checkpoint cut in two, so resumed logs match straight ones."""
+        if saved:
+            loss, targets, tokens, steps, lr = saved
+            self.interval_loss += loss
+            self.interval_targets += targets
+            self.interval_tokens, self.interval_steps, self.last_lr = int(tokens), int(steps), lr
+
+    def _pending_interval(self) -> list[float]:
+        return [float(self.interval_loss), float(self.interval_targets), float(self.interval_tokens),
+                float(self.interval_steps), float(self.last_lr)]
+
+    # ---------------------------------------------------------------- main loop
+    def run(self, should_stop, progress, description) -> bool:
+        """Train until done; return True when `should_stop` ended it early."""
+        pos, cfg = self.position, self.cfg
+        if pos.done:
+            return False
+        first = self._epoch_batches(0)
+        if not first:
+            raise SumpipeError("no training batches: the training split is empty")
+        total = len(first) * cfg.epochs
+        if cfg.max_steps is not None:
+            total = min(total, cfg.max_steps)
+        show = None if progress is None else progress
+        bar = tqdm(total=total, initial=min(pos.step, total), desc=description, unit="step", file=sys.stderr,
+                   disable=True if not self.ctx.is_main else (None if show is None else not show),
+                   dynamic_ncols=True)
+        try:
+            while not pos.done:
+                batches = first if pos.epoch == 0 else self._epoch_batches(pos.epoch)
+                self.epoch_len = len(batches)
+                while pos.batch < len(batches) and not self._capped():
+                    self._train_step(batches[pos.batch])
+                    bar.update(1)
+                    if pos.step % cfg.log_every == 0:
+                        row = self._log_row()
+                        bar.set_postfix(loss=f"{row['loss']:.3f}", lr=f"{row['lr']:.2e}")
+                    if pos.step % cfg.checkpoint_every == 0:
+                        self._save()
+                    if should_stop is not None and should_stop(pos):
+                        return True
+                self._end_epoch(complete=pos.batch >= len(batches))
+        finally:
+            bar.close()
+        return False
+
+    def _capped(self) -> bool:
+        return self.cfg.max_steps is not None and self.position.step >= self.cfg.max_steps
+
+    def _epoch_batches(self, epoch: int) -> list[Sequence[int]]:
+        batches = list(self.task.epoch_batches(epoch))
+        if self.ctx.is_distributed:
+            # every rank needs at least one example, or DDP's gradient all-reduce would hang
+            batches = [b for b in batches if len(b) >= self.ctx.world_size]
+        return batches
+
+    def _train_step(self, global_batch: Sequence[int]) -> None:
+        pos, cfg, ctx = self.position, self.cfg, self.ctx
+        started = time.perf_counter()
+        batch = self.task.collate(shard(global_batch, ctx), "train")
+        tokens = self.task.count_tokens(batch)
+        batch = move_to_device(batch, self.device)
+        self.wrapped.train()
+        with _autocast(self.device, cfg.bf16):
+            loss_sum, local_targets = self.task.loss(self.wrapped, batch)
+        loss_sum, local_targets = loss_sum.float(), local_targets.detach().to(torch.float32)
+        global_targets = all_reduce_sum(local_targets.clone(), ctx).clamp(min=1)
+        # rank share of ∑loss / global target count, × world because DDP averages gradients (ddp.py)
+        (loss_sum * ctx.world_size / global_targets).backward()
+        clip_gradients(self.model.parameters(), cfg.grad_clip)
+        self.last_lr = self.optimizer.param_groups[0]["lr"]
+        self.optimizer.step()
+        self.scheduler.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        pos.step += 1
+        pos.batch += 1
+        self.interval_loss += loss_sum.detach().double()
+        self.interval_targets += local_targets.double()
+        self.interval_tokens += tokens
+        self.interval_steps += 1
+        self.tokens_seen += tokens
+        if self.device.type == "cuda" and pos.step % cfg.log_every == 0:
+            torch.cuda.synchronize(self.device)  # so the interval's time covers its GPU work
+        elapsed = time.perf_counter() - started
+        self.interval_seconds += elapsed
+        self.train_seconds += elapsed
+
+    # ---------------------------------------------------------------- logging
+    def _log_row(self, valid_loss: float | None = None) -> dict[str, Any]:
+        """Close the logging interval into a row (or annotate the last row when the interval is empty)."""
+        pos = self.position
+        rows = pos.log_rows
+        if self.interval_steps == 0 and rows and rows[-1]["step"] == pos.step:
+            if valid_loss is not None:
+                rows[-1]["valid_loss"] = valid_loss
+            return rows[-1]
+        totals = torch.stack([self.interval_loss, self.interval_targets,
+                              torch.tensor(float(self.interval_tokens), dtype=torch.float64,
+                                           device=self.device)])
+        loss_sum, targets, tokens = all_reduce_sum(totals, self.ctx).tolist()
+        row = {
+            "step": pos.step,
+            "epoch": round(pos.epoch + pos.batch / max(self.epoch_len, 1), 4),
+            "loss": loss_sum / targets if targets > 0 else math.nan,
+            "valid_loss": valid_loss,
+            "lr": self.last_lr,
+            "tokens_per_s": tokens / self.interval_seconds if self.interval_seconds > 0 else math.nan,
+        }
+        rows.append(row)
+        self._reset_interval()
+        return row
+
+    # ---------------------------------------------------------------- epoch end, validation
+    def _end_epoch(self, complete: bool) -> None:
+        pos = self.position
+        valid_loss = self.validate()
+        row = self._log_row(valid_loss)
+        if pos.best_valid_loss is None or valid_loss < pos.best_valid_loss:
+            pos.best_valid_loss, pos.best_step = valid_loss, pos.step
+            if self.checkpoint_dir is not None and self.ctx.is_main:
+                ckpt.save_best(self.checkpoint_dir, self.model)
+        if complete:
+            pos.epoch += 1
+            pos.batch = 0
+        pos.done = self._capped() or pos.epoch >= self.cfg.epochs
+        if self.ctx.is_main:
+            tqdm.write(f"epoch {row['epoch']:g}: step {pos.step}, train loss {row['loss']:.4f}, "
+                       f"valid loss {valid_loss:.4f} (best {pos.best_valid_loss:.4f} at step {pos.best_step})",
+                       file=sys.stderr)
+        self._save()
+
+    @torch.no_grad()
+    def validate(self) -> float:
+        """Mean loss per target token over the validation split (same objective as training)."""
+        self.wrapped.eval()
+        totals = torch.zeros(2, dtype=torch.float64, device=self.device)
+        for indices in self.task.valid_batches():
+            mine = shard(indices, self.ctx)
+            if not mine:
+                continue
+            batch = move_to_device(self.task.collate(mine, "valid"), self.device)
+            with _autocast(self.device, self.cfg.bf16):
+                loss_sum, n_targets = self.task.loss(self.model, batch)
+            totals += torch.stack([loss_sum.detach().double(), n_targets.detach().double()])
+        all_reduce_sum(totals, self.ctx)
+        loss_sum, targets = totals.tolist()
+        if targets <= 0:
+            raise SumpipeError("no validation targets: the validation split is empty")
+        return loss_sum / targets
+
+    def _save(self) -> None:
+        if self.checkpoint_dir is None:
+            return
+        rng = all_gather_objects(ckpt.capture_rng(), self.ctx)
+        self.position.interval = self._pending_interval()
+        if self.ctx.is_main:
+            ckpt.save_checkpoint(self.checkpoint_dir, model=self.model, optimizer=self.optimizer,
+                                 scheduler=self.scheduler, position=self.position, rng_states=rng,
+                                 fingerprint=self.fingerprint)

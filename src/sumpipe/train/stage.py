@@ -1,0 +1,180 @@
+"""The `train` stage: one named model of params.yaml from an extract selection to `models/<name>/`.
+
+Reads `<extracted>/<spec.input>/{train,valid}.parquet` and the first `arch.vocab_size` words of
+`<vocab>/vocab.parquet`, builds the model (`sumpipe.models.transformer.build_model`), trains it with
+`sumpipe.train.engine.fit`, and writes into `<models>/<name>/`:
+
+- `model.safetensors`, `config.json`, `vocab.parquet` (`sumpipe.models.io.save_pretrained`): the
+  best-validation weights; config.json adds the spec (input selection and its budget), data set and a
+  training summary;
+- `train_log.csv`: step, epoch, loss, valid_loss, lr, tokens_per_s (valid_loss only at epoch ends);
+- `checkpoint/`: the resume state (`sumpipe.train.checkpoint`). dvc.yaml declares it `persist: true`
+  so a killed `dvc repro` finds it again; it is reused only when the configuration and the input
+  files and the model/training code are those of the killed run (a fingerprint), else it starts afresh.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import torch
+
+from sumpipe.config import ArchConfig, Budget, ModelSpec, Params, TrainConfig
+from sumpipe.errors import SumpipeError
+from sumpipe.io import atomic_path, read_parquet
+from sumpipe.train.ddp import context_from_env, init_process_group
+from sumpipe.train.engine import LOG_COLUMNS, FitResult, fit, resolve_device, seed_everything
+
+CHECKPOINT_DIR = "checkpoint"
+LOG_FILE = "train_log.csv"
+_SELECTION = re.compile(r"^(ngram|first)(\d+)$")
+# settings that change neither the weights nor the data order: a checkpoint survives changing them
+_RESUME_NEUTRAL = ("device", "log_every", "checkpoint_every")
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainInputs:
+    """Everything one model's training reads, resolved from params.yaml."""
+
+    name: str
+    spec: ModelSpec
+    arch: ArchConfig  # the shared `model:` section with the spec's overrides applied
+    train: TrainConfig
+    extracted_dir: Path  # <paths.extracted>/<spec.input>
+    vocab_path: Path
+    out_dir: Path
+    selection: dict[str, Any]  # {"name", "kind", "tokens", "first_k"} of the input selection
+    dataset: str
+
+
+def resolve_inputs(params: Params, name: str) -> TrainInputs:
+    """The inputs of model `name`; an unknown name is a one-line error listing the known ones."""
+    if name not in params.models:
+        known = ", ".join(params.models) or "none (add a `models:` block to params.yaml)"
+        raise SumpipeError(f"unknown model {name!r} (known: {known})")
+    spec = params.models[name]
+    arch = params.model.with_overrides(dict(spec.arch), f"models.{name}.arch")
+    return TrainInputs(
+        name=name,
+        spec=spec,
+        arch=arch,
+        train=params.train,
+        extracted_dir=Path(params.paths.extracted) / spec.input,
+        vocab_path=Path(params.paths.vocab) / "vocab.parquet",
+        out_dir=Path(params.paths.models) / name,
+        selection=describe_selection(spec.input, params.extract.budgets),
+        dataset=params.data.dataset,
+    )
+
+
+def describe_selection(selection: str, budgets: list[Budget]) -> dict[str, Any]:
+    """`ngram200` → {"name": "ngram200", "kind": "ngram", "tokens": 200, "first_k": 5 (from its budget)}."""
+    match = _SELECTION.match(selection)
+    if match is None:
+        raise SumpipeError(f"model input {selection!r}: expected an extract selection like ngram200 or first400")
+    kind, tokens = match.group(1), int(match.group(2))
+    first_k = next((b.first_k for b in budgets if b.tokens == tokens), None) if kind == "ngram" else None
+    return {"name": selection, "kind": kind, "tokens": tokens, "first_k": first_k}
+
+
+# --------------------------------------------------------------------------------------------
+# The stage
+# --------------------------------------------------------------------------------------------
+def train_model(inputs: TrainInputs, *, resume: bool = True, progress: bool | None = None) -> dict[str, Any]:
+    """Train one model and write its directory (see the module docstring); returns the training summary.
+
+    Under torchrun (WORLD_SIZE > 1) every rank calls this; rank 0 alone writes files.
+    """
+    from sumpipe.models.batching import encode_examples
+    from sumpipe.models.io import save_pretrained
+    from sumpipe.models.transformer import build_model
+    from sumpipe.train.task import SummarizationTask
+    from sumpipe.vocab.vocabulary import Vocabulary
+
+    cfg, arch = inputs.train, inputs.arch
+    train_path, valid_path = inputs.extracted_dir / "train.parquet", inputs.extracted_dir / "valid.parquet"
+    train_df, valid_df = read_parquet(train_path), read_parquet(valid_path)
+    for path, df in ((train_path, train_df), (valid_path, valid_df)):
+        if len(df) == 0:
+            raise SumpipeError(f"{path}: no examples to train on")
+    vocab = Vocabulary.load(inputs.vocab_path, size=arch.vocab_size)
+    encode = lambda df: encode_examples(df, vocab, arch.max_source_tokens, arch.max_summary_tokens)  # noqa: E731
+    task = SummarizationTask(encode(train_df), encode(valid_df), batch_size=cfg.batch_size, seed=cfg.seed,
+                             label_smoothing=cfg.label_smoothing, vocab_size=len(vocab))
+
+    ctx = context_from_env()
+    device = resolve_device(cfg.device, ctx)
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    init_process_group(ctx, device)
+    seed_everything(cfg.seed)
+    model = build_model(arch, inputs.spec, name=inputs.name, vocab_size=len(vocab))
+    if ctx.rank:
+        seed_everything(cfg.seed + ctx.rank)  # own dropout masks per rank; DDP copies rank 0's weights
+    fingerprint = run_fingerprint(inputs, [train_path, valid_path, inputs.vocab_path])
+    result = fit(model, task, cfg, inputs.out_dir / CHECKPOINT_DIR, fingerprint=fingerprint, resume=resume,
+                 ctx=ctx, progress=progress, description=inputs.name)
+    summary = training_summary(result, model, cfg, len(train_df), len(valid_df), device)
+    if ctx.is_main:
+        extra = {"name": inputs.name, "input": inputs.spec.input, "selection": inputs.selection,
+                 "spec": dataclasses.asdict(inputs.spec), "dataset": inputs.dataset, "training": summary}
+        save_pretrained(model.cpu(), inputs.out_dir, vocab, extra)
+        write_log(result.log_rows, inputs.out_dir / LOG_FILE)
+    if ctx.is_distributed:
+        torch.distributed.destroy_process_group()
+    return summary
+
+
+def run_fingerprint(inputs: TrainInputs, files: list[Path]) -> str:
+    """SHA-256 over what shapes training: settings, input files, the model/training code, torch's version.
+
+    The code is part of it because DVC re-runs the stage when src/sumpipe/{models,train} change, and a
+    finished checkpoint of the old code must then not be taken for the new run's result.
+    """
+    import sumpipe.models
+    import sumpipe.train
+
+    train = {k: v for k, v in dataclasses.asdict(inputs.train).items() if k not in _RESUME_NEUTRAL}
+    digest = hashlib.sha256(json.dumps({
+        "spec": dataclasses.asdict(inputs.spec), "arch": dataclasses.asdict(inputs.arch), "train": train,
+        "torch": torch.__version__,
+    }, sort_keys=True).encode())
+    code = [p for pkg in (sumpipe.models, sumpipe.train) for p in sorted(Path(pkg.__file__).parent.glob("*.py"))]
+    for path in [*files, *code]:
+        digest.update(path.name.encode())
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
+def training_summary(result: FitResult, model: torch.nn.Module, cfg: TrainConfig, n_train: int, n_valid: int,
+                     device: torch.device) -> dict[str, Any]:
+    """What config.json records about the run."""
+    pos, rows = result.position, result.log_rows
+    train_losses = [r["loss"] for r in rows]
+    return {
+        "optimizer": cfg.optimizer, "lr": cfg.lr, "warmup_steps": cfg.warmup_steps, "batch_size": cfg.batch_size,
+        "label_smoothing": cfg.label_smoothing, "epochs": cfg.epochs, "max_steps": cfg.max_steps, "seed": cfg.seed,
+        "steps": pos.step, "epochs_completed": rows[-1]["epoch"] if rows else 0.0,
+        "best_valid_loss": pos.best_valid_loss, "best_step": pos.best_step,
+        "final_train_loss": train_losses[-1] if train_losses else None,
+        "train_examples": n_train, "valid_examples": n_valid,
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "device": device.type, "resumed_from_step": result.resumed_from_step,
+        "train_seconds_this_run": round(result.train_seconds, 3),
+    }
+
+
+def write_log(rows: list[dict[str, Any]], path: Path) -> Path:
+    """`train_log.csv` for `dvc plots` (valid_loss left empty between epoch ends); atomic."""
+    frame = pd.DataFrame(rows, columns=list(LOG_COLUMNS))
+    with atomic_path(path) as tmp:
+        frame.to_csv(tmp, index=False)
+    return path

@@ -1,0 +1,57 @@
+"""The summarization objective as a `TrainTask` for the engine: batches, tokens, loss.
+
+Training batches come from `sumpipe.models.batching.bucket_batches` (length-bucketed, a pure
+function of (seed, epoch), which exact resume relies on); validation batches are sorted by length
+without randomness. The loss is the label-smoothed cross-entropy of `sumpipe.models.loss` over the
+extended vocabulary, padding ignored, with the smoothing mass spread over the V fixed words.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+
+from sumpipe.models.batching import Batch, Example, bucket_batches, collate, example_lengths
+from sumpipe.models.loss import label_smoothed_nll
+
+
+class SummarizationTask:
+    """Encoded train/valid examples + batching + the label-smoothed loss."""
+
+    def __init__(
+        self,
+        train: list[Example],
+        valid: list[Example],
+        *,
+        batch_size: int,
+        seed: int,
+        label_smoothing: float,
+        vocab_size: int,
+    ) -> None:
+        self.examples = {"train": train, "valid": valid}
+        self.batch_size, self.seed = batch_size, seed
+        self.label_smoothing, self.vocab_size = label_smoothing, vocab_size
+        self._train_lengths = example_lengths(train)
+        self._valid_batches = bucket_batches(example_lengths(valid), batch_size, seed, 0, shuffle=False)
+
+    def epoch_batches(self, epoch: int) -> list[list[int]]:
+        return bucket_batches(self._train_lengths, self.batch_size, self.seed, epoch)
+
+    def valid_batches(self) -> list[list[int]]:
+        return self._valid_batches
+
+    def collate(self, indices: Sequence[int], split: str) -> Batch:
+        examples = self.examples[split]
+        return collate([examples[i] for i in indices])
+
+    def count_tokens(self, batch: Batch) -> int:
+        """Source + target tokens, padding excluded (counted on the CPU batch: no device sync)."""
+        return int(batch.src_mask.sum()) + int(batch.trg_mask.sum())
+
+    def loss(self, model: torch.nn.Module, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        """(∑ label-smoothed loss over target tokens, target-token count), both on the device."""
+        log_probs = model(batch)  # (B, T, V + n_oov)
+        mean, n_tokens = label_smoothed_nll(log_probs, batch.trg_ext, batch.trg_mask,
+                                            smoothing=self.label_smoothing, n_smooth=self.vocab_size)
+        return mean * n_tokens, n_tokens

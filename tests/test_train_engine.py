@@ -1,0 +1,166 @@
+"""The model-agnostic training engine on a tiny classifier: determinism, exact resume, checkpoints."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import torch
+
+from sumpipe.config import TrainConfig
+from sumpipe.train import checkpoint as ckpt
+from sumpipe.train.engine import fit, seed_everything
+
+
+@dataclasses.dataclass
+class TinyBatch:
+    x: torch.Tensor  # (B, 8)
+    y: torch.Tensor  # (B,)
+
+    def to(self, device: torch.device) -> "TinyBatch":
+        return TinyBatch(self.x.to(device), self.y.to(device))
+
+
+class TinyTask:
+    """40 train / 12 valid random points in 4 classes; batch order = permutation seeded by (seed, epoch)."""
+
+    def __init__(self, batch_size: int = 8, seed: int = 7) -> None:
+        g = torch.Generator().manual_seed(0)
+        self.data = {split: (torch.randn(n, 8, generator=g), torch.randint(0, 4, (n,), generator=g))
+                     for split, n in (("train", 40), ("valid", 12))}
+        self.batch_size, self.seed = batch_size, seed
+
+    def epoch_batches(self, epoch: int) -> list[list[int]]:
+        order = torch.randperm(40, generator=torch.Generator().manual_seed(self.seed * 1000 + epoch)).tolist()
+        return [order[i:i + self.batch_size] for i in range(0, 40, self.batch_size)]
+
+    def valid_batches(self) -> list[list[int]]:
+        return [list(range(0, 6)), list(range(6, 12))]
+
+    def collate(self, indices, split: str) -> TinyBatch:
+        x, y = self.data[split]
+        idx = torch.tensor(list(indices), dtype=torch.long)
+        return TinyBatch(x[idx], y[idx])
+
+    def count_tokens(self, batch: TinyBatch) -> int:
+        return int(batch.y.numel())
+
+    def loss(self, model: torch.nn.Module, batch: TinyBatch) -> tuple[torch.Tensor, torch.Tensor]:
+        logits = model(batch.x)
+        return torch.nn.functional.cross_entropy(logits, batch.y, reduction="sum"), torch.tensor(batch.y.numel())
+
+
+def tiny_model(seed: int = 3) -> torch.nn.Module:
+    seed_everything(seed)
+    # dropout makes the run depend on the torch RNG, which the checkpoint must carry across a resume
+    return torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Dropout(0.3), torch.nn.Linear(16, 4))
+
+
+def config(**overrides) -> TrainConfig:
+    base = dict(optimizer="adam", lr=0.01, warmup_steps=4, batch_size=8, epochs=3, log_every=2,
+                checkpoint_every=3, device="cpu", seed=5, label_smoothing=0.0, grad_clip=1.0, threads=1)
+    base.update(overrides)
+    return TrainConfig(**base)
+
+
+def weights(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def assert_identical(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> None:
+    assert a.keys() == b.keys()
+    for key in a:
+        assert torch.equal(a[key], b[key]), key
+
+
+class Killed(Exception):
+    """Stands for SIGKILL: the loop stops mid-run and every live object is dropped."""
+
+
+def run(tmp: Path | None, cfg: TrainConfig, kill_at: int | None = None):
+    model = tiny_model()
+    seed_everything(cfg.seed)
+
+    def stop(position: ckpt.Position) -> bool:
+        if kill_at is not None and position.step == kill_at:
+            raise Killed
+        return False
+
+    result = fit(model, TinyTask(), cfg, tmp, fingerprint="tiny", should_stop=stop, progress=False)
+    return model, result
+
+
+def test_two_runs_with_the_same_seed_are_identical(tmp_path: Path) -> None:
+    a, ra = run(tmp_path / "a", config())
+    b, rb = run(tmp_path / "b", config())
+    assert_identical(weights(a), weights(b))
+    assert [r["loss"] for r in ra.log_rows] == [r["loss"] for r in rb.log_rows]
+    c, _ = run(tmp_path / "c", config(seed=6))
+    assert not torch.equal(weights(a)["3.weight"], weights(c)["3.weight"])
+
+
+@pytest.mark.parametrize("kill_at", [7, 10])  # 7: mid-epoch 2 (5 batches an epoch); 10: at an epoch boundary
+def test_killed_and_resumed_run_ends_bit_identical(tmp_path: Path, kill_at: int) -> None:
+    # best-validation weights can come from any epoch; compare the last checkpoint's weights too
+    straight, straight_result = run(tmp_path / "straight", config())
+    straight_last = torch.load(tmp_path / "straight" / ckpt.STATE_FILE, weights_only=True)["model"]
+
+    with pytest.raises(Killed):
+        run(tmp_path / "resumed", config(), kill_at=kill_at)
+    saved = torch.load(tmp_path / "resumed" / ckpt.STATE_FILE, weights_only=True)
+    assert saved["position"]["step"] == (6 if kill_at == 7 else 9)  # the last checkpoint (every 3 steps)
+    resumed, resumed_result = run(tmp_path / "resumed", config())
+    assert resumed_result.resumed_from_step == saved["position"]["step"]
+    resumed_last = torch.load(tmp_path / "resumed" / ckpt.STATE_FILE, weights_only=True)["model"]
+
+    assert_identical(straight_last, resumed_last)
+    assert_identical(weights(straight), weights(resumed))
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "tokens_per_s"} for r in rows]  # noqa: E731
+    assert strip(resumed_result.log_rows) == strip(straight_result.log_rows)
+
+
+def test_log_rows_and_best_checkpoint(tmp_path: Path) -> None:
+    model, result = run(tmp_path, config())
+    rows = result.log_rows
+    assert [r["step"] for r in rows] == [2, 4, 5, 6, 8, 10, 12, 14, 15]  # every 2 steps + epoch ends 5, 10, 15
+    assert [r["epoch"] for r in rows if r["valid_loss"] is not None] == [1.0, 2.0, 3.0]
+    assert all(r["valid_loss"] is None for r in rows if r["step"] not in (5, 10, 15))
+    valid = [r["valid_loss"] for r in rows if r["valid_loss"] is not None]
+    assert result.position.best_valid_loss == min(valid)
+    assert result.position.done
+    # the model handed back holds the best weights, which reproduce the best validation loss
+    task = TinyTask()
+    model.eval()
+    with torch.no_grad():
+        total = sum(task.loss(model, task.collate(b, "valid"))[0].item() for b in task.valid_batches())
+    assert total / 12 == pytest.approx(result.position.best_valid_loss, rel=1e-6)
+
+
+def test_max_steps_caps_training_and_still_validates(tmp_path: Path) -> None:
+    _, result = run(tmp_path, config(max_steps=7))
+    assert result.position.step == 7
+    assert result.log_rows[-1]["step"] == 7 and result.log_rows[-1]["valid_loss"] is not None
+    assert result.log_rows[-1]["epoch"] == pytest.approx(1.4)
+    # a finished run resumed does nothing more
+    _, again = run(tmp_path, config(max_steps=7))
+    assert again.position.step == 7 and again.resumed_from_step == 7
+
+
+def test_other_fingerprint_starts_afresh(tmp_path: Path) -> None:
+    run(tmp_path, config(max_steps=3))
+    model = tiny_model()
+    result = fit(model, TinyTask(), config(max_steps=3), tmp_path, fingerprint="other", progress=False)
+    assert result.resumed_from_step == 0
+
+
+def test_checkpoint_loads_with_weights_only_and_holds_everything(tmp_path: Path) -> None:
+    run(tmp_path, config(max_steps=4, checkpoint_every=4))
+    state = torch.load(tmp_path / ckpt.STATE_FILE, weights_only=True)
+    assert {"model", "optimizer", "scheduler", "rng", "position", "fingerprint"} <= state.keys()
+    assert {"python", "numpy", "torch", "cuda"} == state["rng"][0].keys()
+    assert state["position"]["step"] == 4
+    assert state["optimizer"]["state"][0]["step"].item() == 4
+    assert state["scheduler"]["last_epoch"] == 4
+    assert (tmp_path / ckpt.BEST_FILE).is_file()
+    assert not list(tmp_path.glob("*.tmp"))  # atomic writes leave no temporaries behind

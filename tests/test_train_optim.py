@@ -1,0 +1,82 @@
+"""Optimisers and schedules: hand-computed learning rates, AdaGrad as See et al., clipping."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from sumpipe.config import TrainConfig
+from sumpipe.train.optim import build_optimizer, clip_gradients, vaswani_lr, warmup_inverse_sqrt
+
+
+def lrs_of_updates(cfg: TrainConfig, n: int) -> list[float]:
+    """The learning rate each of the first n updates uses."""
+    p = torch.nn.Parameter(torch.zeros(2))
+    optimizer, scheduler = build_optimizer([p], cfg)
+    out = []
+    for _ in range(n):
+        out.append(optimizer.param_groups[0]["lr"])
+        p.grad = torch.ones(2)
+        optimizer.step()
+        scheduler.step()
+    return out
+
+
+def test_adam_warmup_then_inverse_sqrt_peaks_at_train_lr() -> None:
+    cfg = TrainConfig(optimizer="adam", lr=1e-3, warmup_steps=4)
+    lrs = lrs_of_updates(cfg, 16)
+    # step/warmup · peak while warming up: 1/4, 2/4, 3/4, 1 of 1e-3; then sqrt(4/step) · 1e-3
+    assert lrs[:4] == pytest.approx([2.5e-4, 5e-4, 7.5e-4, 1e-3])
+    assert lrs[7] == pytest.approx(1e-3 * math.sqrt(4 / 8))  # update 8: 7.0711e-4
+    assert lrs[15] == pytest.approx(5e-4)  # update 16: sqrt(4/16) = 1/2
+    assert max(lrs) == pytest.approx(1e-3)
+
+
+def test_peak_form_equals_vaswani_formula() -> None:
+    # Vaswani et al.: d_model^-0.5 · min(step^-0.5, step · warmup^-1.5); peak (d · warmup)^-0.5
+    d_model, warmup = 512, 4000
+    peak = (d_model * warmup) ** -0.5
+    assert peak == pytest.approx(6.9877e-4, rel=1e-4)
+    for step in (1, 100, 3999, 4000, 4001, 20000, 100000):
+        assert peak * warmup_inverse_sqrt(step, warmup) == pytest.approx(vaswani_lr(step, d_model, warmup))
+    assert vaswani_lr(4000, 512, 4000) == pytest.approx(512 ** -0.5 * 4000 ** -0.5)
+
+
+def test_adam_uses_vaswani_betas() -> None:
+    optimizer, _ = build_optimizer([torch.nn.Parameter(torch.zeros(1))], TrainConfig(optimizer="adam"))
+    assert isinstance(optimizer, torch.optim.Adam)
+    assert optimizer.param_groups[0]["betas"] == (0.9, 0.98)
+    assert optimizer.param_groups[0]["eps"] == 1e-9
+
+
+def test_adagrad_as_see_et_al() -> None:
+    cfg = TrainConfig(optimizer="adagrad", lr=0.15, adagrad_initial_accumulator=0.1)
+    p = torch.nn.Parameter(torch.zeros(1))
+    optimizer, scheduler = build_optimizer([p], cfg)
+    assert isinstance(optimizer, torch.optim.Adagrad)
+    assert optimizer.param_groups[0]["initial_accumulator_value"] == 0.1
+    assert lrs_of_updates(cfg, 5) == pytest.approx([0.15] * 5)  # constant: no schedule
+    # one update by hand: accumulator 0.1 + g² = 0.1 + 4 = 4.1; step = 0.15 · 2 / (√4.1 + 1e-10)
+    p.grad = torch.tensor([2.0])
+    optimizer.step()
+    scheduler.step()
+    assert p.item() == pytest.approx(-0.15 * 2 / math.sqrt(4.1), rel=1e-6)
+
+
+def test_gradient_clipping_caps_the_global_norm() -> None:
+    a, b = torch.nn.Parameter(torch.zeros(2)), torch.nn.Parameter(torch.zeros(1))
+    a.grad, b.grad = torch.tensor([3.0, 0.0]), torch.tensor([4.0])  # global norm 5
+    norm = clip_gradients([a, b], 1.0)
+    assert norm.item() == pytest.approx(5.0)
+    assert torch.allclose(torch.cat([a.grad, b.grad]), torch.tensor([0.6, 0.0, 0.8]), atol=1e-6)
+    a.grad = torch.tensor([3.0, 0.0])
+    assert clip_gradients([a], 0.0) is None and a.grad[0].item() == 3.0  # 0 switches clipping off
+
+
+def test_scheduler_state_dict_is_plain_data() -> None:
+    _, scheduler = build_optimizer([torch.nn.Parameter(torch.zeros(1))], TrainConfig(optimizer="adam",
+                                                                                         warmup_steps=7))
+    state = scheduler.state_dict()
+    assert state["lr_lambdas"] == [{"warmup_steps": 7}]

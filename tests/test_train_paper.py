@@ -1,0 +1,44 @@
+"""The paper configuration: params-paper.yaml is params.yaml + the documented overrides, and the
+`dvc exp run -S` recipe produces the same parameters."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import yaml
+
+from sumpipe.config import load_params
+from sumpipe.train.paper import exp_args, paper_params
+
+
+def test_params_paper_file_holds_every_override(repo_root: Path) -> None:
+    # A fixed point: applying the overrides to params-paper.yaml changes nothing. (Not compared with
+    # params.yaml itself, which `dvc exp run -S` and users edit freely.)
+    path = repo_root / "params-paper.yaml"
+    assert paper_params(path) == yaml.safe_load(path.read_text()), (
+        "params-paper.yaml lacks an override: regenerate it with `python -m sumpipe.train.paper > params-paper.yaml`")
+
+
+def test_paper_values(repo_root: Path) -> None:
+    params = load_params(repo_root / "params-paper.yaml")
+    m = params.model
+    assert (m.d_model, m.d_ff, m.n_layers, m.n_heads, m.dropout) == (256, 1024, 8, 8, 0.2)
+    assert (m.vocab_size, m.max_source_tokens, m.max_summary_tokens) == (50000, 400, 100)
+    for name in ("M1-200", "M2-200"):
+        arch = m.with_overrides(dict(params.models[name].arch), name)
+        assert (arch.vocab_size, arch.max_source_tokens) == (25000, 200)
+    t = params.train
+    assert (t.optimizer, t.lr, t.adagrad_initial_accumulator, t.epochs) == ("adagrad", 0.15, 0.1, 5)
+    assert (params.decode.beam_size, params.decode.max_length) == (4, 120)
+
+
+def test_dvc_exp_run_flags_give_the_same_params(repo_root: Path, tmp_path: Path) -> None:
+    from dvc.utils.hydra import apply_overrides  # what `dvc exp run -S` applies
+
+    copy = tmp_path / "params.yaml"
+    shutil.copy(repo_root / "params.yaml", copy)
+    flags = exp_args(repo_root / "params.yaml")
+    assert flags[::2] == ["-S"] * (len(flags) // 2)
+    apply_overrides(copy, flags[1::2])
+    assert yaml.safe_load(copy.read_text()) == paper_params(repo_root / "params.yaml")

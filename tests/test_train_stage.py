@@ -1,0 +1,172 @@
+"""The train stage on a tiny fixture: artifacts per the data contract, resume after a real kill, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+import yaml
+
+from sumpipe.config import params_from_dict
+from sumpipe.errors import SumpipeError
+from sumpipe.train.stage import describe_selection, resolve_inputs, train_model
+from sumpipe.vocab.vocabulary import Vocabulary
+
+WORDS = "the a cat dog sat on mat ran fast slow red blue big small house tree river bird".split()
+
+
+def tiny_split(n: int, seed: int) -> pd.DataFrame:
+    g = torch.Generator().manual_seed(seed)
+    rows = []
+    for i in range(n):
+        ids = torch.randint(0, len(WORDS), (int(torch.randint(6, 14, (1,), generator=g)),), generator=g).tolist()
+        source = " ".join(WORDS[j] for j in ids) + " zyzzyva"  # one OOV word per source: the pointer's job
+        rows.append({"id": f"{seed}-{i}", "source": source, "reference": " ".join(source.split()[:4]),
+                     "n_tokens": len(ids) + 1, "selected": [0]})
+    return pd.DataFrame(rows)
+
+
+def write_fixture(root: Path, **train: object) -> Path:
+    """Extracted selection `ngram20`, a vocabulary and a params file, all under `root`."""
+    for split, n, seed in (("train", 24, 1), ("valid", 6, 2)):
+        path = root / "data/extracted/ngram20" / f"{split}.parquet"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tiny_split(n, seed).to_parquet(path)
+    counts = {w: 100 - i for i, w in enumerate(WORDS)}
+    (root / "data/vocab").mkdir(parents=True, exist_ok=True)
+    Vocabulary.from_counts(counts, 20).save(root / "data/vocab/vocab.parquet")
+    params = {
+        "paths": {k: str(root / v) for k, v in {"extracted": "data/extracted", "vocab": "data/vocab",
+                                                 "models": "models"}.items()},
+        "extract": {"budgets": [{"tokens": 20, "first_k": 1}]},
+        "model": {"d_model": 16, "d_ff": 32, "n_layers": 1, "n_heads": 2, "dropout": 0.1, "vocab_size": 16,
+                  "max_source_tokens": 20, "max_summary_tokens": 6},
+        "models": {"T1": {"input": "ngram20", "rarity": False},
+                   "T2": {"input": "ngram20", "rarity": True, "arch": {"max_source_tokens": 10}}},
+        "train": {"batch_size": 4, "epochs": 2, "log_every": 2, "checkpoint_every": 4, "device": "cpu",
+                  "lr": 0.01, "warmup_steps": 3, "threads": 1, **train},
+    }
+    path = root / "params.yaml"
+    path.write_text(yaml.safe_dump(params))
+    return path
+
+
+def load(params_path: Path):
+    return params_from_dict(yaml.safe_load(params_path.read_text()))
+
+
+def test_stage_writes_the_model_directory(tmp_path: Path) -> None:
+    params = load(write_fixture(tmp_path))
+    summary = train_model(resolve_inputs(params, "T2"), progress=False)
+    out = tmp_path / "models/T2"
+    assert {p.name for p in out.iterdir()} == {"model.safetensors", "config.json", "vocab.parquet",
+                                              "train_log.csv", "checkpoint"}
+    log = pd.read_csv(out / "train_log.csv")
+    assert list(log.columns) == ["step", "epoch", "loss", "valid_loss", "lr", "tokens_per_s"]
+    assert log["step"].tolist() == [2, 4, 6, 8, 10, 12]  # 6 batches of 4 an epoch, 2 epochs
+    assert log["valid_loss"].notna().tolist() == [False, False, True, False, False, True]
+    assert log["epoch"].iloc[-1] == 2.0 and (log["tokens_per_s"] > 0).all()
+    config = json.loads((out / "config.json").read_text())
+    assert config["input"] == "ngram20" and config["rarity"] is True
+    assert config["selection"] == {"name": "ngram20", "kind": "ngram", "tokens": 20, "first_k": 1}
+    assert config["arch"]["max_source_tokens"] == 10 and config["arch"]["vocab_size"] == 16
+    assert config["dataset"] == "pydoc"
+    assert config["training"]["steps"] == summary["steps"] == 12
+    assert config["training"]["best_valid_loss"] == pytest.approx(log["valid_loss"].min())
+    assert pd.read_parquet(out / "vocab.parquet").columns.tolist() == ["id", "token", "count", "rarity"]
+
+    from sumpipe.models.io import load_pretrained
+
+    model, vocab, _ = load_pretrained(out)
+    assert len(vocab) == 16 and model.rarity
+
+
+def test_rerun_reuses_a_finished_checkpoint_only_for_the_same_configuration(tmp_path: Path) -> None:
+    path = write_fixture(tmp_path, epochs=1)
+    first = train_model(resolve_inputs(load(path), "T1"), progress=False)
+    weights = (tmp_path / "models/T1/model.safetensors").read_bytes()
+    (tmp_path / "models/T1/model.safetensors").unlink()  # as `dvc repro` deletes outputs before a run
+    again = train_model(resolve_inputs(load(path), "T1"), progress=False)
+    assert (first["resumed_from_step"], again["resumed_from_step"]) == (0, 6)
+    assert (tmp_path / "models/T1/model.safetensors").read_bytes() == weights
+
+    changed = write_fixture(tmp_path, epochs=1, lr=0.02)
+    fresh = train_model(resolve_inputs(load(changed), "T1"), progress=False)
+    assert fresh["resumed_from_step"] == 0 and fresh["steps"] == 6
+    assert (tmp_path / "models/T1/model.safetensors").read_bytes() != weights
+
+
+def test_unknown_model_name_lists_the_known_ones(tmp_path: Path) -> None:
+    params = load(write_fixture(tmp_path))
+    with pytest.raises(SumpipeError, match=r"^unknown model 'M9' \(known: T1, T2\)$"):
+        resolve_inputs(params, "M9")
+
+
+def test_missing_selection_is_a_one_line_error(tmp_path: Path) -> None:
+    path = write_fixture(tmp_path)
+    (tmp_path / "data/extracted/ngram20/train.parquet").unlink()
+    with pytest.raises(SumpipeError, match="train.parquet: no such file"):
+        train_model(resolve_inputs(load(path), "T1"), progress=False)
+
+
+def test_selection_names() -> None:
+    from sumpipe.config import Budget
+
+    budgets = [Budget(200, 5), Budget(400, 10)]
+    assert describe_selection("ngram400", budgets)["first_k"] == 10
+    assert describe_selection("first200", budgets) == {"name": "first200", "kind": "first", "tokens": 200,
+                                                       "first_k": None}
+    with pytest.raises(SumpipeError, match="expected an extract selection"):
+        describe_selection("lead3", budgets)
+
+
+def test_cli_unknown_model_is_one_line_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture) -> None:
+    from sumpipe.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["sumpipe", "train", "--model", "M9", "-p", str(write_fixture(tmp_path))])
+    with pytest.raises(SystemExit) as info:
+        main()
+    assert info.value.code == 1
+    assert capsys.readouterr().err == "error: unknown model 'M9' (known: T1, T2)\n"
+
+
+def _train_t1(params_path: str) -> None:
+    train_model(resolve_inputs(load(Path(params_path)), "T1"), progress=False)
+
+
+def test_killed_stage_resumes_to_bit_identical_weights(tmp_path: Path) -> None:
+    """SIGKILL `sumpipe train` mid-run (as a killed `dvc repro` would be), then run the stage again."""
+    settings = dict(epochs=10, checkpoint_every=5, log_every=5)  # 60 steps
+    straight = write_fixture(tmp_path / "straight", **settings)
+    _train_t1(str(straight))
+
+    params = write_fixture(tmp_path / "killed", **settings)
+    state = tmp_path / "killed/models/T1/checkpoint/state.pt"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "sumpipe.cli", "train", "--model", "T1", "-p", str(params)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    deadline = time.monotonic() + 240
+    while not state.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.002)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    step = torch.load(state, weights_only=True)["position"]["step"]
+    assert 0 < step < 60, "the kill should land mid-training"
+    assert not (tmp_path / "killed/models/T1/model.safetensors").exists()
+
+    _train_t1(str(params))  # the re-run resumes from the checkpoint
+    a = (tmp_path / "straight/models/T1/model.safetensors").read_bytes()
+    b = (tmp_path / "killed/models/T1/model.safetensors").read_bytes()
+    assert a == b
+    log_a = pd.read_csv(tmp_path / "straight/models/T1/train_log.csv").drop(columns="tokens_per_s")
+    log_b = pd.read_csv(tmp_path / "killed/models/T1/train_log.csv").drop(columns="tokens_per_s")
+    pd.testing.assert_frame_equal(log_a, log_b)
