@@ -140,6 +140,7 @@ class PathsConfig:
     scores: str = "scores"
     reports: str = "reports"
     metrics: str = "metrics"
+    crosseval: str = "crosseval"
 
 
 @dataclass(frozen=True)
@@ -184,7 +185,8 @@ class NumeralsConfig:
     def check(self, key: str) -> None:
         require(self.size >= 3, _k(key, "size"), "must be >= 3")
         require(self.max_length >= 2, _k(key, "max_length"), "must be >= 2")
-        require(self.max_number >= 2, _k(key, "max_number"), "must be >= 2")
+        require(self.max_number >= 2 * self.max_length - 1, _k(key, "max_number"),
+                "must be >= 2 * max_length - 1 (an ordered sequence and its continuation must fit)")
 
 
 Dataset = Literal["pydoc", "numerals", "local", "cnn_dailymail", "xsum", "gigaword"]
@@ -208,17 +210,29 @@ class DataConfig:
 
 @dataclass(frozen=True)
 class PreprocessConfig:
+    """Seed 001 Alg. 2 on every split; rows shorter than the minimums are dropped (and counted)."""
+
     min_source_tokens: int = 1
     min_reference_tokens: int = 1
     max_source_tokens: int | None = None
+    # How a hard line break counts for Punkt: "always" ends a sentence (one paragraph/highlight per
+    # line, as in CNN/DM), "paragraph" only at a blank line, "ignore" = punctuation only (NLTK).
+    line_breaks: Literal["always", "paragraph", "ignore"] = "always"
+    workers: int = 2  # processes; the output does not depend on it
 
     def check(self, key: str) -> None:
         require(self.min_source_tokens >= 1, _k(key, "min_source_tokens"), "must be >= 1")
         require(self.min_reference_tokens >= 1, _k(key, "min_reference_tokens"), "must be >= 1")
+        require(self.max_source_tokens is None or self.max_source_tokens >= self.min_source_tokens,
+                _k(key, "max_source_tokens"), "must be >= min_source_tokens")
+        require(self.workers >= 1, _k(key, "workers"), "must be >= 1")
 
 
 @dataclass(frozen=True)
 class VocabConfig:
+    """The vocab stage (sumpipe.vocab): vocabulary size (four specials included), n-gram order and the
+    count an n-gram needs to enter the table (score 1/log10(count): a count of 1 would be infinite)."""
+
     size: int = 50000
     ngram_n: int = 3
     ngram_min_count: int = 2
@@ -226,7 +240,8 @@ class VocabConfig:
     def check(self, key: str) -> None:
         require(self.size >= 5, _k(key, "size"), "must be >= 5 (four special tokens plus words)")
         require(1 <= self.ngram_n <= 8, _k(key, "ngram_n"), "must be between 1 and 8")
-        require(self.ngram_min_count >= 1, _k(key, "ngram_min_count"), "must be >= 1")
+        require(self.ngram_min_count >= 2, _k(key, "ngram_min_count"),
+                "must be >= 2 (the score 1/log10(count) is infinite for 1)")
 
 
 @dataclass(frozen=True)
@@ -243,9 +258,13 @@ class Budget:
 
 @dataclass(frozen=True)
 class ExtractConfig:
+    """The extract stage (sumpipe.extract): one `ngram<N>` and one `first<N>` selection per budget."""
+
     budgets: list[Budget] = field(default_factory=lambda: [Budget(200, 5), Budget(400, 10)])
+    workers: int = 2  # processes, used from 10,000 documents per worker on; the output does not depend on it
 
     def check(self, key: str) -> None:
+        require(self.workers >= 1, _k(key, "workers"), "must be >= 1")
         require(len(self.budgets) >= 1, _k(key, "budgets"), "needs at least one budget")
         tokens = [b.tokens for b in self.budgets]
         require(len(set(tokens)) == len(tokens), _k(key, "budgets"), "token budgets must be distinct")
@@ -253,13 +272,21 @@ class ExtractConfig:
 
 @dataclass(frozen=True)
 class ArchConfig:
-    """Transformer hyper-parameters shared by every model unless a model overrides them."""
+    """Transformer hyper-parameters shared by every model unless a model overrides them.
+
+    `dropout` is Vaswani et al.'s residual dropout (each sub-layer's output, the embeddings + PE, and
+    the feed-forward hidden layer); `attention_dropout` drops attention weights, off by default as in
+    the paper (and because it forces the unfused attention kernel on CPU). `vocab_size` is V, the
+    fixed vocabulary (the trainer sets it to the real vocabulary length when that is smaller).
+    `max_source_tokens` / `max_summary_tokens` cut inputs and training targets.
+    """
 
     d_model: int = 64
     d_ff: int = 256
     n_layers: int = 2
     n_heads: int = 4
     dropout: float = 0.1
+    attention_dropout: float = 0.0
     vocab_size: int = 5000
     max_source_tokens: int = 200
     max_summary_tokens: int = 60
@@ -271,19 +298,49 @@ class ArchConfig:
             require(getattr(self, name) >= 1, _k(key, name), "must be >= 1")
         require(self.d_model % self.n_heads == 0, _k(key, "n_heads"), "must divide d_model")
         require(0.0 <= self.dropout < 1.0, _k(key, "dropout"), "must be in [0, 1)")
+        require(0.0 <= self.attention_dropout < 1.0, _k(key, "attention_dropout"), "must be in [0, 1)")
+        require(self.vocab_size > 4, _k(key, "vocab_size"), "must be > 4 (four special tokens plus words)")
+
+    def with_overrides(self, overrides: dict[str, Any], key: str) -> "ArchConfig":
+        """This config with a model's `arch:` overrides applied and re-validated.
+
+        Errors name `key.<field>`, e.g. `models.M1-200.arch.max_source_tokens: must be >= 1`.
+        """
+        return from_dict(ArchConfig, {**dataclasses.asdict(self), **overrides}, key)
 
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """A named model of the thesis: which input it reads and whether attention is rarity-scaled."""
+    """A named model of the thesis: which input it reads and whether attention is rarity-scaled.
+
+    `input` names an extract selection (`first<N>` or `ngram<N>`); `rarity` turns M1 into M2
+    (rarity-scaled encoder self-attention); `arch` overrides fields of the shared `model:` section
+    for this model only (checked here key by key; cross-field checks run once merged, in
+    `ArchConfig.with_overrides`).
+    """
 
     input: str = "first"
     rarity: bool = False
     arch: dict[str, Any] = field(default_factory=dict)
 
+    def check(self, key: str) -> None:
+        hints = typing.get_type_hints(ArchConfig)
+        known = ", ".join(f.name for f in dataclasses.fields(ArchConfig))
+        for name, value in self.arch.items():
+            require(name in hints, _k(key, f"arch.{name}"), f"unknown key (known: {known})")
+            _convert(value, hints[name], _k(key, f"arch.{name}"))
+
 
 @dataclass(frozen=True)
 class TrainConfig:
+    """The training loop (sumpipe.train): optimiser, schedule, batches, logging, checkpoints.
+
+    `lr` is AdaGrad's constant rate, or Adam's peak rate reached after `warmup_steps` (linear warm-up,
+    then inverse-sqrt decay). `batch_size` counts examples in the global batch (all DDP ranks).
+    `bf16` turns on bf16 autocast on CUDA (CPU always trains in float32). `threads` caps torch's
+    CPU threads during training (null: torch's default); 1 is fastest for small models on a busy machine.
+    """
+
     optimizer: Literal["adagrad", "adam"] = "adam"
     lr: float = 1e-3
     adagrad_initial_accumulator: float = 0.1
@@ -296,21 +353,36 @@ class TrainConfig:
     log_every: int = 10
     checkpoint_every: int = 50
     device: Literal["auto", "cpu", "cuda"] = "auto"
+    bf16: bool = True
+    threads: int | None = None
     seed: int = 1234
 
     def check(self, key: str) -> None:
         require(self.lr > 0, _k(key, "lr"), "must be > 0")
+        require(self.adagrad_initial_accumulator >= 0, _k(key, "adagrad_initial_accumulator"), "must be >= 0")
+        require(self.warmup_steps >= 1, _k(key, "warmup_steps"), "must be >= 1")
         require(self.batch_size >= 1, _k(key, "batch_size"), "must be >= 1")
         require(self.epochs >= 1, _k(key, "epochs"), "must be >= 1")
+        require(self.max_steps is None or self.max_steps >= 1, _k(key, "max_steps"), "must be >= 1 (or null)")
+        require(self.log_every >= 1, _k(key, "log_every"), "must be >= 1")
+        require(self.checkpoint_every >= 1, _k(key, "checkpoint_every"), "must be >= 1")
+        require(self.threads is None or self.threads >= 1, _k(key, "threads"), "must be >= 1 (or null)")
         require(0.0 <= self.label_smoothing < 1.0, _k(key, "label_smoothing"), "must be in [0, 1)")
         require(self.grad_clip >= 0, _k(key, "grad_clip"), "must be >= 0")
 
 
 @dataclass(frozen=True)
 class DecodeConfig:
+    """Decoding (seed 001 §2.3.4; seed 003 for sampling); see `sumpipe.decode.search`.
+
+    max_length None: by data set (Table 4.3: CNN/DM 120, XSum 30, Gigaword 25), else 1.2 × the
+    model's max_summary_tokens. length_penalty is GNMT's alpha; block_ngram_repeat 0 = off;
+    top_k 0 = no cut. split: which extracted split the `decode` stage summarises.
+    """
+
     beam_size: int = 4
     length_penalty: float = 1.0
-    min_length: int = 0
+    min_length: int = 1
     max_length: int | None = None
     block_ngram_repeat: int = 3
     strategy: Literal["beam", "greedy", "sample"] = "beam"
@@ -319,6 +391,8 @@ class DecodeConfig:
     temperature: float = 1.0
     batch_size: int = 16
     seed: int = 1234
+    split: Literal["train", "valid", "test"] = "test"
+    device: Literal["auto", "cpu", "cuda"] = "auto"
 
     def check(self, key: str) -> None:
         require(self.beam_size >= 1, _k(key, "beam_size"), "must be >= 1")
@@ -334,6 +408,10 @@ class DecodeConfig:
 
 @dataclass(frozen=True)
 class EvaluateConfig:
+    """The evaluate stage (sumpipe.evaluate): ROUGE with rouge-score's numbers, bootstrap intervals
+    (`bootstrap_samples` resamples, `confidence`, numpy Generator seeded with `seed`), Porter stemming,
+    and the Lead-k baseline's k (`lead_sentences`, 3 in the thesis)."""
+
     bootstrap_samples: int = 1000
     confidence: float = 0.95
     seed: int = 1234
@@ -343,12 +421,47 @@ class EvaluateConfig:
     def check(self, key: str) -> None:
         require(self.bootstrap_samples >= 1, _k(key, "bootstrap_samples"), "must be >= 1")
         require(0.0 < self.confidence < 1.0, _k(key, "confidence"), "must be in (0, 1)")
+        require(self.lead_sentences >= 1, _k(key, "lead_sentences"), "must be >= 1")
 
 
 @dataclass(frozen=True)
 class ReportConfig:
+    """The report stage (sumpipe.report): how many test examples get a sample-summary table
+    (`n_samples`) and attention heat maps (`n_heatmaps`, the first of the same examples)."""
+
     n_samples: int = 3
     n_heatmaps: int = 2
+
+    def check(self, key: str) -> None:
+        require(self.n_samples >= 0, _k(key, "n_samples"), "must be >= 0")
+        require(self.n_heatmaps >= 0, _k(key, "n_heatmaps"), "must be >= 0")
+
+
+def _crosseval_data() -> DataConfig:
+    return DataConfig(dataset="pydoc", pydoc=PydocConfig(packages=["matplotlib"]))
+
+
+@dataclass(frozen=True)
+class CrossEvalConfig:
+    """The crosseval stage (seed Table 5.22): trained `models` tested on another corpus, `data`
+    (same keys as the `data:` section, read with the download stage's loaders), with the training
+    preprocessing and input selection; several references per example are scored best-of.
+
+    `split`: which examples of that corpus (`all`: every one; fine for a corpus the models never saw);
+    `max_examples`: a fixed id-hash sample to bound decoding time; `name` labels the corpus in tables.
+    Outputs go to `paths.crosseval`.
+    """
+
+    models: list[str] = field(default_factory=lambda: ["M1"])
+    data: DataConfig = field(default_factory=_crosseval_data)
+    split: Literal["train", "valid", "test", "all"] = "all"
+    max_examples: int | None = 200
+    name: str = "pydoc-matplotlib"
+
+    def check(self, key: str) -> None:
+        require(len(self.models) >= 1, _k(key, "models"), "needs at least one model")
+        require(self.max_examples is None or self.max_examples >= 1, _k(key, "max_examples"), "must be >= 1")
+        require(bool(self.name.strip()), _k(key, "name"), "must not be empty")
 
 
 @dataclass(frozen=True)
@@ -364,6 +477,7 @@ class Params:
     decode: DecodeConfig = field(default_factory=DecodeConfig)
     evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
     report: ReportConfig = field(default_factory=ReportConfig)
+    crosseval: CrossEvalConfig = field(default_factory=CrossEvalConfig)
 
 
 # --------------------------------------------------------------------------------------------
