@@ -45,7 +45,7 @@ def write_fixture(root: Path, **train: object) -> Path:
     Vocabulary.from_counts(counts, 20).save(root / "data/vocab/vocab.parquet")
     params = {
         "paths": {k: str(root / v) for k, v in {"extracted": "data/extracted", "vocab": "data/vocab",
-                                                 "models": "models"}.items()},
+                                                 "models": "models", "checkpoints": "checkpoints"}.items()},
         "extract": {"budgets": [{"tokens": 20, "first_k": 1}]},
         "model": {"d_model": 16, "d_ff": 32, "n_layers": 1, "n_heads": 2, "dropout": 0.1, "vocab_size": 16,
                   "max_source_tokens": 20, "max_summary_tokens": 6},
@@ -68,7 +68,8 @@ def test_stage_writes_the_model_directory(tmp_path: Path) -> None:
     summary = train_model(resolve_inputs(params, "T2"), progress=False)
     out = tmp_path / "models/T2"
     assert {p.name for p in out.iterdir()} == {"model.safetensors", "config.json", "vocab.parquet",
-                                              "train_log.csv", "checkpoint"}
+                                              "train_log.csv"}
+    assert (tmp_path / "checkpoints/T2/state.pt").is_file()
     log = pd.read_csv(out / "train_log.csv")
     assert list(log.columns) == ["step", "epoch", "loss", "valid_loss", "lr", "tokens_per_s"]
     assert log["step"].tolist() == [2, 4, 6, 8, 10, 12]  # 6 batches of 4 an epoch, 2 epochs
@@ -150,7 +151,7 @@ def test_killed_stage_resumes_to_bit_identical_weights(tmp_path: Path) -> None:
     _train_t1(str(straight))
 
     params = write_fixture(tmp_path / "killed", **settings)
-    state = tmp_path / "killed/models/T1/checkpoint/state.pt"
+    state = tmp_path / "killed/checkpoints/T1/state.pt"
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     proc = subprocess.Popen([sys.executable, "-m", "sumpipe.cli", "train", "--model", "T1", "-p", str(params)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)

@@ -141,6 +141,7 @@ class PathsConfig:
     reports: str = "reports"
     metrics: str = "metrics"
     crosseval: str = "crosseval"
+    checkpoints: str = "checkpoints"
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,12 @@ Reads `<extracted>/<spec.input>/{train,valid}.parquet` and the first `arch.vocab
   best-validation weights; config.json adds the spec (input selection and its budget), data set and a
   training summary;
 - `train_log.csv`: step, epoch, loss, valid_loss, lr, tokens_per_s (valid_loss only at epoch ends);
-- `checkpoint/`: the resume state (`sumpipe.train.checkpoint`). dvc.yaml declares it `persist: true`
-  so a killed `dvc repro` finds it again; it is reused only when the configuration and the input
-  files and the model/training code are those of the killed run (a fingerprint), else it starts afresh.
+
+and keeps the resume state (`sumpipe.train.checkpoint`) in `<checkpoints>/<name>/`. dvc.yaml declares
+that folder `persist: true` so a killed `dvc repro` finds it again; it lives outside `models/` so that
+stages reading the finished models do not depend on it. It is reused only when the configuration, the
+input files and the model/training code are those of the killed run (a fingerprint), else training
+starts afresh.
 """
 
 from __future__ import annotations
@@ -31,7 +34,6 @@ from sumpipe.io import atomic_path, read_parquet
 from sumpipe.train.ddp import context_from_env, init_process_group
 from sumpipe.train.engine import LOG_COLUMNS, FitResult, fit, resolve_device, seed_everything
 
-CHECKPOINT_DIR = "checkpoint"
 LOG_FILE = "train_log.csv"
 _SELECTION = re.compile(r"^(ngram|first)(\d+)$")
 # settings that change neither the weights nor the data order: a checkpoint survives changing them
@@ -49,6 +51,7 @@ class TrainInputs:
     extracted_dir: Path  # <paths.extracted>/<spec.input>
     vocab_path: Path
     out_dir: Path
+    checkpoint_dir: Path
     selection: dict[str, Any]  # {"name", "kind", "tokens", "first_k"} of the input selection
     dataset: str
 
@@ -68,6 +71,7 @@ def resolve_inputs(params: Params, name: str) -> TrainInputs:
         extracted_dir=Path(params.paths.extracted) / spec.input,
         vocab_path=Path(params.paths.vocab) / "vocab.parquet",
         out_dir=Path(params.paths.models) / name,
+        checkpoint_dir=Path(params.paths.checkpoints) / name,
         selection=describe_selection(spec.input, params.extract.budgets),
         dataset=params.data.dataset,
     )
@@ -118,7 +122,7 @@ def train_model(inputs: TrainInputs, *, resume: bool = True, progress: bool | No
     if ctx.rank:
         seed_everything(cfg.seed + ctx.rank)  # own dropout masks per rank; DDP copies rank 0's weights
     fingerprint = run_fingerprint(inputs, [train_path, valid_path, inputs.vocab_path])
-    result = fit(model, task, cfg, inputs.out_dir / CHECKPOINT_DIR, fingerprint=fingerprint, resume=resume,
+    result = fit(model, task, cfg, inputs.checkpoint_dir, fingerprint=fingerprint, resume=resume,
                  ctx=ctx, progress=progress, description=inputs.name)
     summary = training_summary(result, model, cfg, len(train_df), len(valid_df), device)
     if ctx.is_main:
