@@ -131,6 +131,18 @@ def test_command(pipeline, monkeypatch):
     assert (pipeline / "extracted" / "first7" / "test.parquet").is_file()
 
 
+def test_command_with_an_empty_test_split(pipeline, monkeypatch):
+    TRAIN.iloc[:0].to_parquet(pipeline / "processed" / "test.parquet", index=False)
+    params = {"paths": {"processed": "processed", "vocab": "vocab", "extracted": "extracted", "metrics": "metrics"},
+              "extract": {"budgets": [{"tokens": 7, "first_k": 1}]}}
+    (pipeline / "params.yaml").write_text(yaml.safe_dump(params))
+    monkeypatch.chdir(pipeline)
+    result = CliRunner().invoke(app, ["extract"])
+    assert result.exit_code == 0, result.output
+    assert "coverage" not in result.output.split("(")[0]
+    assert (pipeline / "extracted" / "first7" / "test.parquet").is_file()
+
+
 def test_workers_give_the_same_output(pipeline, monkeypatch):
     import sumpipe.extract.stage as stage
 

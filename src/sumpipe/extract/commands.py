@@ -18,8 +18,9 @@ def extract(params: ParamsOption = Path("params.yaml")) -> None:
     metrics_path = Path(p.paths.metrics) / "coverage.json"
     metrics = run_extract(p.paths.processed, p.paths.vocab, p.paths.extracted, p.extract, metrics_path)
     names = [f"{kind}{b.tokens}" for b in p.extract.budgets for kind in ("ngram", "first")]
-    shares = ", ".join(f"{n} {metrics[split][n]['share']:.1%}" for split in metrics if split == "test"
-                       for n in names)
+    test = metrics.get("test", {})
+    # A corpus may have no test split (Gigaword's validation files): then there is nothing to quote.
+    shares = ", ".join(f"{n} {test[n]['share']:.1%}" for n in names) if test.get("examples") else ""
     typer.echo(f"extract: {', '.join(names)} for {', '.join(metrics)} -> {p.paths.extracted}"
                + (f"; test reference-word coverage: {shares}" if shares else "")
                + f" ({metrics_path})")
