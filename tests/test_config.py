@@ -49,6 +49,13 @@ def test_yaml_syntax_error_is_one_line(tmp_path: Path) -> None:
         load_params(bad)
 
 
+def test_non_utf8_params_file_is_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "params.yaml"
+    bad.write_bytes("data: {path: caf\xe9}\n".encode("latin-1"))
+    with pytest.raises(ConfigError, match="not UTF-8 text"):
+        load_params(bad)
+
+
 def test_missing_params_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no such params file"):
         load_params(tmp_path / "nope.yaml")

@@ -82,6 +82,9 @@ def test_rouge_on_parquet_with_several_references(tmp_path: Path, monkeypatch, c
         ("column", "no column 'summary_text'"),
         ("field", "has no field 'nope'"),
         ("badjson", "line 1 is not valid JSON"),
+        ("latin1", "not UTF-8 text"),
+        ("badgzip", "unreadable"),
+        ("jsonarray", "expected one JSON object per line, got a list"),
     ],
 )
 def test_rouge_errors_are_one_line(tmp_path: Path, monkeypatch, capsys, setup: str, message: str) -> None:
@@ -104,6 +107,14 @@ def test_rouge_errors_are_one_line(tmp_path: Path, monkeypatch, capsys, setup: s
     elif setup == "badjson":
         pred = tmp_path / "p.jsonl"
         pred.write_text("{not json\n")
+    elif setup == "latin1":
+        pred.write_bytes("café au lait\n".encode("latin-1"))
+    elif setup == "badgzip":
+        pred = tmp_path / "p.txt.gz"
+        pred.write_text("\n".join(PREDS))
+    elif setup == "jsonarray":
+        pred = tmp_path / "p.json"
+        pred.write_text(json.dumps([{"prediction": p} for p in PREDS]) + "\n")
     code, out, err = run_cli(monkeypatch, capsys, "rouge", str(pred), str(ref), *extra)
     assert code == 1
     assert err.startswith("error: ") and message in err

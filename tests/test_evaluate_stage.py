@@ -118,3 +118,14 @@ def test_bad_predictions_file_is_a_user_error(tmp_path: Path) -> None:
     write_parquet(pd.DataFrame({"id": ["ex0"], "summary": ["x"]}), Path(paths.predictions) / "M1" / "test.parquet")
     with pytest.raises(SumpipeError, match="missing column"):
         run_evaluate(paths, CFG, ["M1"], [200])
+
+
+@pytest.mark.parametrize("ids", [[], ["other0", "other1"]])
+def test_predictions_for_no_test_example_are_a_user_error(tmp_path: Path, ids: list[str]) -> None:
+    # An empty file, or a stale one from another corpus: both used to end in a ValueError traceback.
+    paths = make_tree(tmp_path, models={})
+    preds = pd.DataFrame({"id": pd.Series(ids, dtype=str), "prediction": pd.Series(["x"] * len(ids), dtype=str),
+                          "reference": pd.Series(["y"] * len(ids), dtype=str)})  # as decode writes them
+    write_parquet(preds, Path(paths.predictions) / "M1" / "test.parquet")
+    with pytest.raises(SumpipeError, match="no prediction for any example"):
+        run_evaluate(paths, CFG, ["M1"], [200])

@@ -47,6 +47,19 @@ def test_coverage_by_hand():
     assert summary["sel"] == {"words_present": round(2 / 3, 4), "share": 0.25, "occurrences": 1.0}
 
 
+def test_merged_batches_sum_like_one():
+    ref = reference_words("police charged the man with murder .")
+    examples = [("police man man".split(), ref), ("nothing here".split(), ref), ([], frozenset())]
+    whole, first, rest = CoverageStats(), CoverageStats(), CoverageStats()
+    for i, (selected, r) in enumerate(examples):
+        for stats in (whole, first if i == 0 else rest):
+            stats.add_reference(r)
+            stats.add("sel", selected, r)
+    first.merge(rest)
+    assert first.summary() == whole.summary()
+    assert first.sums["sel"].share_examples == 2 and first.sums["sel"].occurrences == 3
+
+
 @pytest.fixture
 def pipeline(tmp_path):
     processed = tmp_path / "processed"

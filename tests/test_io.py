@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from sumpipe.errors import SumpipeError
-from sumpipe.io import atomic_path, read_parquet, write_parquet
+from sumpipe.io import atomic_path, read_json, read_parquet, write_parquet
 
 
 def test_parquet_round_trip(tmp_path: Path) -> None:
@@ -31,6 +31,19 @@ def test_failed_write_keeps_previous_file_and_no_temp(tmp_path: Path) -> None:
 def test_missing_artifact_is_a_one_line_error(tmp_path: Path) -> None:
     with pytest.raises(SumpipeError, match="no such file"):
         read_parquet(tmp_path / "missing.parquet")
+
+
+def test_corrupt_artifact_is_a_one_line_error(tmp_path: Path) -> None:
+    (tmp_path / "bad.parquet").write_bytes(b"not parquet at all")
+    with pytest.raises(SumpipeError, match=r"bad\.parquet: cannot read") as info:
+        read_parquet(tmp_path / "bad.parquet")
+    assert "\n" not in str(info.value)
+
+
+def test_corrupt_json_is_a_one_line_error(tmp_path: Path) -> None:
+    (tmp_path / "cut.json").write_text('{"M1": {"rouge1": 20.1')
+    with pytest.raises(SumpipeError, match=r"cut\.json: not valid JSON"):
+        read_json(tmp_path / "cut.json")
 
 
 def test_atomic_files_get_umask_permissions(tmp_path: Path) -> None:

@@ -115,6 +115,12 @@ def test_markdown_to_html_tables_and_escaping() -> None:
     assert "<li><code>c</code> &lt;d&gt;</li>" in page
 
 
+def test_markdown_to_html_takes_lines_that_only_look_like_markup_as_text() -> None:
+    # Each of these once stalled the paragraph loop forever.
+    page = markdown_to_html("#tag\n![M1 d(1)](figures/attention_M1_d(1).png)\n", "t")
+    assert "<p>#tag</p>\n<p>![M1 d(1)](figures/attention_M1_d(1).png)</p>" in page
+
+
 def test_crosseval_on_a_multi_reference_corpus(tmp_path: Path) -> None:
     from sumpipe.config import PathsConfig
     from sumpipe.evaluate.crosseval import run_crosseval

@@ -339,7 +339,7 @@ class TrainConfig:
     `lr` is AdaGrad's constant rate, or Adam's peak rate reached after `warmup_steps` (linear warm-up,
     then inverse-sqrt decay). `batch_size` counts examples in the global batch (all DDP ranks).
     `bf16` turns on bf16 autocast on CUDA (CPU always trains in float32). `threads` caps torch's
-    CPU threads during training (null: torch's default); 1 is fastest for small models on a busy machine.
+    CPU threads during training (null: torch's default, all cores); 1 can be faster on a busy machine.
     """
 
     optimizer: Literal["adagrad", "adam"] = "adam"
@@ -495,6 +495,8 @@ def load_params(path: str | Path = DEFAULT_PARAMS) -> Params:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         raise ConfigError(f"{path}: not valid YAML{where}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text") from None
     try:
         return from_dict(Params, data)
     except ConfigError as exc:

@@ -60,7 +60,11 @@ def read_parquet(path: str | os.PathLike, columns: list[str] | None = None) -> p
     path = Path(path)
     if not path.is_file():
         raise SumpipeError(f"{path}: no such file (run the stage that writes it first, e.g. `dvc repro`)")
-    return pq.read_table(path, columns=columns).to_pandas()
+    try:
+        table = pq.read_table(path, columns=columns)
+    except (pa.ArrowException, OSError) as exc:  # a corrupt file, or a column it does not have
+        raise SumpipeError(f"{path}: cannot read ({(str(exc).splitlines() or [''])[0]})") from None
+    return table.to_pandas()
 
 
 def write_json(obj: Any, path: str | os.PathLike) -> Path:
@@ -81,4 +85,7 @@ def read_json(path: str | os.PathLike) -> Any:
     path = Path(path)
     if not path.is_file():
         raise SumpipeError(f"{path}: no such file")
-    return json.loads(path.read_text(encoding="utf-8"))
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise SumpipeError(f"{path}: not valid JSON ({exc})") from None

@@ -73,7 +73,7 @@ def _read_bytes(path: Path) -> bytes:
     try:
         data = path.read_bytes()
         return gzip.decompress(data) if path.name.lower().endswith(".gz") else data
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+    except (OSError, EOFError) as exc:  # gzip.BadGzipFile is an OSError
         raise SumpipeError(f"{path}: cannot read ({exc})") from None
 
 

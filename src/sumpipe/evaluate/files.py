@@ -83,21 +83,34 @@ def read_summaries(path: str | Path, column: str | None = None,
     if not path.is_file():
         raise SumpipeError(f"{path}: no such file")
     kind = file_kind(path)
-    if kind == "lines":
-        with _open_text(path) as f:
-            return [line.rstrip("\n").rstrip("\r") for line in f]
     if kind == "parquet":
-        import pyarrow.parquet as pq
+        return _read_parquet(path, column, defaults)
+    try:
+        if kind == "lines":
+            with _open_text(path) as f:
+                return [line.rstrip("\n").rstrip("\r") for line in f]
+        return _read_jsonl(path, column, defaults)
+    except UnicodeDecodeError:
+        raise SumpipeError(f"{path}: not UTF-8 text") from None
+    except (OSError, EOFError) as exc:  # gzip.BadGzipFile is an OSError; a cut .gz ends in EOFError
+        raise SumpipeError(f"{path}: unreadable ({exc})") from None
 
-        try:
-            names = pq.read_schema(path).names
-        except Exception as exc:  # pyarrow raises several types for a corrupt file
-            raise SumpipeError(f"{path}: not a readable Parquet file ({exc.__class__.__name__})") from None
-        name = _pick(names, column, defaults, path)
-        if name not in names:
-            raise SumpipeError(f"{path}: no column {name!r} (columns: {', '.join(names)})")
-        values = pq.read_table(path, columns=[name]).column(0).to_pylist()
-        return [_normalise(v, path, i) for i, v in enumerate(values)]
+
+def _read_parquet(path: Path, column: str | None, defaults: tuple[str, ...]) -> list[str | list[str]]:
+    import pyarrow.parquet as pq
+
+    try:
+        names = pq.read_schema(path).names
+    except Exception as exc:  # pyarrow raises several types for a corrupt file
+        raise SumpipeError(f"{path}: not a readable Parquet file ({exc.__class__.__name__})") from None
+    name = _pick(names, column, defaults, path)
+    if name not in names:
+        raise SumpipeError(f"{path}: no column {name!r} (columns: {', '.join(names)})")
+    values = pq.read_table(path, columns=[name]).column(0).to_pylist()
+    return [_normalise(v, path, i) for i, v in enumerate(values)]
+
+
+def _read_jsonl(path: Path, column: str | None, defaults: tuple[str, ...]) -> list[str | list[str]]:
     records = []
     with _open_text(path) as f:
         for number, line in enumerate(f, 1):
@@ -109,8 +122,9 @@ def read_summaries(path: str | Path, column: str | None = None,
                 raise SumpipeError(f"{path}: line {number} is not valid JSON") from None
     if not records:
         return []
-    first = records[0] if isinstance(records[0], dict) else {}
-    name = _pick(list(first), column, defaults, path)
+    if not isinstance(records[0], dict):
+        raise SumpipeError(f"{path}: expected one JSON object per line, got a {type(records[0]).__name__}")
+    name = _pick(list(records[0]), column, defaults, path)
     out = []
     for row, record in enumerate(records):
         try:

@@ -79,6 +79,9 @@ def collect_systems(paths: PathsConfig, cfg: EvaluateConfig, model_names: list[s
         missing = {"id", "prediction"} - set(preds.columns)
         if missing:
             raise SumpipeError(f"{path}: missing column(s) {', '.join(sorted(missing))}")
+        if not any(i in refs_by_id for i in preds["id"]):  # empty, or stale (another corpus or split)
+            raise SumpipeError(f"{path}: no prediction for any example of {paths.processed}/{split}.parquet "
+                               f"(run `sumpipe decode --model {name}` again)")
         own = references_of(preds) if {"reference", "references"} & set(preds.columns) else [None] * len(preds)
         refs = [refs_by_id.get(i, r) for i, r in zip(preds["id"], own)]
         if any(r is None for r in refs):

@@ -55,6 +55,10 @@ class _Sums:
     share: float = 0.0
     share_examples: int = 0
 
+    def merge(self, other: "_Sums") -> None:
+        for name, value in vars(other).items():
+            setattr(self, name, getattr(self, name) + value)
+
 
 @dataclass
 class CoverageStats:
@@ -83,13 +87,8 @@ class CoverageStats:
     def merge(self, other: "CoverageStats") -> None:
         self.examples += other.examples
         self.reference_words += other.reference_words
-        for name, o in other.sums.items():
-            s = self.sums.setdefault(name, _Sums())
-            s.examples += o.examples
-            s.words_present += o.words_present
-            s.occurrences += o.occurrences
-            s.share += o.share
-            s.share_examples += o.share_examples
+        for name, sums in other.sums.items():
+            self.sums.setdefault(name, _Sums()).merge(sums)
 
     def summary(self, digits: int = 4) -> dict[str, object]:
         out: dict[str, object] = {

@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from sumpipe.config import Budget, ExtractConfig
+from sumpipe.data.split import SPLITS
 from sumpipe.errors import SumpipeError
 from sumpipe.extract.coverage import CoverageStats, coverage_of_hits, reference_hits, reference_words
 from sumpipe.extract.select import choose_sentences, cut, render, select_first
@@ -34,7 +35,6 @@ from sumpipe.io import atomic_path, write_json
 from sumpipe.vocab.build import split_sentences
 from sumpipe.vocab.ngrams import NgramTable
 
-SPLITS = ("train", "valid", "test")
 BATCH_ROWS = 256
 MIN_DOCS_PER_WORKER = 10_000  # a worker costs ~0.7 s CPU to start (imports, table)
 

@@ -81,7 +81,10 @@ def markdown_to_html(markdown: str, title: str) -> str:
                 i += 1
             blocks.append("<ul>\n" + "\n".join(items) + "\n</ul>")
         else:
-            para = []
+            # The first line is always taken, so a line that merely looks like markup ("#tag", a
+            # broken "![..](..)") becomes text instead of stalling the loop.
+            para = [line]
+            i += 1
             while i < len(lines) and lines[i].strip() and not lines[i].startswith(("#", "|", "- ", "![")):
                 para.append(lines[i])
                 i += 1

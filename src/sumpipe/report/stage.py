@@ -18,6 +18,7 @@ inputs are absent says so in one line instead of failing: the report also serves
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +28,7 @@ import pandas as pd
 from sumpipe.config import DecodeConfig, PathsConfig, ReportConfig
 from sumpipe.errors import SumpipeError
 from sumpipe.evaluate.summary import LABELS, markdown_table
+from sumpipe.extract.coverage import reference_hits, reference_words
 from sumpipe.io import read_json, read_parquet, write_text
 from sumpipe.report import plots
 from sumpipe.report.html import markdown_to_html
@@ -92,7 +94,7 @@ def rouge_section(summary: dict) -> list[str]:
     return [
         f"## ROUGE on the {split} split (seed Table 5.1)",
         "",
-        f"F1 x 100, mean over the {summary['split']} examples, with {config['confidence']:.0%} bootstrap "
+        f"F1 x 100, mean over the {split} examples, with {config['confidence']:.0%} bootstrap "
         f"intervals [low, high]; best of each column in bold. Baselines: `lead*` = the first sentences of "
         f"the preprocessed source, `first<N>` = its first N tokens (the extract stage's selection).",
         "",
@@ -164,12 +166,8 @@ def coverage_section(coverage: dict | None, figures: Path, root: Path, example: 
     return out, made
 
 
-def example_coverage(paths: PathsConfig, split: str, example_id: str, source: str, reference: str) -> dict | None:
+def example_coverage(paths: PathsConfig, split: str, example_id: str, source: str, reference: str) -> dict:
     """Per-sentence reference-word counts of one example, and which sentences each selection kept."""
-    try:
-        from sumpipe.extract.coverage import reference_hits, reference_words
-    except ImportError:
-        return None
     ref_words = reference_words(reference)
     hits = [len(reference_hits(sentence.split(), ref_words)) for sentence in source.split("\n")]
     panels: dict[str, tuple[list[int], list[bool]]] = {}
@@ -228,10 +226,8 @@ def heatmap_section(paths: PathsConfig, split: str, model_names: list[str], exam
     trained = [m for m in model_names if (Path(paths.models) / m / "model.safetensors").is_file()]
     if not trained:
         return out + ["No trained model in `" + paths.models + "` yet.", ""], [], []
-    try:
-        from sumpipe.decode import api
-    except ImportError as exc:
-        return out + [f"Heat maps unavailable: the decode API cannot be imported ({exc}).", ""], [], []
+    from sumpipe.decode import api  # torch: imported only when there is a model to run
+
     out += ["The decoder's copy attention over the model's input (rows: generated words, columns: input "
             "tokens; lighter = more attention), for the same examples as above, decoded with the "
             "`decode:` parameters.", ""]
@@ -251,10 +247,11 @@ def heatmap_section(paths: PathsConfig, split: str, model_names: list[str], exam
             if s.attention is None or not len(s.tokens):
                 out.append(f"- {name}, `{example_id}`: no attention returned")
                 continue
-            path = figures / f"attention_{name}_{example_id}.png".replace("/", "_").replace(":", "_")
+            # Ids come from the corpus: keep the file name (and so the markdown link) to safe characters.
+            path = figures / (re.sub(r"[^\w.-]", "_", f"attention_{name}_{example_id}") + ".png")
             made.append(plots.attention_heatmap(s.attention, s.source_tokens, s.tokens, path,
                                                 f"{name} on {example_id}"))
-            out += [f"**{name}**, `{example_id}`: {_escape(s.text)}", "", f"![{name} {example_id}]({_rel(path, root)})", ""]
+            out += [f"**{name}**, `{example_id}`: {_escape(s.text)}", "", f"![{name} {re.sub(r'[][]', '', example_id)}]({_rel(path, root)})", ""]
     return out + [""], made, notes
 
 

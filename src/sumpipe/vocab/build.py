@@ -11,7 +11,6 @@ never with the corpus.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +68,6 @@ class CorpusCounter:
         self.n_docs = 0
         self.n_source_tokens = 0
         self.n_reference_tokens = 0
-        self.ngram_seconds = 0.0
 
     def _ids(self, tokens: list[str]) -> np.ndarray:
         ids = np.fromiter(map(self.word_ids.__getitem__, tokens), dtype=np.int64, count=len(tokens))
@@ -95,11 +93,9 @@ class CorpusCounter:
         self.n_source_tokens += len(tokens)
         self.n_reference_tokens += len(ref_tokens)
 
-        start = time.perf_counter()
         codes = np.where(self.content[ids], ids, DROPPED)
         windows, _ = ngram_windows(codes, np.array(lengths, dtype=np.int64), self.n)
         self.ngrams.add(pack_ngrams(windows))
-        self.ngram_seconds += time.perf_counter() - start
 
     @property
     def words(self) -> list[str]:
