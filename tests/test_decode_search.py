@@ -172,6 +172,33 @@ def test_batched_equals_one_document_at_a_time(strategy: str) -> None:
         assert alone.score == pytest.approx(together[doc].score, abs=1e-5)
 
 
+class ModuleToy(torch.nn.Module):
+    """The toy model as an `nn.Module` whose parameters (and outputs) live on the CPU."""
+
+    def __init__(self, toy_model: ToyModel) -> None:
+        super().__init__()
+        self.toy, self.vocab_size = toy_model, toy_model.vocab_size
+        self.anchor = torch.nn.Parameter(torch.zeros(1))
+
+    def start_decoding(self, batch: ToyBatch) -> ToyState:
+        return self.toy.start_decoding(batch)
+
+    def decode_step(self, state: ToyState, prev: torch.Tensor):
+        return self.toy.decode_step(state, prev)
+
+
+@pytest.mark.parametrize("strategy", ["beam", "greedy", "sample"])
+def test_search_runs_on_the_models_device_not_the_batchs(strategy: str) -> None:
+    """The protocol lets a batch arrive on any device (the model moves it): scores, histories and
+    the sampling generator must live where `decode_step` computes (here a `meta` batch, CPU model)."""
+    model, batch = toy(n_docs=2, steps=6, vocab=7, seed=4)
+    cfg = DecodeConfig(strategy=strategy, beam_size=2)
+    expected = decode_batch(model, batch, cfg, max_length=5)
+    elsewhere = ToyBatch(batch.src.to("meta"), batch.oov_words)
+    got = decode_batch(ModuleToy(model), elsewhere, cfg, max_length=5)
+    assert [h.tokens for h in got] == [h.tokens for h in expected]
+
+
 def test_finished_documents_leave_the_batch() -> None:
     """A document whose best answer is final stops costing decoder rows (and steps end early)."""
     w = 7

@@ -134,6 +134,25 @@ def test_state_index_select_reorders_rows_and_caches() -> None:
         torch.testing.assert_close(step, full[origin, 2], atol=1e-5, rtol=1e-5)
 
 
+def test_reordering_beams_within_their_documents_moves_their_histories() -> None:
+    """The fast path of `index_select` (rows stay in their documents) must still move the
+    self-attention cache: beams with different histories, swapped, give the swapped outputs."""
+    torch.manual_seed(6)
+    model = PointerGeneratorTransformer(ARCH).eval()
+    swap = torch.tensor([1, 0, 3, 2, 5, 4])
+    first, second = torch.tensor([4, 5, 4, 5, 4, 5]), torch.tensor([6, 7, 6, 7, 6, 7])
+    with torch.no_grad():
+        state = model.start_decoding(_batch()).index_select(torch.arange(3).repeat_interleave(2))
+        _, after_first, _ = model.decode_step(state, first)
+        swapped = after_first.index_select(swap)
+        got, _, _ = model.decode_step(swapped, second)
+        _, reference, _ = model.decode_step(state, first[swap])   # the swapped histories from the start
+        expected, _, _ = model.decode_step(reference, second)
+    assert swapped.cross_kv is after_first.cross_kv  # the fast path was taken
+    assert not torch.allclose(got, model.decode_step(after_first, second)[0])  # the histories differ
+    torch.testing.assert_close(got, expected)
+
+
 def test_copied_oov_prev_token_is_embedded_as_unk() -> None:
     torch.manual_seed(4)
     model = PointerGeneratorTransformer(ARCH).eval()

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from sumpipe.config import TrainConfig
+from sumpipe.errors import SumpipeError
 from sumpipe.train import checkpoint as ckpt
 from sumpipe.train.engine import fit, seed_everything
 
@@ -164,3 +165,15 @@ def test_checkpoint_loads_with_weights_only_and_holds_everything(tmp_path: Path)
     assert state["scheduler"]["last_epoch"] == 4
     assert (tmp_path / ckpt.BEST_FILE).is_file()
     assert not list(tmp_path.glob("*.tmp"))  # atomic writes leave no temporaries behind
+
+
+@pytest.mark.parametrize("content", [b"", b"not a checkpoint", "truncated"])
+def test_unreadable_checkpoint_is_a_one_line_error_and_no_resume_starts_afresh(tmp_path: Path, content) -> None:
+    run(tmp_path, config(max_steps=3))
+    state = tmp_path / ckpt.STATE_FILE
+    state.write_bytes(state.read_bytes()[:200] if content == "truncated" else content)
+    with pytest.raises(SumpipeError, match="unreadable checkpoint") as info:
+        run(tmp_path, config(max_steps=3))
+    assert "\n" not in str(info.value) and "--no-resume" in str(info.value)
+    result = fit(tiny_model(), TinyTask(), config(max_steps=3), tmp_path, resume=False, progress=False)
+    assert result.resumed_from_step == 0 and result.position.step == 3

@@ -201,8 +201,8 @@ def summarize(
 
     cfg is a `sumpipe.config.DecodeConfig`. Documents are batched `cfg.batch_size` at a time in
     order of length (less padding); `progress(indices, seconds)` is called after each batch with
-the indices of its documents and the time it took. An
-    empty document is a SumpipeError (prepare_raw returns "" when no Latin-script text is left).
+    the indices of its documents and the time it took. An empty document is a SumpipeError
+    (prepare_raw returns "" when no Latin-script text is left).
     """
     import torch
 

@@ -157,11 +157,11 @@ def summarize_input(
 ) -> int:
     """Summarise raw `documents` with the model in `model_dir` and print them (plain text, or
     JSON Lines with per-token p_gen and attention); returns the number summarised."""
-    from sumpipe.decode.api import cap_raw, has_words, prepare_raw
+    from sumpipe.decode.api import has_words, prepare_raw
 
     # Preprocess first (config.json alone says which selection): bad input fails before torch loads.
     config = read_config(model_dir)
-    prepared = [prepare_raw(cap_raw(doc), config, vocab_dir) for doc in documents]
+    prepared = [prepare_raw(doc, config, vocab_dir) for doc in documents]  # each cut to MAX_RAW_CHARS
     todo = [i for i, text in enumerate(prepared) if has_words(text)]
     if not todo:
         where = "the input has" if len(documents) == 1 else "no document has"

@@ -126,14 +126,24 @@ def _masked(
     return out
 
 
-def _n_docs(batch: Any) -> int:
-    return int(batch.src.size(0))
+def _device(model: Any, batch: Any) -> torch.device:
+    """Where `decode_step` returns its log-probabilities: the model's device (a toy model without
+    parameters computes where its batch is)."""
+    return next(model.parameters()).device if isinstance(model, torch.nn.Module) else batch.src.device
 
 
-def _width_limits(model: Any, batch: Any, device: torch.device) -> torch.Tensor:
-    """(B,) V + number of OOV words per document (`Batch.oov_words`)."""
-    oov = getattr(batch, "oov_words", None) or [[] for _ in range(_n_docs(batch))]
-    return torch.tensor([model.vocab_size + len(w) for w in oov], dtype=torch.long, device=device)
+def _start(model: Any, batch: Any) -> tuple[Any, int, torch.device, torch.Tensor]:
+    """Run the encoder: (state for B rows, B, the device the model computes on, (B,) width limits).
+
+    The search keeps its own tensors (scores, histories, masks) on the model's device, which is
+    where `decode_step` returns log-probabilities, whatever device the batch came on. The width
+    limit of a document is V + its number of OOV words (`Batch.oov_words`).
+    """
+    n_docs = int(batch.src.size(0))
+    device = _device(model, batch)
+    oov = getattr(batch, "oov_words", None) or [[] for _ in range(n_docs)]
+    limits = torch.tensor([model.vocab_size + len(w) for w in oov], dtype=torch.long, device=device)
+    return model.start_decoding(batch), n_docs, device, limits
 
 
 class _Details:
@@ -153,11 +163,6 @@ class _Details:
         self.p_gen = torch.cat([self.p_gen[rows], p_gen[:, None]], dim=1)
         prev = self.attn[rows] if self.attn is not None else attn.new_zeros(len(rows), 0, attn.size(1))
         self.attn = torch.cat([prev, attn[:, None, :]], dim=1)
-
-    def select(self, rows: torch.Tensor) -> None:
-        if self.enabled:
-            self.p_gen = self.p_gen[rows]
-            self.attn = self.attn[rows] if self.attn is not None else None
 
     def of_row(self, row: int) -> tuple[list[float] | None, torch.Tensor | None]:
         if not self.enabled:
@@ -185,12 +190,8 @@ def beam_search(
     The termination rule and scoring are in the module docstring.
     """
     k = beam_size
-    n_docs = _n_docs(batch)
-    device = batch.src.device
-    limits = _width_limits(model, batch, device)
     lp_max = length_penalty(max_length + 1, alpha)
-
-    state = model.start_decoding(batch)
+    state, n_docs, device, limits = _start(model, batch)
     state = state.index_select(torch.arange(n_docs, device=device).repeat_interleave(k))
     active = list(range(n_docs))             # original index of each active document
     row_doc = torch.arange(n_docs, device=device).repeat_interleave(k)
@@ -306,10 +307,7 @@ def sample_search(
     seeded `generator` the result is deterministic for the same inputs and batch composition.
     The score is the model's log P(Y) / lp(Y) as in beam search (temperature does not change it).
     """
-    n_docs = _n_docs(batch)
-    device = batch.src.device
-    limits = _width_limits(model, batch, device)
-    state = model.start_decoding(batch)
+    state, n_docs, device, limits = _start(model, batch)
     active = list(range(n_docs))
     row_doc = torch.arange(n_docs, device=device)
     logp = torch.zeros(n_docs, device=device)
@@ -374,7 +372,7 @@ def decode_batch(
     if cfg.strategy == "greedy":
         return sample_search(model, batch, greedy=True, **common)
     if generator is None:
-        generator = make_generator(cfg.seed, batch.src.device)
+        generator = make_generator(cfg.seed, _device(model, batch))
     return sample_search(model, batch, greedy=False, top_k=cfg.top_k, top_p=cfg.top_p,
                          temperature=cfg.temperature, generator=generator, **common)
 

@@ -151,8 +151,9 @@ class Batch:
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         return Batch(**{k: fn(v) if isinstance(v, torch.Tensor) else v for k, v in values.items()})
 
-    def to(self, device: torch.device | str, non_blocking: bool = True) -> "Batch":
-        """Move every tensor (asynchronously from pinned memory when possible)."""
+    def to(self, device: torch.device | str, non_blocking: bool = False) -> "Batch":
+        """Move every tensor. `non_blocking=True` only for host-to-GPU copies from pinned memory
+        (`pin_memory`): a non-blocking GPU-to-host copy may be read before it has landed."""
         return self._map_tensors(lambda t: t.to(device, non_blocking=non_blocking))
 
     def pin_memory(self) -> "Batch":

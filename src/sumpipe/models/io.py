@@ -131,7 +131,8 @@ def load_pretrained(
         raise SumpipeError(f"{model_dir / CONFIG}: {exc}") from None
     misfit = f"{model_dir / WEIGHTS}: does not fit the architecture in config.json"
     try:
-        missing, unexpected = load_model(model, str(model_dir / WEIGHTS), strict=False, device=str(device))
+        # into the CPU model, then one move: loading onto `device` would copy GPU -> CPU -> GPU
+        missing, unexpected = load_model(model, str(model_dir / WEIGHTS), strict=False)
     except (SafetensorError, OSError) as exc:
         raise SumpipeError(f"{model_dir / WEIGHTS}: cannot be read ({str(exc).splitlines()[0]})") from None
     except RuntimeError as exc:  # load_state_dict: tensors of the wrong shape

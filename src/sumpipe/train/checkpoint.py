@@ -17,6 +17,7 @@ resumed run rebuilds the epoch's batch list and skips to the saved index.
 
 from __future__ import annotations
 
+import pickle
 import random
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ import numpy as np
 import torch
 from safetensors.torch import load_model, save_model
 
+from sumpipe.errors import SumpipeError
 from sumpipe.io import atomic_path
 
 STATE_FILE = "state.pt"
@@ -108,8 +110,12 @@ def load_checkpoint(directory: Path, fingerprint: str) -> dict[str, Any] | None:
     path = Path(directory) / STATE_FILE
     if not path.is_file():
         return None
-    state = torch.load(path, map_location="cpu", weights_only=True)
-    if state.get("format") != FORMAT_VERSION or state.get("fingerprint") != fingerprint:
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except (RuntimeError, pickle.UnpicklingError, EOFError, OSError) as exc:  # truncated, foreign, unsafe
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise SumpipeError(f"{path}: unreadable checkpoint ({reason}); delete it, or train with --no-resume") from None
+    if not isinstance(state, dict) or state.get("format") != FORMAT_VERSION or state.get("fingerprint") != fingerprint:
         return None
     return state
 
