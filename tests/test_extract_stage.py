@@ -133,12 +133,17 @@ def test_errors(pipeline):
     assert "\n" not in str(exc.value)
 
 
-def test_command(pipeline, monkeypatch):
+def run_extract_command(pipeline, monkeypatch):
+    """`sumpipe extract` in `pipeline` with one 7-token budget."""
     params = {"paths": {"processed": "processed", "vocab": "vocab", "extracted": "extracted", "metrics": "metrics"},
               "extract": {"budgets": [{"tokens": 7, "first_k": 1}]}}
     (pipeline / "params.yaml").write_text(yaml.safe_dump(params))
     monkeypatch.chdir(pipeline)
-    result = CliRunner().invoke(app, ["extract"])
+    return CliRunner().invoke(app, ["extract"])
+
+
+def test_command(pipeline, monkeypatch):
+    result = run_extract_command(pipeline, monkeypatch)
     assert result.exit_code == 0, result.output
     assert "ngram7, first7" in result.output and "ngram7 25.0%" in result.output
     assert (pipeline / "extracted" / "first7" / "test.parquet").is_file()
@@ -146,11 +151,7 @@ def test_command(pipeline, monkeypatch):
 
 def test_command_with_an_empty_test_split(pipeline, monkeypatch):
     TRAIN.iloc[:0].to_parquet(pipeline / "processed" / "test.parquet", index=False)
-    params = {"paths": {"processed": "processed", "vocab": "vocab", "extracted": "extracted", "metrics": "metrics"},
-              "extract": {"budgets": [{"tokens": 7, "first_k": 1}]}}
-    (pipeline / "params.yaml").write_text(yaml.safe_dump(params))
-    monkeypatch.chdir(pipeline)
-    result = CliRunner().invoke(app, ["extract"])
+    result = run_extract_command(pipeline, monkeypatch)
     assert result.exit_code == 0, result.output
     assert "coverage" not in result.output.split("(")[0]
     assert (pipeline / "extracted" / "first7" / "test.parquet").is_file()
