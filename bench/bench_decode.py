@@ -50,9 +50,10 @@ def load_stories(split: str, limit: int | None) -> list[dict]:
 def build_model_dir(path: Path, paper: bool, vocab_docs: list[str]) -> Path:
     import torch
 
-    from sumpipe.config import load_params
+    from sumpipe.config import Budget, ModelSpec, load_params
+    from sumpipe.models.card import ModelCard
     from sumpipe.models.io import save_pretrained
-    from sumpipe.models.transformer import PointerGeneratorTransformer
+    from sumpipe.models.registry import get_family
     from sumpipe.vocab.vocabulary import Vocabulary
 
     arch = load_params(REPO / "params.yaml").model
@@ -63,8 +64,11 @@ def build_model_dir(path: Path, paper: bool, vocab_docs: list[str]) -> Path:
         counts.setdefault(f"<w{i}>", 1)
     vocab = Vocabulary.from_counts(counts, arch.vocab_size)
     torch.manual_seed(0)
-    model = PointerGeneratorTransformer(arch)
-    return save_pretrained(model, path, vocab, {"input": "first400", "dataset": "cnn_dailymail"})
+    spec = ModelSpec(family="transformer", input="first400")
+    model = get_family(spec.family).build(arch, spec)
+    card = ModelCard(family=spec.family, arch=arch, vocab_size=arch.vocab_size, name="M1", input=spec.input,
+                     spec=spec, selection=Budget("first", 400), dataset="cnn_dailymail")
+    return save_pretrained(model, path, vocab, card)
 
 
 def throughput(model_dir: Path, docs: list[str], beam: int, batch_size: int, device: str, threads: int) -> None:
@@ -86,7 +90,7 @@ def throughput(model_dir: Path, docs: list[str], beam: int, batch_size: int, dev
     print(f"throughput: {len(docs)} documents, beam {beam}, batch {batch_size}, {device}, {threads} thread(s): "
           f"{seconds:.1f} s = {len(docs) / seconds:.2f} documents/s "
           f"(mean summary {sum(lengths) / len(lengths):.0f} words, max length {resolve_max_length(cfg, config)}, "
-          f"{model.num_parameters() / 1e6:.1f} M parameters)")
+          f"{sum(p.numel() for p in model.parameters()) / 1e6:.1f} M parameters)")
 
 
 CHILD = """
@@ -94,7 +98,7 @@ import sys, time, json
 from pathlib import Path
 from sumpipe.cli import app                          # what the console script imports
 from sumpipe.config import Params
-from sumpipe.decode.interactive import read_input, read_config, summarize_input
+from sumpipe.decode.interactive import read_input, summarize_input
 import torch
 from sumpipe.decode.api import load_model, prepare_raw, summarize, cap_raw
 torch.set_num_threads(1)

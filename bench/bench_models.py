@@ -104,7 +104,7 @@ def main() -> None:
 
         t_step = timed(step, args.repeats, sync)
         name = "M2" if rarity else "M1"
-        print(f"{name}: {model.num_parameters() / 1e6:.2f} M parameters; train step {t_step * 1e3:.1f} ms, "
+        print(f"{name}: {sum(p.numel() for p in model.parameters()) / 1e6:.2f} M parameters; train step {t_step * 1e3:.1f} ms, "
               f"{n_tokens / t_step:,.0f} tokens/s")
     print(f"collate: {t_collate * 1e3:.2f} ms per batch ({100 * t_collate / t_step:.1f}% of an M2 train step)")
 

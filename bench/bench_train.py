@@ -32,6 +32,7 @@ import json
 import sys
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -43,10 +44,10 @@ sys.path.insert(0, str(REPO / "src"))
 
 from sumpipe.config import ArchConfig, ModelSpec, TrainConfig, params_from_dict  # noqa: E402
 from sumpipe.models.batching import encode_examples  # noqa: E402
-from sumpipe.models.transformer import build_model  # noqa: E402
+from sumpipe.models.registry import get_family  # noqa: E402
 from sumpipe.train.engine import fit, resolve_device, seed_everything  # noqa: E402
 from sumpipe.train.paper import PAPER_OVERRIDES, apply_overrides  # noqa: E402
-from sumpipe.train.task import SummarizationTask  # noqa: E402
+from sumpipe.models.task import SummarizationTask  # noqa: E402
 from sumpipe.vocab.vocabulary import Vocabulary  # noqa: E402
 
 PEAK_BF16 = {"H100 PCIe": 756e12, "H100": 989e12, "H200": 989e12, "GH200": 989e12, "A100": 312e12,
@@ -151,7 +152,8 @@ def main() -> None:
     prep_seconds = time.perf_counter() - started
 
     seed_everything(cfg.seed)
-    model = build_model(arch, ModelSpec(input="first400"), vocab_size=len(vocab))
+    arch = replace(arch, vocab_size=len(vocab))
+    model = get_family("transformer").build(arch, ModelSpec(input="first400"))
     device = resolve_device(cfg.device)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"data: {data_name}; prep {prep_seconds:.1f} s", flush=True)

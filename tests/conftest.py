@@ -26,3 +26,15 @@ def shared_data() -> Path:
 @pytest.fixture
 def repo_root() -> Path:
     return REPO
+
+
+def transformer_card(model, selection=None, dataset: str = "pydoc", name: str = "m"):
+    """The card training writes for a transformer-family `model` that reads `selection` (a Budget;
+    None = the whole preprocessed text)."""
+    from sumpipe.config import ModelSpec
+    from sumpipe.extract.methods import selection_name
+    from sumpipe.models.card import ModelCard
+
+    input = selection_name(selection) if selection is not None else ""
+    return ModelCard(family="transformer", arch=model.arch, vocab_size=model.vocab_size, name=name, input=input,
+                     spec=ModelSpec(input=input, rarity=model.rarity), selection=selection, dataset=dataset)

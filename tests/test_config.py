@@ -12,7 +12,9 @@ def test_repository_params_file_validates(repo_root: Path) -> None:
     params = load_params(repo_root / "params.yaml")
     assert isinstance(params, Params)
     assert params.data.dataset == "pydoc"
-    assert [(b.tokens, b.first_k) for b in params.extract.budgets] == [(200, 5), (400, 10)]
+    assert [(b.method, b.tokens, b.first_k) for b in params.extract.budgets] == [
+        ("ngram", 200, 5), ("first", 200, None), ("ngram", 400, 10), ("first", 400, None)]
+    assert {spec.family for spec in params.models.values()} == {"transformer"}
     assert set(params.models) == {"M1", "M2", "M1-200", "M2-200", "M1-400", "M2-400"}
 
 
@@ -26,7 +28,9 @@ def test_repository_params_file_validates(repo_root: Path) -> None:
         ({"data": {"dataset": "local"}}, "data.path: required when data.dataset is 'local'"),
         ({"data": {"split_ratios": {"train": 0.5, "valid": 0.1, "test": 0.1}}}, "data.split_ratios: train + valid"),
         ({"model": {"d_model": 30, "n_heads": 4}}, "model.n_heads: must divide d_model"),
-        ({"extract": {"budgets": [{"tokens": 200}]}}, "extract.budgets[0].first_k: required key is missing"),
+        ({"extract": {"budgets": [{"tokens": 200}]}}, "extract.budgets[0].method: required key is missing"),
+        ({"extract": {"budgets": [{"method": "first", "tokens": 200}, {"method": "first", "tokens": 200}]}},
+         "extract.budgets: each (method, tokens) may appear only once"),
         ({"train": {"lr": "fast"}}, "train.lr: expected float, got 'fast'"),
     ],
 )

@@ -12,21 +12,14 @@ import pandas as pd
 import pytest
 import torch
 
-from sumpipe.config import ArchConfig, DecodeConfig
-from sumpipe.decode.api import (
-    has_words,
-    ids_to_words,
-    load_model,
-    prepare_raw,
-    resolve_max_length,
-    selection_budget,
-    summarize,
-    summary_text,
-)
+from conftest import transformer_card
+from sumpipe.config import ArchConfig, Budget, DecodeConfig
+from sumpipe.decode.api import has_words, load_model, prepare_raw, resolve_max_length, summarize, summary_text
 from sumpipe.decode.search import beam_search, sample_search
 from sumpipe.decode.stage import decode_stage
 from sumpipe.errors import SumpipeError
-from sumpipe.models.batching import collate, encode_example
+from sumpipe.models.batching import WordCodec, collate, encode_example
+from sumpipe.models.card import ModelCard
 from sumpipe.models.protocol import EOS, UNK
 from sumpipe.vocab.vocabulary import Vocabulary
 
@@ -34,8 +27,8 @@ WORDS = ("the cat sat on the mat . the dog ate the bone . a bird flew over the h
          "police said the man was arrested on monday after a long chase through the city .").split()
 
 
-def make_model_dir(path: Path, input: str = "first400", dataset: str = "pydoc", seed: int = 0,
-                   scale: float = 1.0) -> Path:
+def make_model_dir(path: Path, selection: Budget | None = Budget("first", 400), dataset: str = "pydoc",
+                   seed: int = 0, scale: float = 1.0) -> Path:
     """A tiny untrained model directory (weights scaled up so its choices are not near-ties)."""
     from sumpipe.models.io import save_pretrained
     from sumpipe.models.transformer import PointerGeneratorTransformer
@@ -48,7 +41,7 @@ def make_model_dir(path: Path, input: str = "first400", dataset: str = "pydoc", 
     with torch.no_grad():
         for p in model.parameters():
             p.mul_(scale)
-    return save_pretrained(model, path, vocab, {"input": input, "dataset": dataset})
+    return save_pretrained(model, path, vocab, transformer_card(model, selection, dataset))
 
 
 @pytest.fixture(scope="module")
@@ -61,36 +54,34 @@ def tiny(tmp_path_factory: pytest.TempPathFactory):
 # Small pieces
 # --------------------------------------------------------------------------------------------
 def test_ids_to_words_and_text_convention() -> None:
-    itos = ["<unk>", "<pad>", "<s>", "</s>", "the", "."]
-    assert ids_to_words([4, 6, 5, 7], itos, ["zebra", "yak"]) == ["the", "zebra", ".", "yak"]
+    vocab = Vocabulary.from_counts({"the": 2, ".": 1}, 6)
+    codec = WordCodec(vocab, 10)
+    example = codec.encode("0", "the zebra . yak")
+    assert example.oov_words == ["zebra", "yak"]
+    assert codec.words([4, 6, 5, 7], example) == ["the", "zebra", ".", "yak"]
     assert summary_text(["a", "b", ".", "c", "!", "d"]) == "a b .\nc !\nd"
     assert summary_text([]) == ""
+
+
+def _card(dataset: str = "pydoc", max_summary: int = 8, selection: Budget | None = None) -> ModelCard:
+    arch = ArchConfig(vocab_size=24, max_source_tokens=40, max_summary_tokens=max_summary)
+    return ModelCard(family="transformer", arch=arch, vocab_size=24, dataset=dataset, selection=selection)
 
 
 @pytest.mark.parametrize(("dataset", "max_summary", "expected"), [
     ("cnn_dailymail", 100, 120), ("xsum", 20, 30), ("gigaword", 18, 25), ("pydoc", 40, 48), ("local", 18, 22)])
 def test_max_length_by_dataset(dataset: str, max_summary: int, expected: int) -> None:
-    config = {"dataset": dataset, "arch": {"max_summary_tokens": max_summary}}
-    assert resolve_max_length(DecodeConfig(), config) == expected
-    assert resolve_max_length(DecodeConfig(max_length=7), config) == 7
-
-
-def test_selection_budget_from_config() -> None:
-    assert selection_budget({"input": "first400"}) == ("first", 400, 10)
-    assert selection_budget({"input": "ngram200"}) == ("ngram", 200, 5)
-    recorded = {"name": "ngram200", "kind": "ngram", "tokens": 200, "first_k": 3}     # train stage's record
-    assert selection_budget({"input": "ngram200", "selection": recorded}) == ("ngram", 200, 3)
-    assert selection_budget({"input": "first400", "selection": {"tokens": 400, "first_k": None}}) == ("first", 400, 10)
-    assert selection_budget({"spec": {"input": "ngram400"}}) == ("ngram", 400, 10)
-    assert selection_budget({"input": "full"}) is None
+    card = _card(dataset, max_summary)
+    assert resolve_max_length(DecodeConfig(), card) == expected
+    assert resolve_max_length(DecodeConfig(max_length=7), card) == 7
 
 
 RAW = "Alpha beta gamma delta. Short one. Zebra yak xylophone walrus."
 
 
 def test_prepare_raw_first_n_tokens() -> None:
-    assert prepare_raw(RAW, {"input": "first10"}) == "alpha beta gamma delta .\nshort one .\nzebra yak"
-    assert prepare_raw(RAW, {}) == "alpha beta gamma delta .\nshort one .\nzebra yak xylophone walrus ."
+    assert prepare_raw(RAW, _card(selection=Budget("first", 10))) == "alpha beta gamma delta .\nshort one .\nzebra yak"
+    assert prepare_raw(RAW, _card()) == "alpha beta gamma delta .\nshort one .\nzebra yak xylophone walrus ."
 
 
 def test_prepare_raw_ngram_selection(tmp_path: Path) -> None:
@@ -99,17 +90,19 @@ def test_prepare_raw_ngram_selection(tmp_path: Path) -> None:
     from sumpipe.vocab.ngrams import NgramTable
 
     NgramTable(3, np.zeros(0, np.uint64), np.zeros(0, np.uint32), ["alpha"]).save(tmp_path / "ngrams.parquet")
-    config = lambda n: {"input": f"ngram{n}", "selection": {"tokens": n, "first_k": 1}}  # noqa: E731
+    config = lambda n: _card(selection=Budget("ngram", n, first_k=1))  # noqa: E731
     assert prepare_raw(RAW, config(6), tmp_path) == "alpha beta gamma delta ."
     assert prepare_raw(RAW, config(8), tmp_path) == "alpha beta gamma delta .\nshort one ."
     assert prepare_raw(RAW, config(10), tmp_path) == "alpha beta gamma delta .\nzebra yak xylophone walrus ."
     with pytest.raises(SumpipeError, match="ngrams.parquet: no such file"):
         prepare_raw(RAW, config(10), tmp_path / "missing")
+    with pytest.raises(SumpipeError, match="pass the vocab folder"):
+        prepare_raw(RAW, config(10))
 
 
 def test_non_latin_text_leaves_no_words() -> None:
-    assert not has_words(prepare_raw("Привет, мир. 你好，世界。", {}))
-    assert has_words(prepare_raw("Привет, мир 2024.", {}))
+    assert not has_words(prepare_raw("Привет, мир. 你好，世界。", _card()))
+    assert has_words(prepare_raw("Привет, мир 2024.", _card()))
 
 
 # --------------------------------------------------------------------------------------------
@@ -150,7 +143,7 @@ class CopyModel(torch.nn.Module):
 def test_copied_oov_words_map_back_to_the_source_word() -> None:
     vocab = Vocabulary.from_counts(Counter(WORDS), 24)
     model = CopyModel(len(vocab))
-    config = {"arch": {"max_source_tokens": 40, "max_summary_tokens": 8}}
+    config = _card()
     cfg = DecodeConfig(block_ngram_repeat=0, min_length=0)
     out = summarize(model, vocab, config, ["zebra cat quixotic", "the cat"], cfg)
     assert out[0].tokens == ["zebra", "cat"]               # "zebra" is OOV: copied by extended id
@@ -202,7 +195,7 @@ def test_real_model_details(tiny) -> None:
 
 
 def test_decode_stage_writes_predictions(tmp_path: Path) -> None:
-    model_dir = make_model_dir(tmp_path / "models" / "M1", input="first400")
+    model_dir = make_model_dir(tmp_path / "models" / "M1", selection=Budget("first", 400))
     frame = pd.DataFrame({"id": ["a", "b", "c"], "source": [DOCS[0], "", DOCS[2]],
                           "reference": ["r1", "r2", "r3"], "references": [["r1", "x"], ["r2"], ["r3"]]})
     (tmp_path / "extracted" / "first400").mkdir(parents=True)

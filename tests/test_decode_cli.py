@@ -210,7 +210,7 @@ def test_stage_mode_writes_predictions(monkeypatch, capsys, tmp_path, repo_root)
     import pandas as pd
 
     (tmp_path / "params.yaml").write_text((repo_root / "params.yaml").read_text())
-    make_model_dir(tmp_path / "models" / "M1", input="first400")
+    make_model_dir(tmp_path / "models" / "M1")
     (tmp_path / "data" / "extracted" / "first400").mkdir(parents=True)
     pd.DataFrame({"id": ["a", "b"], "source": ["the cat sat on the mat .", "police said the man ran ."],
                   "reference": ["cat", "man"]}).to_parquet(tmp_path / "data/extracted/first400/test.parquet")

@@ -68,7 +68,7 @@ def test_lead_sentences() -> None:
 
 def test_evaluate_stage_writes_scores_and_metrics(tmp_path: Path) -> None:
     paths = make_tree(tmp_path)
-    result = run_evaluate(paths, CFG, ["M1", "M2", "M1-400"], [200, 400])
+    result = run_evaluate(paths, CFG, ["M1", "M2", "M1-400"], ["first200", "first400"])
     assert list(result.summaries) == ["M1", "M2", "lead3", "first200"]
     assert result.skipped == ["M1-400", "first400"]
 
@@ -103,21 +103,21 @@ def test_evaluate_uses_every_reference(tmp_path: Path) -> None:
     processed = read_parquet(Path(paths.processed) / "test.parquet")
     processed["references"] = [[r, m] for r, m in zip(REFERENCES, M1)]  # M1's output is a reference too
     write_parquet(processed, Path(paths.processed) / "test.parquet")
-    result = run_evaluate(paths, CFG, ["M1"], [200])
+    result = run_evaluate(paths, CFG, ["M1"], ["first200"])
     assert result.summaries["M1"]["rouge1"] == pytest.approx(100.0)
 
 
 def test_evaluate_needs_the_processed_test_split(tmp_path: Path) -> None:
     paths = PathsConfig(**{name: str(tmp_path / name) for name in PathsConfig.__dataclass_fields__})
     with pytest.raises(SumpipeError, match="no such file"):
-        run_evaluate(paths, CFG, ["M1"], [200])
+        run_evaluate(paths, CFG, ["M1"], ["first200"])
 
 
 def test_bad_predictions_file_is_a_user_error(tmp_path: Path) -> None:
     paths = make_tree(tmp_path, models={})
     write_parquet(pd.DataFrame({"id": ["ex0"], "summary": ["x"]}), Path(paths.predictions) / "M1" / "test.parquet")
     with pytest.raises(SumpipeError, match="missing column"):
-        run_evaluate(paths, CFG, ["M1"], [200])
+        run_evaluate(paths, CFG, ["M1"], ["first200"])
 
 
 @pytest.mark.parametrize("ids", [[], ["other0", "other1"]])
@@ -128,4 +128,4 @@ def test_predictions_for_no_test_example_are_a_user_error(tmp_path: Path, ids: l
                           "reference": pd.Series(["y"] * len(ids), dtype=str)})  # as decode writes them
     write_parquet(preds, Path(paths.predictions) / "M1" / "test.parquet")
     with pytest.raises(SumpipeError, match="no prediction for any example"):
-        run_evaluate(paths, CFG, ["M1"], [200])
+        run_evaluate(paths, CFG, ["M1"], ["first200"])

@@ -30,7 +30,8 @@ TEST = pd.DataFrame({
     "source": ["police arrested a man on monday .\nthe man was charged with murder .\na rare orchid bloomed at kew ."],
     "reference": ["man charged with murder at kew"],
 })
-CFG = ExtractConfig(budgets=[Budget(tokens=7, first_k=1), Budget(tokens=14, first_k=1)])
+CFG = ExtractConfig(budgets=[Budget("ngram", 7, first_k=1), Budget("first", 7),
+                             Budget("ngram", 14, first_k=1), Budget("first", 14)])
 
 
 def test_coverage_by_hand():
@@ -136,7 +137,7 @@ def test_errors(pipeline):
 def run_extract_command(pipeline, monkeypatch):
     """`sumpipe extract` in `pipeline` with one 7-token budget."""
     params = {"paths": {"processed": "processed", "vocab": "vocab", "extracted": "extracted", "metrics": "metrics"},
-              "extract": {"budgets": [{"tokens": 7, "first_k": 1}]}}
+              "extract": {"budgets": [{"method": "ngram", "tokens": 7, "first_k": 1}, {"method": "first", "tokens": 7}]}}
     (pipeline / "params.yaml").write_text(yaml.safe_dump(params))
     monkeypatch.chdir(pipeline)
     return CliRunner().invoke(app, ["extract"])

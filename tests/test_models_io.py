@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 import torch
 
-from sumpipe.config import ArchConfig
+from conftest import transformer_card
+from sumpipe.config import ArchConfig, Budget
 from sumpipe.errors import SumpipeError
 from sumpipe.models.batching import collate, encode_examples
 from sumpipe.models.io import load_pretrained, save_pretrained
@@ -36,11 +37,13 @@ def _setup(tie: bool = True, rarity: bool = True):
 @pytest.mark.parametrize("tie", [True, False])
 def test_round_trip_gives_identical_outputs(tmp_path: Path, tie: bool) -> None:
     model, vocab, batch = _setup(tie=tie)
-    save_pretrained(model, tmp_path / "M2", vocab, {"spec": {"input": "ngram200", "rarity": True}, "dataset": "pydoc"})
+    save_pretrained(model, tmp_path / "M2", vocab, transformer_card(model, Budget("ngram", 200, 5), "pydoc"))
     assert sorted(p.name for p in (tmp_path / "M2").iterdir()) == ["config.json", "model.safetensors", "vocab.parquet"]
-    loaded, loaded_vocab, config = load_pretrained(tmp_path / "M2")
+    loaded, loaded_vocab, card = load_pretrained(tmp_path / "M2")
     assert not loaded.training and loaded.rarity and loaded.arch == model.arch
-    assert config["spec"]["input"] == "ngram200" and config["dataset"] == "pydoc" and config["vocab_size"] == 10
+    assert card.arch == model.arch and card.family == "transformer" and card.spec.rarity
+    assert card.input == "ngram200" and card.selection == Budget("ngram", 200, 5)
+    assert card.dataset == "pydoc" and card.vocab_size == 10
     assert loaded_vocab.itos == vocab.itos
     assert loaded_vocab.rarity.tolist() == vocab.rarity.tolist()
     with torch.no_grad():
@@ -53,7 +56,7 @@ def test_missing_and_corrupt_directories_are_one_line_errors(tmp_path: Path) -> 
     model, vocab, _ = _setup()
     with pytest.raises(SumpipeError, match="no such model directory"):
         load_pretrained(tmp_path / "nope")
-    model_dir = save_pretrained(model, tmp_path / "m", vocab)
+    model_dir = save_pretrained(model, tmp_path / "m", vocab, transformer_card(model))
     weights = model_dir / "model.safetensors"
     data = bytearray(weights.read_bytes())
     data[-1] ^= 0xFF
@@ -71,7 +74,7 @@ def test_missing_and_corrupt_directories_are_one_line_errors(tmp_path: Path) -> 
 
 def test_weights_of_another_architecture_are_rejected(tmp_path: Path) -> None:
     model, vocab, _ = _setup()
-    model_dir = save_pretrained(model, tmp_path / "m", vocab)
+    model_dir = save_pretrained(model, tmp_path / "m", vocab, transformer_card(model))
     config = json.loads((model_dir / "config.json").read_text())
     config["arch"]["d_ff"] = 64
     (model_dir / "config.json").write_text(json.dumps(config))
@@ -81,5 +84,22 @@ def test_weights_of_another_architecture_are_rejected(tmp_path: Path) -> None:
     (model_dir / "config.json").write_text(json.dumps(config))
     with pytest.raises(SumpipeError, match=r"does not fit .*missing \['decoder_layers.1"):
         load_pretrained(model_dir)
-    with pytest.raises(ValueError, match="reserved"):
-        save_pretrained(model, tmp_path / "x", vocab, {"arch": {}})
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"format": "sumpipe-pointer-generator-transformer/1"}, "is not 'sumpipe-model/2' (an old or foreign model"),
+    ({"family": "gru"}, "family: unknown model family 'gru' (known: "),
+    ({"arch": {"d_model": "wide"}}, "arch.d_model: expected int, got 'wide'"),
+    ({"selection": {"method": "first"}}, "selection.tokens: required key is missing"),
+    ({"vocab_sizes": 3}, "vocab_sizes: unknown key"),
+])
+def test_old_or_corrupt_cards_are_one_line_errors(tmp_path: Path, change: dict, message: str) -> None:
+    model, vocab, _ = _setup()
+    model_dir = save_pretrained(model, tmp_path / "m", vocab, transformer_card(model))
+    config = json.loads((model_dir / "config.json").read_text())
+    for key, value in change.items():
+        config[key] = {**config[key], **value} if isinstance(config.get(key), dict) else value
+    (model_dir / "config.json").write_text(json.dumps(config))
+    with pytest.raises(SumpipeError) as info:
+        load_pretrained(model_dir)
+    assert message in str(info.value) and "config.json: " in str(info.value) and "\n" not in str(info.value)

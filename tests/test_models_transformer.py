@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
 import torch
 
-from sumpipe.config import ArchConfig, ModelSpec, load_params
+from sumpipe.config import ArchConfig, load_params
 from sumpipe.errors import ConfigError
 from sumpipe.models.batching import collate, encode_examples
 from sumpipe.models.layers import key_padding_bias
 from sumpipe.models.loss import label_smoothed_nll
 from sumpipe.models.protocol import UNK
-from sumpipe.models.transformer import PointerGeneratorTransformer, build_model
+from sumpipe.models.transformer import PointerGeneratorTransformer
 
 WORDS = "the a cat dog sat ran on in mat park big small red quick and ." .split()
 
@@ -194,25 +196,35 @@ def test_tiny_model_overfits_eight_examples_quickly() -> None:
     assert losses[0] > 2.0 and losses[-1] < 0.02, f"loss {losses[0]:.3f} -> {losses[-1]:.3f} in {len(losses)} steps"
 
 
-def test_build_model_applies_overrides_and_names_bad_keys() -> None:
-    model = build_model(ARCH, ModelSpec(rarity=True, arch={"n_layers": 1}), name="M2-200", vocab_size=12)
-    assert model.rarity and model.arch.n_layers == 1 and model.vocab_size == 12 == model.arch.vocab_size
+def _resolve(models: dict, **sections):
+    from sumpipe.config import params_from_dict
+    from sumpipe.models.registry import resolve_model
+
+    params = params_from_dict({"model": dataclasses.asdict(ARCH), "models": models, **sections})
+    return [resolve_model(params, name) for name in models]
+
+
+def test_overrides_are_resolved_once_and_bad_keys_named() -> None:
+    [(family, spec, arch)] = _resolve({"M2-200": {"rarity": True, "arch": {"n_layers": 1}}})
+    model = family.build(arch, spec)
+    assert isinstance(model, PointerGeneratorTransformer) and family.name == "transformer"
+    assert model.rarity and model.arch.n_layers == 1 and model.arch == dataclasses.replace(ARCH, n_layers=1)
     with pytest.raises(ConfigError) as info:
-        build_model(ARCH, ModelSpec(arch={"n_layer": 3}), name="M1-200")
-    assert str(info.value).startswith("models.M1-200.arch.n_layer: unknown key")
+        _resolve({"M1-200": {"arch": {"n_layer": 3}}})
+    assert str(info.value).startswith("models.M1-200.arch.n_layer: unknown key (known: attention_dropout")
     with pytest.raises(ConfigError, match=r"models.M1.arch.n_heads: must divide d_model"):
-        build_model(ARCH, ModelSpec(arch={"n_heads": 5}), name="M1")
-
-
-def test_params_yaml_models_validate_and_build(repo_root, tmp_path) -> None:
-    params = load_params(repo_root / "params.yaml")
-    for name, spec in params.models.items():
-        model = build_model(params.model, spec, name=name, vocab_size=20)
-        assert model.rarity == spec.rarity
-    bad = tmp_path / "params.yaml"
-    bad.write_text("models:\n  M9: {input: first400, arch: {d_modle: 8}}\n")
-    with pytest.raises(ConfigError, match=r"models.M9.arch.d_modle: unknown key \(known: d_model"):
-        load_params(bad)
-    bad.write_text("models:\n  M9: {input: first400, arch: {d_model: big}}\n")
+        _resolve({"M1": {"arch": {"n_heads": 5}}})
     with pytest.raises(ConfigError, match=r"models.M9.arch.d_model: expected int, got 'big'"):
-        load_params(bad)
+        _resolve({"M9": {"arch": {"d_model": "big"}}})
+    with pytest.raises(ConfigError, match=r"models.M1.family: unknown model family 'gru' \(known: transformer"):
+        _resolve({"M1": {"family": "gru"}})
+
+
+def test_params_yaml_models_validate_and_build(repo_root) -> None:
+    from sumpipe.models.registry import resolve_model
+
+    params = load_params(repo_root / "params.yaml")
+    for name in params.models:
+        family, spec, arch = resolve_model(params, name)
+        assert family.build(arch, spec).rarity == spec.rarity
+        assert arch.max_source_tokens == (200 if name.endswith("-200") else 400)

@@ -9,7 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from sumpipe.config import ArchConfig, CrossEvalConfig, DataConfig, DecodeConfig, EvaluateConfig, ReportConfig
+from conftest import transformer_card
+from sumpipe.config import ArchConfig, Budget, CrossEvalConfig, DataConfig, DecodeConfig, EvaluateConfig, ReportConfig
 from sumpipe.evaluate.stage import run_evaluate
 from sumpipe.io import read_parquet, write_json
 from sumpipe.report.html import markdown_to_html
@@ -21,7 +22,7 @@ EVAL = EvaluateConfig(bootstrap_samples=100, seed=5)
 DECODE = DecodeConfig(beam_size=2, max_length=6, batch_size=4)
 
 
-def make_model(path: Path, input_name: str = "first200") -> Path:
+def make_model(path: Path, selection: Budget = Budget("first", 200)) -> Path:
     """A tiny untrained model directory that reads `input_name`, saved the way training saves one."""
     import torch
 
@@ -34,14 +35,15 @@ def make_model(path: Path, input_name: str = "first200") -> Path:
     vocab = Vocabulary.from_counts(Counter(words), 40)
     arch = ArchConfig(d_model=16, d_ff=32, n_layers=1, n_heads=2, dropout=0.0, vocab_size=len(vocab),
                       max_source_tokens=40, max_summary_tokens=8)
-    return save_pretrained(PointerGeneratorTransformer(arch), path, vocab, {"input": input_name, "dataset": "pydoc"})
+    model = PointerGeneratorTransformer(arch)
+    return save_pretrained(model, path, vocab, transformer_card(model, selection, "pydoc"))
 
 
 @pytest.fixture(scope="module")
 def pipeline(tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("pipeline")
     paths = make_tree(root)
-    run_evaluate(paths, EVAL, ["M1", "M2"], [200])
+    run_evaluate(paths, EVAL, ["M1", "M2"], ["first200"])
     write_json({"test": {"examples": 6, "reference_words": 5.5,
                          "full": {"words_present": 4.0, "share": 0.8, "occurrences": 6.0},
                          "first200": {"words_present": 3.0, "share": 0.6, "occurrences": 4.0}},
@@ -90,7 +92,7 @@ def test_report_builds_from_fixtures(pipeline) -> None:
 
 def test_report_without_optional_inputs(tmp_path: Path) -> None:
     paths = make_tree(tmp_path, models={"M1": ["x ."] * 6})
-    run_evaluate(paths, EVAL, ["M1"], [200])
+    run_evaluate(paths, EVAL, ["M1"], ["first200"])
     result = build_report(paths, ReportConfig(n_samples=1, n_heatmaps=1), DECODE, ["M1"], seed=1)
     md = result.markdown.read_text()
     assert "No coverage metrics" in md
@@ -126,7 +128,7 @@ def test_crosseval_on_a_multi_reference_corpus(tmp_path: Path) -> None:
     from sumpipe.evaluate.crosseval import run_crosseval
 
     paths = PathsConfig(**{name: str(tmp_path / name) for name in PathsConfig.__dataclass_fields__})
-    make_model(Path(paths.models) / "M1", input_name="first200")
+    make_model(Path(paths.models) / "M1", Budget("first", 200))
     corpus = tmp_path / "duc.jsonl"
     rows = [{"id": f"d{i}", "split": "test", "source": s.replace("\n", " "),
              "references": [r, "The " + r.upper(), "something else entirely ."]}

@@ -25,8 +25,10 @@ def test_paper_values(repo_root: Path) -> None:
     m = params.model
     assert (m.d_model, m.d_ff, m.n_layers, m.n_heads, m.dropout) == (256, 1024, 8, 8, 0.2)
     assert (m.vocab_size, m.max_source_tokens, m.max_summary_tokens) == (50000, 400, 100)
+    from sumpipe.models.registry import resolve_model
+
     for name in ("M1-200", "M2-200"):
-        arch = m.with_overrides(dict(params.models[name].arch), name)
+        _, _, arch = resolve_model(params, name)
         assert (arch.vocab_size, arch.max_source_tokens) == (25000, 200)
     t = params.train
     assert (t.optimizer, t.lr, t.adagrad_initial_accumulator, t.epochs) == ("adagrad", 0.15, 0.1, 5)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -17,7 +18,7 @@ import yaml
 
 from sumpipe.config import params_from_dict
 from sumpipe.errors import SumpipeError
-from sumpipe.train.stage import describe_selection, resolve_inputs, train_model
+from sumpipe.train.stage import resolve_inputs, train_model
 from sumpipe.vocab.vocabulary import Vocabulary
 
 WORDS = "the a cat dog sat on mat ran fast slow red blue big small house tree river bird".split()
@@ -46,7 +47,7 @@ def write_fixture(root: Path, **train: object) -> Path:
     params = {
         "paths": {k: str(root / v) for k, v in {"extracted": "data/extracted", "vocab": "data/vocab",
                                                  "models": "models", "checkpoints": "checkpoints"}.items()},
-        "extract": {"budgets": [{"tokens": 20, "first_k": 1}]},
+        "extract": {"budgets": [{"method": "ngram", "tokens": 20, "first_k": 1}]},
         "model": {"d_model": 16, "d_ff": 32, "n_layers": 1, "n_heads": 2, "dropout": 0.1, "vocab_size": 16,
                   "max_source_tokens": 20, "max_summary_tokens": 6},
         "models": {"T1": {"input": "ngram20", "rarity": False},
@@ -75,11 +76,15 @@ def test_stage_writes_the_model_directory(tmp_path: Path) -> None:
     assert log["step"].tolist() == [2, 4, 6, 8, 10, 12]  # 6 batches of 4 an epoch, 2 epochs
     assert log["valid_loss"].notna().tolist() == [False, False, True, False, False, True]
     assert log["epoch"].iloc[-1] == 2.0 and (log["tokens_per_s"] > 0).all()
+    from sumpipe.config import Budget
+    from sumpipe.models.card import read_card
+
+    card = read_card(out)
+    assert card.family == "transformer" and card.name == "T2" and card.spec.rarity is True
+    assert card.input == "ngram20" and card.selection == Budget("ngram", 20, first_k=1)
+    assert card.arch.max_source_tokens == 10 and card.arch.vocab_size == 16 == card.vocab_size
+    assert card.dataset == "pydoc"
     config = json.loads((out / "config.json").read_text())
-    assert config["input"] == "ngram20" and config["rarity"] is True
-    assert config["selection"] == {"name": "ngram20", "kind": "ngram", "tokens": 20, "first_k": 1}
-    assert config["arch"]["max_source_tokens"] == 10 and config["arch"]["vocab_size"] == 16
-    assert config["dataset"] == "pydoc"
     assert config["training"]["steps"] == summary["steps"] == 12
     assert config["training"]["best_valid_loss"] == pytest.approx(log["valid_loss"].min())
     assert pd.read_parquet(out / "vocab.parquet").columns.tolist() == ["id", "token", "count", "rarity"]
@@ -118,15 +123,15 @@ def test_missing_selection_is_a_one_line_error(tmp_path: Path) -> None:
         train_model(resolve_inputs(load(path), "T1"), progress=False)
 
 
-def test_selection_names() -> None:
+def test_model_inputs_are_looked_up_in_the_selection_registry(tmp_path: Path) -> None:
     from sumpipe.config import Budget
 
-    budgets = [Budget(200, 5), Budget(400, 10)]
-    assert describe_selection("ngram400", budgets)["first_k"] == 10
-    assert describe_selection("first200", budgets) == {"name": "first200", "kind": "first", "tokens": 200,
-                                                       "first_k": None}
-    with pytest.raises(SumpipeError, match="expected an extract selection"):
-        describe_selection("lead3", budgets)
+    params = load(write_fixture(tmp_path))
+    assert resolve_inputs(params, "T1").selection == Budget("ngram", 20, 1)
+    bad = dataclasses.replace(params, models={"T3": dataclasses.replace(params.models["T1"], input="tfidf20")})
+    with pytest.raises(SumpipeError, match=r"models.T3.input: 'tfidf20' is not an extract selection "
+                                           r"\(extract.budgets makes: ngram20\)"):
+        resolve_inputs(bad, "T3")
 
 
 def test_cli_unknown_model_is_one_line_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -247,28 +247,44 @@ class VocabConfig:
 
 @dataclass(frozen=True)
 class Budget:
-    """One extractive selection budget: N tokens, always keeping the first k sentences."""
+    """One input selection of the extract stage: `method` (a name in `sumpipe.extract.methods`) under a
+    budget of `tokens` tokens. Its name is `<method><tokens>` (`ngram200`), the folder it is written to
+    and what `models.<name>.input` refers to. `first_k`: the leading sentences a method keeps first
+    (`ngram`, seed Alg. 1; default `tokens // 40`: 5 for 200, 10 for 400); `options`: method-specific
+    settings, validated by the method."""
 
+    method: str
     tokens: int
-    first_k: int
+    first_k: int | None = None
+    options: dict[str, Any] = field(default_factory=dict)
 
     def check(self, key: str) -> None:
+        require(bool(self.method), _k(key, "method"), "must name a selection method")
         require(self.tokens >= 1, _k(key, "tokens"), "must be >= 1")
-        require(self.first_k >= 0, _k(key, "first_k"), "must be >= 0")
+        require(self.first_k is None or self.first_k >= 0, _k(key, "first_k"), "must be >= 0")
+
+    @property
+    def leading_sentences(self) -> int:
+        """`first_k`, else the thesis rule: 10 leading sentences for 400 tokens, 5 for 200."""
+        return self.first_k if self.first_k is not None else max(1, self.tokens // 40)
+
+
+def _default_budgets() -> list[Budget]:
+    return [Budget("ngram", 200, 5), Budget("first", 200), Budget("ngram", 400, 10), Budget("first", 400)]
 
 
 @dataclass(frozen=True)
 class ExtractConfig:
-    """The extract stage (sumpipe.extract): one `ngram<N>` and one `first<N>` selection per budget."""
+    """The extract stage (sumpipe.extract): one selection per `budgets` entry (`method`, `tokens`)."""
 
-    budgets: list[Budget] = field(default_factory=lambda: [Budget(200, 5), Budget(400, 10)])
+    budgets: list[Budget] = field(default_factory=_default_budgets)
     workers: int = 2  # processes, used from 10,000 documents per worker on; the output does not depend on it
 
     def check(self, key: str) -> None:
         require(self.workers >= 1, _k(key, "workers"), "must be >= 1")
         require(len(self.budgets) >= 1, _k(key, "budgets"), "needs at least one budget")
-        tokens = [b.tokens for b in self.budgets]
-        require(len(set(tokens)) == len(tokens), _k(key, "budgets"), "token budgets must be distinct")
+        names = [(b.method, b.tokens) for b in self.budgets]
+        require(len(set(names)) == len(names), _k(key, "budgets"), "each (method, tokens) may appear only once")
 
 
 @dataclass(frozen=True)
@@ -302,34 +318,23 @@ class ArchConfig:
         require(0.0 <= self.attention_dropout < 1.0, _k(key, "attention_dropout"), "must be in [0, 1)")
         require(self.vocab_size > 4, _k(key, "vocab_size"), "must be > 4 (four special tokens plus words)")
 
-    def with_overrides(self, overrides: dict[str, Any], key: str) -> "ArchConfig":
-        """This config with a model's `arch:` overrides applied and re-validated.
-
-        Errors name `key.<field>`, e.g. `models.M1-200.arch.max_source_tokens: must be >= 1`.
-        """
-        return from_dict(ArchConfig, {**dataclasses.asdict(self), **overrides}, key)
-
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """A named model of the thesis: which input it reads and whether attention is rarity-scaled.
+    """A named model: its family, the input selection it reads, and per-model overrides.
 
-    `input` names an extract selection (`first<N>` or `ngram<N>`); `rarity` turns M1 into M2
-    (rarity-scaled encoder self-attention); `arch` overrides fields of the shared `model:` section
-    for this model only (checked here key by key; cross-field checks run once merged, in
-    `ArchConfig.with_overrides`).
+    `family` names a model family in `sumpipe.models.registry` (`transformer`: M1/M2); `input` names
+    an extract selection (`<method><tokens>`, e.g. `first400`, `ngram200`); `rarity` is the transformer
+    family's option that turns M1 into M2 (rarity-scaled encoder self-attention); `arch` overrides
+    fields of the family's shared architecture (for `transformer`, the `model:` section; for another
+    family, `families.<family>:`). The family validates `arch` once, when the model is resolved
+    (`sumpipe.models.registry.resolve_arch`), with errors naming `models.<name>.arch.<key>`.
     """
 
-    input: str = "first"
+    family: str = "transformer"
+    input: str = "first400"
     rarity: bool = False
     arch: dict[str, Any] = field(default_factory=dict)
-
-    def check(self, key: str) -> None:
-        hints = typing.get_type_hints(ArchConfig)
-        known = ", ".join(f.name for f in dataclasses.fields(ArchConfig))
-        for name, value in self.arch.items():
-            require(name in hints, _k(key, f"arch.{name}"), f"unknown key (known: {known})")
-            _convert(value, hints[name], _k(key, f"arch.{name}"))
 
 
 @dataclass(frozen=True)
@@ -473,6 +478,8 @@ class Params:
     vocab: VocabConfig = field(default_factory=VocabConfig)
     extract: ExtractConfig = field(default_factory=ExtractConfig)
     model: ArchConfig = field(default_factory=ArchConfig)
+    # shared architecture of every other family, by family name (validated by that family's arch type)
+    families: dict[str, dict[str, Any]] = field(default_factory=dict)
     models: dict[str, ModelSpec] = field(default_factory=dict)
     train: TrainConfig = field(default_factory=TrainConfig)
     decode: DecodeConfig = field(default_factory=DecodeConfig)

@@ -124,17 +124,6 @@ def resolve_model(model: str | None, models_root: Path, metrics_file: Path, pref
 # --------------------------------------------------------------------------------------------
 # Running it
 # --------------------------------------------------------------------------------------------
-def read_config(model_dir: Path) -> dict[str, Any]:
-    """config.json of a model directory (load_pretrained checks it fully later)."""
-    try:
-        config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        raise SumpipeError(f"{model_dir}/config.json: missing or not valid JSON") from None
-    if not isinstance(config, dict):
-        raise SumpipeError(f"{model_dir}/config.json: not a model config")
-    return config
-
-
 def _rounded(values: Any, digits: int = 4) -> Any:
     if values is None:
         return None
@@ -158,10 +147,11 @@ def summarize_input(
     """Summarise raw `documents` with the model in `model_dir` and print them (plain text, or
     JSON Lines with per-token p_gen and attention); returns the number summarised."""
     from sumpipe.decode.api import has_words, prepare_raw
+    from sumpipe.models.card import read_card
 
-    # Preprocess first (config.json alone says which selection): bad input fails before torch loads.
-    config = read_config(model_dir)
-    prepared = [prepare_raw(doc, config, vocab_dir) for doc in documents]  # each cut to MAX_RAW_CHARS
+    # Preprocess first (the card alone says which selection): bad input fails before torch loads.
+    card = read_card(model_dir, with_family=False)
+    prepared = [prepare_raw(doc, card, vocab_dir) for doc in documents]  # each cut to MAX_RAW_CHARS
     todo = [i for i, text in enumerate(prepared) if has_words(text)]
     if not todo:
         where = "the input has" if len(documents) == 1 else "no document has"
@@ -176,8 +166,8 @@ def summarize_input(
         # A few documents make tiny per-step matrices: thread hand-offs cost more than they save,
         # and on a busy machine they stall (measured: 0.05 s with 1 thread, 1-2 s with 2, under load).
         torch.set_num_threads(1)
-    model, vocab, config = load_model(model_dir, device=pick_device(cfg.device))
-    summaries = summarize(model, vocab, config, [prepared[i] for i in todo], cfg, details=as_json)
+    model, vocab, card = load_model(model_dir, device=pick_device(cfg.device))
+    summaries = summarize(model, vocab, card, [prepared[i] for i in todo], cfg, details=as_json)
     by_doc = dict(zip(todo, summaries))
     for i in range(len(documents)):
         summary = by_doc.get(i)

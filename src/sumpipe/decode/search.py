@@ -147,28 +147,36 @@ def _start(model: Any, batch: Any) -> tuple[Any, int, torch.device, torch.Tensor
 
 
 class _Details:
-    """Per-row p_gen (N, t) and attention (N, t, S) histories, kept only when asked for."""
+    """Per-row p_gen (N, t) and attention (N, t, S) histories, kept only when asked for. Both `info`
+    keys are optional (a family without a copy mechanism returns neither): a missing one stays None."""
 
     def __init__(self, enabled: bool, n_rows: int, device: torch.device) -> None:
         self.enabled = enabled
-        self.p_gen = torch.zeros(n_rows, 0, device=device)
+        self.p_gen: torch.Tensor | None = None
         self.attn: torch.Tensor | None = None
+
+    @staticmethod
+    def _extend(history: torch.Tensor | None, rows: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+        """history (N, t, ...) reordered to `rows`, with this step's value (N', ...) appended as column t."""
+        value = value.float()[rows]
+        prev = history[rows] if history is not None else value.new_zeros(len(rows), 0, *value.shape[1:])
+        return torch.cat([prev, value[:, None]], dim=1)
 
     def append(self, rows: torch.Tensor, info: dict[str, torch.Tensor]) -> None:
         """Reorder to `rows` (indices into the current rows) and add this step's values."""
         if not self.enabled:
             return
-        p_gen = info["p_gen"].float().reshape(-1)[rows]
-        attn = info["attn"].float()[rows]
-        self.p_gen = torch.cat([self.p_gen[rows], p_gen[:, None]], dim=1)
-        prev = self.attn[rows] if self.attn is not None else attn.new_zeros(len(rows), 0, attn.size(1))
-        self.attn = torch.cat([prev, attn[:, None, :]], dim=1)
+        if "p_gen" in info:
+            self.p_gen = self._extend(self.p_gen, rows, info["p_gen"].reshape(-1))
+        if "attn" in info:
+            self.attn = self._extend(self.attn, rows, info["attn"])
 
     def of_row(self, row: int) -> tuple[list[float] | None, torch.Tensor | None]:
         if not self.enabled:
             return None, None
-        attn = self.attn[row].cpu() if self.attn is not None else torch.zeros(0, 0)
-        return self.p_gen[row].tolist(), attn
+        p_gen = self.p_gen[row].tolist() if self.p_gen is not None else None
+        attn = self.attn[row].cpu() if self.attn is not None else None
+        return p_gen, attn
 
 
 # --------------------------------------------------------------------------------------------

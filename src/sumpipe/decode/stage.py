@@ -49,12 +49,12 @@ def decode_stage(
     import pandas as pd
     from tqdm import tqdm
 
-    from sumpipe.decode.api import load_model, model_input, resolve_max_length, summarize
+    from sumpipe.decode.api import load_model, resolve_max_length, summarize
     from sumpipe.io import read_parquet, write_parquet
 
     model_dir = Path(model_dir)
-    model, vocab, config = load_model(model_dir, device=pick_device(cfg.device))
-    selection = model_input(config)
+    model, vocab, card = load_model(model_dir, device=pick_device(cfg.device))
+    selection = card.input
     if not selection:
         raise SumpipeError(f"{model_dir}/config.json: names no input selection (`input`), cannot pick its data")
     frame = read_parquet(Path(extracted_dir) / selection / f"{cfg.split}.parquet")
@@ -76,7 +76,7 @@ def decode_stage(
                 seconds[todo[j]] = elapsed / len(chunk)
             bar.update(len(chunk))
 
-        summaries = summarize(model, vocab, config, [sources[i] for i in todo], cfg, progress=progress)
+        summaries = summarize(model, vocab, card, [sources[i] for i in todo], cfg, progress=progress)
     for i, summary in zip(todo, summaries):
         predictions[i] = summary.text
     total = time.perf_counter() - started
@@ -87,4 +87,4 @@ def decode_stage(
         out["references"] = frame["references"]
     out["decode_seconds"] = seconds
     path = write_parquet(pd.DataFrame(out), Path(predictions_dir) / f"{cfg.split}.parquet")
-    return DecodeResult(path, len(frame), total, resolve_max_length(cfg, config))
+    return DecodeResult(path, len(frame), total, resolve_max_length(cfg, card))

@@ -14,9 +14,10 @@ def evaluate(params: ParamsOption = Path("params.yaml")) -> None:
     """ROUGE of every trained model and the Lead-k / first-N baselines on the test split."""
     from sumpipe.config import load_params
     from sumpipe.evaluate.stage import run_evaluate
+    from sumpipe.extract.methods import baseline_selections
 
     p = load_params(params)
-    result = run_evaluate(p.paths, p.evaluate, list(p.models), [b.tokens for b in p.extract.budgets],
+    result = run_evaluate(p.paths, p.evaluate, list(p.models), baseline_selections(p.extract.budgets),
                           split=p.decode.split)
     best = max(result.summaries, key=lambda s: result.summaries[s]["rougeL"])
     typer.echo(f"evaluate: {len(result.summaries)} systems scored -> {p.paths.scores}/, "

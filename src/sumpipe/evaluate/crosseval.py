@@ -50,10 +50,10 @@ def decode_corpus(model_dir: Path, sources: list[str], vocab_dir: str, decode_cf
     """The model's summary of each raw source ("" where preprocessing leaves no words)."""
     from sumpipe.decode import api
 
-    model, vocab, config = api.load_model(model_dir)
-    docs = [api.prepare_raw(s, config, vocab_dir=vocab_dir) for s in sources]
+    model, vocab, card = api.load_model(model_dir)
+    docs = [api.prepare_raw(s, card, vocab_dir=vocab_dir) for s in sources]
     keep = [i for i, d in enumerate(docs) if api.has_words(d)]
-    summaries = api.summarize(model, vocab, config, [docs[i] for i in keep], decode_cfg)
+    summaries = api.summarize(model, vocab, card, [docs[i] for i in keep], decode_cfg)
     out = [""] * len(docs)
     for i, s in zip(keep, summaries):
         out[i] = s.text

@@ -3,7 +3,8 @@
 Systems, all on the test split (the split the decode stage summarised, `decode.split`):
 - each model in params `models:` whose `predictions/<model>/test.parquet` exists (decode stage);
 - `lead<k>`: the first `evaluate.lead_sentences` sentences of the preprocessed source (§5.4.1);
-- `first<N>`: the first-N-tokens selection of the extract stage, for every budget N.
+- every extract selection whose method is a baseline (`sumpipe.extract.methods`; today `first<N>`,
+  the first N tokens), as written by the extract stage.
 
 Outputs:
 - `${paths.scores}/<system>.parquet`: id, prediction and per-example P/R/F1 (fractions) of
@@ -59,7 +60,7 @@ def setup_of(cfg: EvaluateConfig) -> ScoringSetup:
                         confidence=cfg.confidence, seed=cfg.seed)
 
 
-def collect_systems(paths: PathsConfig, cfg: EvaluateConfig, model_names: list[str], budgets: list[int],
+def collect_systems(paths: PathsConfig, cfg: EvaluateConfig, model_names: list[str], baselines: list[str],
                     split: str = SPLIT) -> tuple[dict[str, pd.DataFrame], list[str]]:
     """{system: DataFrame(id, prediction, references)} in report order, and the models left out."""
     processed = read_parquet(Path(paths.processed) / f"{split}.parquet")
@@ -95,16 +96,16 @@ def collect_systems(paths: PathsConfig, cfg: EvaluateConfig, model_names: list[s
         "prediction": [lead_sentences(s, k) for s in processed["source"]],
         "references": processed["references"],
     })
-    for tokens in budgets:
-        path = Path(paths.extracted) / f"first{tokens}" / f"{split}.parquet"
+    for name in baselines:
+        path = Path(paths.extracted) / name / f"{split}.parquet"
         if not path.is_file():
-            skipped.append(f"first{tokens}")
+            skipped.append(name)
             continue
-        first = read_parquet(path)
-        own = references_of(first)
-        systems[f"first{tokens}"] = pd.DataFrame({
-            "id": first["id"], "prediction": first["source"],
-            "references": [refs_by_id.get(i, r) for i, r in zip(first["id"], own)],
+        selected = read_parquet(path)
+        own = references_of(selected)
+        systems[name] = pd.DataFrame({
+            "id": selected["id"], "prediction": selected["source"],
+            "references": [refs_by_id.get(i, r) for i, r in zip(selected["id"], own)],
         })
     return systems, skipped
 
@@ -120,10 +121,11 @@ def score_systems(systems: dict[str, pd.DataFrame], use_stemmer: bool) -> dict[s
     return out
 
 
-def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, model_names: list[str], budgets: list[int],
+def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, model_names: list[str], baselines: list[str],
                  split: str = SPLIT) -> EvaluationResult:
-    """Score every system on `split`, write per-example scores, the summary and `rouge.json`."""
-    systems, skipped = collect_systems(paths, cfg, model_names, budgets, split)
+    """Score every system on `split` (the models, Lead-k, the `baselines` selections by name), write
+    per-example scores, the summary and `rouge.json`."""
+    systems, skipped = collect_systems(paths, cfg, model_names, baselines, split)
     for name in skipped:
         print(f"evaluate: no test output for {name}, left out", file=sys.stderr)
     setup = setup_of(cfg)

@@ -1,4 +1,4 @@
-"""`sumpipe extract`: the ngram<N> and first<N> input selections and the coverage metrics."""
+"""`sumpipe extract`: the input selections of `extract.budgets` and the coverage metrics."""
 
 from __future__ import annotations
 
@@ -10,14 +10,15 @@ from sumpipe.options import ParamsOption
 
 
 def extract(params: ParamsOption = Path("params.yaml")) -> None:
-    """Select model inputs for every budget (3-gram selection and first N tokens)."""
+    """Select model inputs for every `extract.budgets` entry (e.g. 3-gram selection, first N tokens)."""
     from sumpipe.config import load_params
+    from sumpipe.extract.methods import selection_name
     from sumpipe.extract.stage import extract as run_extract
 
     p = load_params(params)
     metrics_path = Path(p.paths.metrics) / "coverage.json"
     metrics = run_extract(p.paths.processed, p.paths.vocab, p.paths.extracted, p.extract, metrics_path)
-    names = [f"{kind}{b.tokens}" for b in p.extract.budgets for kind in ("ngram", "first")]
+    names = [selection_name(b) for b in p.extract.budgets]
     test = metrics.get("test", {})
     # A corpus may have no test split (Gigaword's validation files): then there is nothing to quote.
     shares = ", ".join(f"{n} {test[n]['share']:.1%}" for n in names) if test.get("examples") else ""

@@ -1,13 +1,13 @@
-"""The extract stage: for each budget N in params, two input selections per split
+"""The extract stage: one input selection per `extract.budgets` entry, for every split
 
-    <out_dir>/ngram<N>/{split}.parquet   seed 001 Alg. 1 (first k sentences + best 3-gram sentences)
-    <out_dir>/first<N>/{split}.parquet   the first N tokens
+    <out_dir>/<method><N>/{split}.parquet   e.g. ngram200 (seed 001 Alg. 1), first400 (the first N tokens)
 
+(methods: `sumpipe.extract.methods`)
 with columns id, source (selected text, text convention), reference (, references), n_tokens (int32)
 and selected (list<int32>: sentence indices, document order); plus the coverage diagnostic
 (`sumpipe.extract.coverage`) per split and selection, `full` being the whole document, written as a
 DVC metrics file. Splits are streamed in record batches; each document is scored once and the
-scores serve every budget. On a large corpus (`MIN_DOCS_PER_WORKER` per worker) batches go to
+analysis (e.g. 3-gram scores) serves every budget of its method. On a large corpus (`MIN_DOCS_PER_WORKER` per worker) batches go to
 `extract.workers` spawned processes, results written in input order: the output does not depend on it.
 """
 
@@ -18,7 +18,6 @@ import contextlib
 import multiprocessing
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,30 +29,13 @@ from sumpipe.config import Budget, ExtractConfig
 from sumpipe.data.split import SPLITS
 from sumpipe.errors import SumpipeError
 from sumpipe.extract.coverage import CoverageStats, coverage_of_hits, reference_hits, reference_words
-from sumpipe.extract.select import choose_sentences, cut, render, select_first
+from sumpipe.extract.methods import FitContext, Selection, apply_selection, resolve_selections
+from sumpipe.extract.select import render
 from sumpipe.io import atomic_path, write_json
 from sumpipe.vocab.build import split_sentences
-from sumpipe.vocab.ngrams import NgramTable
 
 BATCH_ROWS = 256
 MIN_DOCS_PER_WORKER = 10_000  # a worker costs ~0.7 s CPU to start (imports, table)
-
-
-@dataclass(frozen=True)
-class Selection:
-    """One output: `ngram<N>` (Alg. 1) or `first<N>`."""
-
-    name: str
-    kind: str  # "ngram" | "first"
-    budget: Budget
-
-
-def selections(cfg: ExtractConfig) -> list[Selection]:
-    out = []
-    for b in cfg.budgets:
-        out.append(Selection(f"ngram{b.tokens}", "ngram", b))
-        out.append(Selection(f"first{b.tokens}", "first", b))
-    return out
 
 
 def _columns(names: list[str]) -> list[str]:
@@ -63,30 +45,27 @@ def _columns(names: list[str]) -> list[str]:
     return ["id", "source", "reference"] + (["references"] if "references" in names else [])
 
 
-def extract_batch(batch: pa.RecordBatch, table: NgramTable,
-                  outputs: list[Selection]) -> tuple[dict[str, pa.Table], CoverageStats]:
+def extract_batch(batch: pa.RecordBatch, outputs: list[Selection],
+                  states: dict[str, Any]) -> tuple[dict[str, pa.Table], CoverageStats]:
     """Select inputs for one batch of processed examples: one Arrow table per selection name, and the
-    batch's coverage sums."""
+    batch's coverage sums. `states`: each method's fitted state, by method name."""
     stats = CoverageStats()
     passthrough = {name: batch.column(name) for name in batch.schema.names if name != "source"}
     sources = batch.column("source").to_pylist()
     references = batch.column("reference").to_pylist()
     rows: dict[str, tuple[list[str], list[int], list[list[int]]]] = {s.name: ([], [], []) for s in outputs}
     documents = [split_sentences(source or "") for source in sources]
-    all_scores = table.documents_sentence_scores(documents) if documents else []
-    for sentences, scores, reference in zip(documents, all_scores, references):
+    # each method analyses a document once (e.g. 3-gram scores); the analysis serves all its budgets
+    methods = {s.method.name: s.method for s in outputs}
+    analyses = {name: m.prepare(states[name], documents) for name, m in methods.items()}
+    for d, (sentences, reference) in enumerate(zip(documents, references)):
         lengths = [len(s) for s in sentences]
         ref_words = reference_words(reference or "")
         hits = [reference_hits(s, ref_words) for s in sentences]  # once per document, for every selection
         stats.add_reference(ref_words)
         stats.add_counts("full", *coverage_of_hits(hits), ref_words)
         for sel in outputs:
-            if sel.kind == "ngram":
-                chosen = choose_sentences(lengths, scores, sel.budget.tokens, sel.budget.first_k)
-            else:
-                chosen = select_first(sentences, sel.budget.tokens)
-            kept = cut(sentences, chosen, sel.budget.tokens)
-            chosen = chosen[: len(kept)]
+            chosen, kept = apply_selection(sel.method, sel.budget, sentences, analyses[sel.method.name][d])
             texts, n_tokens, selected = rows[sel.name]
             texts.append(render(kept))
             n_tokens.append(sum(map(len, kept)))
@@ -104,13 +83,20 @@ def extract_batch(batch: pa.RecordBatch, table: NgramTable,
     return tables, stats
 
 
-# Worker processes (spawned, so they start clean) load the n-gram table once, in `_init_worker`.
-_WORKER_STATE: tuple[NgramTable, list[Selection]] | None = None
+def fit_methods(outputs: list[Selection], context: FitContext) -> dict[str, Any]:
+    """Each method's state, fitted once (by method name)."""
+    return {s.method.name: s.method.fit(context) for s in outputs}
 
 
-def _init_worker(ngrams_path: Path, outputs: list[Selection]) -> None:
+# Worker processes (spawned, so they start clean) resolve the methods and fit their states once, in
+# `_init_worker` (methods hold functions, which do not pickle; budgets and paths do).
+_WORKER_STATE: tuple[list[Selection], dict[str, Any]] | None = None
+
+
+def _init_worker(budgets: list[Budget], context: FitContext) -> None:
     global _WORKER_STATE
-    _WORKER_STATE = (NgramTable.load(ngrams_path), outputs)
+    outputs = resolve_selections(budgets)
+    _WORKER_STATE = (outputs, fit_methods(outputs, context))
 
 
 def _extract_in_worker(batch: pa.RecordBatch) -> tuple[dict[str, pa.Table], CoverageStats]:
@@ -121,18 +107,19 @@ def _extract_in_worker(batch: pa.RecordBatch) -> tuple[dict[str, pa.Table], Cove
 class BatchRunner:
     """Runs `extract_batch` over batches, in this process or on a pool, results in input order."""
 
-    def __init__(self, table: NgramTable, ngrams_path: Path, outputs: list[Selection], workers: int) -> None:
-        self.table, self.outputs = table, outputs
+    def __init__(self, budgets: list[Budget], context: FitContext, workers: int) -> None:
+        self.outputs = resolve_selections(budgets)
+        self.states = fit_methods(self.outputs, context)
         self.pool: ProcessPoolExecutor | None = None
         if workers > 1:
             self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                                            initializer=_init_worker, initargs=(ngrams_path, outputs))
+                                            initializer=_init_worker, initargs=(budgets, context))
         self.window = 2 * workers  # batches in flight: bounded memory, both workers kept busy
 
     def map(self, batches: Iterable[pa.RecordBatch]) -> Iterator[tuple[dict[str, pa.Table], CoverageStats]]:
         if self.pool is None:
             for batch in batches:
-                yield extract_batch(batch, self.table, self.outputs)
+                yield extract_batch(batch, self.outputs, self.states)
             return
         pending: collections.deque[Future] = collections.deque()
         for batch in batches:
@@ -169,7 +156,7 @@ def extract_split(path: Path, out_dir: Path, runner: BatchRunner, progress: bool
         if not writers:  # an empty split still gets (empty) files with the right columns
             schema = pa.schema([parquet.schema_arrow.field(c) for c in columns])
             empty = pa.RecordBatch.from_pylist([], schema=schema)
-            for name, t in extract_batch(empty, runner.table, outputs)[0].items():
+            for name, t in extract_batch(empty, outputs, runner.states)[0].items():
                 pq.write_table(t, tmp[name], compression="zstd")
     return stats
 
@@ -183,12 +170,10 @@ def extract(processed_dir: str | Path, vocab_dir: str | Path, out_dir: str | Pat
     paths = [processed_dir / f"{s}.parquet" for s in SPLITS if (processed_dir / f"{s}.parquet").is_file()]
     if not paths:
         raise SumpipeError(f"{processed_dir}: no train/valid/test .parquet files (run `sumpipe preprocess` first)")
-    ngrams_path = Path(vocab_dir) / "ngrams.parquet"
-    table = NgramTable.load(ngrams_path)
     # Worker processes pay a start-up (imports, loading the table): only worth it on a larger corpus.
     n_docs = sum(pq.ParquetFile(p).metadata.num_rows for p in paths)
     workers = cfg.workers if n_docs >= MIN_DOCS_PER_WORKER * cfg.workers else 1
-    runner = BatchRunner(table, ngrams_path, selections(cfg), workers)
+    runner = BatchRunner(cfg.budgets, FitContext(Path(vocab_dir), processed_dir), workers)
     try:
         metrics = {p.stem: extract_split(p, out_dir, runner, progress).summary() for p in paths}
     finally:

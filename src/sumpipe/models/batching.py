@@ -237,3 +237,31 @@ def bucket_batches(
         batches.extend(chunk[i : i + batch_size].tolist() for i in range(0, len(chunk), batch_size))
     permutation = rng.permutation(len(batches))
     return [batches[i] for i in permutation]
+
+
+# --------------------------------------------------------------------------------------------
+# Decoding-time text <-> ids for word-vocabulary families
+# --------------------------------------------------------------------------------------------
+class WordCodec:
+    """The `sumpipe.models.registry.Codec` of a word-vocabulary family: Table 4.4 encoding of a
+    document (source only), `collate`, and extended ids back to words (a copied OOV id becomes the
+    source word it points to)."""
+
+    def __init__(self, vocab: VocabularyLike, max_source_tokens: int) -> None:
+        self.vocab, self.max_source_tokens = vocab, max_source_tokens
+        self.itos = list(vocab.itos)
+
+    def encode(self, example_id: str, source: str) -> Example:
+        return encode_example(example_id, source, "", self.vocab, self.max_source_tokens, 1)
+
+    def collate(self, examples: Sequence[Example]) -> Batch:
+        return collate(examples)
+
+    def words(self, ids: Sequence[int], example: Example) -> list[str]:
+        """Extended ids -> words: id < V is a vocabulary word, id V + j the j-th OOV source word."""
+        size = len(self.itos)
+        return [self.itos[i] if i < size else example.oov_words[i - size] for i in ids]
+
+    def source_tokens(self, source: str) -> list[str]:
+        """The tokens of `source` the model reads (the attention's columns)."""
+        return source.split()[: self.max_source_tokens]

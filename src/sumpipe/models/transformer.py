@@ -28,6 +28,9 @@ Choices the thesis leaves open, made here:
   Without renormalisation the rows would no longer be distributions and the output scale would
   drift with the document's rarity mix.
 
+The module is the `transformer` family of `sumpipe.models.registry` (arch: `ArchConfig`, the
+`model:` section; option `rarity`; word vocabulary; `SummarizationTask`).
+
 Decoding implements `sumpipe.models.protocol`: `start_decoding` runs the encoder once and projects
 the cross-attention and pointer keys/values once; `decode_step` feeds one token per row, appending
 its keys/values to a per-layer self-attention cache, so a step costs O(1) decoder positions.
@@ -35,14 +38,16 @@ its keys/values to a per-layer self-attention cache, so a step costs O(1) decode
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, replace
+from typing import Any
 
 import torch
 from torch import nn
 
 from sumpipe.config import ArchConfig, ModelSpec
-from sumpipe.models.batching import Batch
+from sumpipe.models.batching import Batch, WordCodec, encode_examples
 from sumpipe.models.layers import (
     FeedForward,
     MultiHeadAttention,
@@ -52,6 +57,8 @@ from sumpipe.models.layers import (
     pointer_mix,
 )
 from sumpipe.models.protocol import PAD, UNK
+from sumpipe.models.registry import Family, TaskData, register_family
+from sumpipe.models.task import SummarizationTask
 
 KV = tuple[torch.Tensor, torch.Tensor]
 
@@ -255,19 +262,32 @@ class PointerGeneratorTransformer(nn.Module):
         new_state = replace(state, self_kv=kvs, step=state.step + 1)
         return log_probs[:, 0], new_state, {"p_gen": info["p_gen"][:, 0], "attn": info["attn"][:, 0]}
 
-    def num_parameters(self) -> int:
-        return sum(p.numel() for p in self.parameters())
+
+# --------------------------------------------------------------------------------------------
+# The family (sumpipe.models.registry)
+# --------------------------------------------------------------------------------------------
+def build(arch: ArchConfig, spec: ModelSpec) -> PointerGeneratorTransformer:
+    """M1, or M2 when the spec asks for `rarity` (the family's one option); `arch` is fully resolved."""
+    return PointerGeneratorTransformer(arch, rarity=spec.rarity)
 
 
-def build_model(
-    arch: ArchConfig, spec: ModelSpec, *, name: str = "model", vocab_size: int | None = None
-) -> PointerGeneratorTransformer:
-    """The model a `params.models.<name>` spec describes: `arch` with `spec.arch` applied.
+def make_task(data: TaskData) -> SummarizationTask:
+    """Table 4.4 encoding of the train/valid frames, length-bucketed batches, label-smoothed NLL."""
+    arch, cfg = data.arch, data.cfg
 
-    An unknown or badly typed override is a one-line ConfigError naming `models.<name>.arch.<key>`.
-    `vocab_size` overrides `arch.vocab_size` (pass `len(vocab)`; a small corpus may have fewer words).
-    """
-    overrides = dict(spec.arch)
-    if vocab_size is not None:
-        overrides["vocab_size"] = vocab_size
-    return PointerGeneratorTransformer(arch.with_overrides(overrides, f"models.{name}.arch"), rarity=spec.rarity)
+    def encode(df: Any) -> list:
+        return encode_examples(df, data.vocab, arch.max_source_tokens, arch.max_summary_tokens)
+
+    return SummarizationTask(encode(data.train), encode(data.valid), batch_size=cfg.batch_size, seed=cfg.seed,
+                             label_smoothing=cfg.label_smoothing, vocab_size=len(data.vocab))
+
+
+FAMILY = register_family(Family(
+    name="transformer",
+    arch_type=ArchConfig,
+    build=build,
+    make_task=make_task,
+    codec=lambda vocab, arch: WordCodec(vocab, arch.max_source_tokens),
+    options=("rarity",),
+    arch_defaults=lambda params: dataclasses.asdict(params.model),  # the `model:` section
+))

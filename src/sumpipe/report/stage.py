@@ -235,10 +235,10 @@ def heatmap_section(paths: PathsConfig, split: str, model_names: list[str], exam
     notes: list[str] = []
     for name in trained:
         try:
-            model, vocab, config = api.load_model(Path(paths.models) / name)
-            inputs = _model_inputs(paths, split, api.model_input(config), examples)
+            model, vocab, card = api.load_model(Path(paths.models) / name)
+            inputs = _model_inputs(paths, split, card.input, examples)
             docs = [inputs[i] for i in examples]
-            summaries = api.summarize(model, vocab, config, docs, decode_cfg, details=True)
+            summaries = api.summarize(model, vocab, card, docs, decode_cfg, details=True)
         except Exception as exc:  # noqa: BLE001 - a broken model must not sink the whole report
             notes.append(f"{name}: heat maps skipped ({exc.__class__.__name__}: {str(exc).splitlines()[0] if str(exc) else ''})")
             out.append(f"- {notes[-1]}")

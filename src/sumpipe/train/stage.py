@@ -1,12 +1,13 @@
 """The `train` stage: one named model of params.yaml from an extract selection to `models/<name>/`.
 
-Reads `<extracted>/<spec.input>/{train,valid}.parquet` and the first `arch.vocab_size` words of
-`<vocab>/vocab.parquet`, builds the model (`sumpipe.models.transformer.build_model`), trains it with
+Everything family-specific goes through the model's family (`sumpipe.models.registry`): it reads
+`<extracted>/<spec.input>/{train,valid}.parquet` and the family's vocabulary (`<vocab>/vocab.parquet`
+for word families), builds the model and the training task, trains it with
 `sumpipe.train.engine.fit`, and writes into `<models>/<name>/`:
 
-- `model.safetensors`, `config.json`, `vocab.parquet` (`sumpipe.models.io.save_pretrained`): the
-  best-validation weights; config.json adds the spec (input selection and its budget), data set and a
-  training summary;
+- `model.safetensors`, `config.json` (the typed `ModelCard`: family, arch, spec, input selection and
+  its budget, data set, training summary), the vocabulary (`sumpipe.models.io.save_pretrained`): the
+  best-validation weights;
 - `train_log.csv`: step, epoch, loss, valid_loss, lr, tokens_per_s (valid_loss only at epoch ends);
 
 and keeps the resume state (`sumpipe.train.checkpoint`) in `<checkpoints>/<name>/`. dvc.yaml declares
@@ -21,21 +22,21 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import torch
 
-from sumpipe.config import ArchConfig, Budget, ModelSpec, Params, TrainConfig
+from sumpipe.config import Budget, ModelSpec, Params, TrainConfig
 from sumpipe.errors import SumpipeError
+from sumpipe.extract.methods import find_selection
 from sumpipe.io import atomic_path, read_parquet
+from sumpipe.models.registry import Family, resolve_model
 from sumpipe.train.ddp import context_from_env, init_process_group
 from sumpipe.train.engine import LOG_COLUMNS, FitResult, fit, resolve_device, seed_everything
 
 LOG_FILE = "train_log.csv"
-_SELECTION = re.compile(r"^(ngram|first)(\d+)$")
 # settings that change neither the weights nor the data order: a checkpoint survives changing them
 _RESUME_NEUTRAL = ("device", "log_every", "checkpoint_every")
 
@@ -45,46 +46,35 @@ class TrainInputs:
     """Everything one model's training reads, resolved from params.yaml."""
 
     name: str
+    family: Family
     spec: ModelSpec
-    arch: ArchConfig  # the shared `model:` section with the spec's overrides applied
+    arch: Any  # the family's arch type: shared section <- the spec's overrides (vocab size set at training)
     train: TrainConfig
+    selection: Budget  # the extract budget of `spec.input`
     extracted_dir: Path  # <paths.extracted>/<spec.input>
-    vocab_path: Path
+    vocab_dir: Path
     out_dir: Path
     checkpoint_dir: Path
-    selection: dict[str, Any]  # {"name", "kind", "tokens", "first_k"} of the input selection
     dataset: str
 
 
 def resolve_inputs(params: Params, name: str) -> TrainInputs:
-    """The inputs of model `name`; an unknown name is a one-line error listing the known ones."""
-    if name not in params.models:
-        known = ", ".join(params.models) or "none (add a `models:` block to params.yaml)"
-        raise SumpipeError(f"unknown model {name!r} (known: {known})")
-    spec = params.models[name]
-    arch = params.model.with_overrides(dict(spec.arch), f"models.{name}.arch")
+    """The inputs of model `name`; an unknown name, family, override or input is a one-line error."""
+    family, spec, arch = resolve_model(params, name)
+    selection = find_selection(spec.input, params.extract.budgets, f"models.{name}.input")
     return TrainInputs(
         name=name,
+        family=family,
         spec=spec,
         arch=arch,
         train=params.train,
+        selection=selection,
         extracted_dir=Path(params.paths.extracted) / spec.input,
-        vocab_path=Path(params.paths.vocab) / "vocab.parquet",
+        vocab_dir=Path(params.paths.vocab),
         out_dir=Path(params.paths.models) / name,
         checkpoint_dir=Path(params.paths.checkpoints) / name,
-        selection=describe_selection(spec.input, params.extract.budgets),
         dataset=params.data.dataset,
     )
-
-
-def describe_selection(selection: str, budgets: list[Budget]) -> dict[str, Any]:
-    """`ngram200` → {"name": "ngram200", "kind": "ngram", "tokens": 200, "first_k": 5 (from its budget)}."""
-    match = _SELECTION.match(selection)
-    if match is None:
-        raise SumpipeError(f"model input {selection!r}: expected an extract selection like ngram200 or first400")
-    kind, tokens = match.group(1), int(match.group(2))
-    first_k = next((b.first_k for b in budgets if b.tokens == tokens), None) if kind == "ngram" else None
-    return {"name": selection, "kind": kind, "tokens": tokens, "first_k": first_k}
 
 
 # --------------------------------------------------------------------------------------------
@@ -95,22 +85,18 @@ def train_model(inputs: TrainInputs, *, resume: bool = True, progress: bool | No
 
     Under torchrun (WORLD_SIZE > 1) every rank calls this; rank 0 alone writes files.
     """
-    from sumpipe.models.batching import encode_examples
+    from sumpipe.models.card import ModelCard
     from sumpipe.models.io import save_pretrained
-    from sumpipe.models.transformer import build_model
-    from sumpipe.train.task import SummarizationTask
-    from sumpipe.vocab.vocabulary import Vocabulary
+    from sumpipe.models.registry import TaskData
 
-    cfg, arch = inputs.train, inputs.arch
+    cfg, family = inputs.train, inputs.family
     train_path, valid_path = inputs.extracted_dir / "train.parquet", inputs.extracted_dir / "valid.parquet"
     train_df, valid_df = read_parquet(train_path), read_parquet(valid_path)
     for path, df in ((train_path, train_df), (valid_path, valid_df)):
         if len(df) == 0:
             raise SumpipeError(f"{path}: no examples to train on")
-    vocab = Vocabulary.load(inputs.vocab_path, size=arch.vocab_size)
-    encode = lambda df: encode_examples(df, vocab, arch.max_source_tokens, arch.max_summary_tokens)  # noqa: E731
-    task = SummarizationTask(encode(train_df), encode(valid_df), batch_size=cfg.batch_size, seed=cfg.seed,
-                             label_smoothing=cfg.label_smoothing, vocab_size=len(vocab))
+    vocab, arch = family.vocabulary.for_training(inputs.vocab_dir, inputs.arch)
+    task = family.make_task(TaskData(train_df, valid_df, vocab, arch, cfg))
 
     ctx = context_from_env()
     device = resolve_device(cfg.device, ctx)
@@ -118,17 +104,18 @@ def train_model(inputs: TrainInputs, *, resume: bool = True, progress: bool | No
         torch.cuda.set_device(device)
     init_process_group(ctx, device)
     seed_everything(cfg.seed)
-    model = build_model(arch, inputs.spec, name=inputs.name, vocab_size=len(vocab))
+    model = family.build(arch, inputs.spec)
     if ctx.rank:
         seed_everything(cfg.seed + ctx.rank)  # own dropout masks per rank; DDP copies rank 0's weights
-    fingerprint = run_fingerprint(inputs, [train_path, valid_path, inputs.vocab_path])
+    fingerprint = run_fingerprint(inputs, [train_path, valid_path, *sorted(inputs.vocab_dir.glob("*"))])
     result = fit(model, task, cfg, inputs.checkpoint_dir, fingerprint=fingerprint, resume=resume,
                  ctx=ctx, progress=progress, description=inputs.name)
     summary = training_summary(result, model, cfg, len(train_df), len(valid_df), device)
     if ctx.is_main:
-        extra = {"name": inputs.name, "input": inputs.spec.input, "selection": inputs.selection,
-                 "spec": dataclasses.asdict(inputs.spec), "dataset": inputs.dataset, "training": summary}
-        save_pretrained(model.cpu(), inputs.out_dir, vocab, extra)
+        card = ModelCard(family=family.name, arch=arch, vocab_size=model.vocab_size, name=inputs.name,
+                         input=inputs.spec.input, spec=inputs.spec, selection=inputs.selection,
+                         dataset=inputs.dataset, training=summary, family_info=family.card_section(model))
+        save_pretrained(model.cpu(), inputs.out_dir, vocab, card)
         write_log(result.log_rows, inputs.out_dir / LOG_FILE)
     if ctx.is_distributed:
         torch.distributed.destroy_process_group()

@@ -1,0 +1,195 @@
+"""Model families: the one registry train, decode, evaluate and report dispatch through.
+
+A family is a kind of model (`transformer`: M1/M2 of the thesis). params.yaml names it per model:
+
+    models:
+      M2: {family: transformer, input: first400, rarity: true, arch: {n_layers: 4}}
+      R1: {family: rnn, input: ngram400, arch: {hidden: 128}}
+    families:
+      rnn: {hidden: 256, ...}         # shared architecture of a family (the transformer's is `model:`)
+
+Adding a family = one module that builds a `Family` and calls `register_family`, plus one line in
+`BUILTIN` below (name -> module, imported on first use, so torch loads only when a model is needed),
+plus its params. What a family brings:
+
+    Family(
+        name="rnn",
+        arch_type=RnnArch,              # frozen dataclass with a `check(key)`, validated like params.yaml;
+                                        #   must have `max_summary_tokens` (decode's length rule)
+        build=lambda arch, spec: ...,   # (resolved arch, ModelSpec) -> untrained nn.Module implementing
+                                        #   `sumpipe.models.protocol.Decodable` (info keys p_gen/attn optional)
+        make_task=lambda data: ...,     # TaskData -> a `sumpipe.train.engine.TrainTask` (epoch_batches,
+                                        #   valid_batches, collate, count_tokens, loss): the family's
+                                        #   encoding, batching and loss (coverage, second-stage...)
+        codec=lambda vocab, arch: ...,  # -> Codec: a document -> decoder input, ids -> words
+        vocabulary=WORD_VOCABULARY,     # how its vocabulary is made for training, saved and loaded
+        options=("rarity",),            # ModelSpec options it honours (others must stay at default)
+        card_section=lambda model: {},  # extra facts for its model card (`ModelCard.family_info`)
+        arch_defaults=None,             # Params -> base arch mapping; default `families.<name>`
+    )
+
+`resolve_model(params, name)` applies a model's overrides once (family defaults <- `models.<name>.arch`)
+and validates the result; the trainer then sets the vocabulary size (`Vocabulary.for_training`) and
+calls `build`. `load_pretrained` (`sumpipe.models.io`) rebuilds a model from its typed card.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+
+from sumpipe.config import ModelSpec, Params, TrainConfig, from_dict
+from sumpipe.errors import ConfigError, SumpipeError
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from torch import nn
+
+# name -> module that registers it
+BUILTIN: dict[str, str] = {
+    "transformer": "sumpipe.models.transformer",
+}
+
+
+class Codec(Protocol):
+    """Decode-time text <-> ids of one trained model (its vocabulary and input cut)."""
+
+    def encode(self, example_id: str, source: str) -> Any:
+        """A preprocessed document (text convention) -> one example for `collate`."""
+
+    def collate(self, examples: Sequence[Any]) -> Any:
+        """Examples -> a batch for `Decodable.start_decoding` (with `src` (B, S) and `oov_words`)."""
+
+    def words(self, ids: Sequence[int], example: Any) -> list[str]:
+        """Generated (extended) ids -> output words."""
+
+    def source_tokens(self, source: str) -> list[str]:
+        """The input tokens the model reads: the columns of its attention."""
+
+
+@dataclass(frozen=True)
+class TaskData:
+    """What a family's `make_task` gets: the selection's train/valid frames (id, source, reference),
+    the training vocabulary, the resolved arch and the `train:` section."""
+
+    train: "pd.DataFrame"
+    valid: "pd.DataFrame"
+    vocab: Any
+    arch: Any
+    cfg: TrainConfig
+
+
+@dataclass(frozen=True)
+class VocabularyKind:
+    """How a family's vocabulary is made for training, and stored in / read from a model directory.
+
+    `for_training(vocab_dir, arch)` -> (vocabulary, arch with its vocabulary size set);
+    `save(vocab, model_dir, arch)`; `load(model_dir, arch)` -> vocabulary (one-line errors)."""
+
+    for_training: Callable[[Path, Any], tuple[Any, Any]]
+    save: Callable[[Any, Path, Any], None]
+    load: Callable[[Path, Any], Any]
+
+
+def _word_vocab_for_training(vocab_dir: Path, arch: Any) -> tuple[Any, Any]:
+    from sumpipe.vocab.vocabulary import Vocabulary
+
+    vocab = Vocabulary.load(Path(vocab_dir) / "vocab.parquet", size=arch.vocab_size)
+    return vocab, dataclasses.replace(arch, vocab_size=len(vocab))  # a small corpus may have fewer words
+
+
+def _word_vocab_save(vocab: Any, model_dir: Path, arch: Any) -> None:
+    from sumpipe.io import write_parquet
+    from sumpipe.models.io import VOCAB, vocab_table
+
+    if len(vocab) < arch.vocab_size:
+        raise ValueError(f"vocabulary has {len(vocab)} entries, the model needs {arch.vocab_size}")
+    write_parquet(vocab_table(vocab, arch.vocab_size), model_dir / VOCAB)
+
+
+def _word_vocab_load(model_dir: Path, arch: Any) -> Any:
+    from sumpipe.models.io import VOCAB
+    from sumpipe.vocab.vocabulary import Vocabulary
+
+    vocab = Vocabulary.load(model_dir / VOCAB)
+    if len(vocab) != arch.vocab_size:
+        raise SumpipeError(f"{model_dir / VOCAB}: has {len(vocab)} entries, config.json says {arch.vocab_size}")
+    return vocab
+
+
+# The word vocabulary of the vocab stage (`<paths.vocab>/vocab.parquet`, first `arch.vocab_size` words),
+# stored as the model directory's vocab.parquet. Needs an arch field `vocab_size`.
+WORD_VOCABULARY = VocabularyKind(_word_vocab_for_training, _word_vocab_save, _word_vocab_load)
+
+
+@dataclass(frozen=True)
+class Family:
+    """One model family (see the module docstring)."""
+
+    name: str
+    arch_type: type
+    build: Callable[[Any, ModelSpec], "nn.Module"]
+    make_task: Callable[[TaskData], Any]
+    codec: Callable[[Any, Any], Codec]
+    vocabulary: VocabularyKind = WORD_VOCABULARY
+    options: tuple[str, ...] = ()
+    card_section: Callable[["nn.Module"], dict[str, Any]] = field(default=lambda model: {})
+    arch_defaults: Callable[[Params], dict[str, Any]] | None = None
+
+    def base_arch(self, params: Params) -> dict[str, Any]:
+        """The family's shared architecture from params (validated), before a model's overrides."""
+        if self.arch_defaults is not None:
+            return self.arch_defaults(params)
+        base = params.families.get(self.name, {})
+        return dataclasses.asdict(from_dict(self.arch_type, base, f"families.{self.name}"))
+
+    def arch_from(self, data: Any, key: str) -> Any:
+        """A mapping validated into this family's arch type; errors name `key.<field>`."""
+        return from_dict(self.arch_type, data, key)
+
+
+_FAMILIES: dict[str, Family] = {}
+
+
+def register_family(family: Family) -> Family:
+    """Add `family` to the registry (a second registration under the same name replaces the first)."""
+    _FAMILIES[family.name] = family
+    return family
+
+
+def family_names() -> list[str]:
+    return sorted(set(BUILTIN) | set(_FAMILIES))
+
+
+def get_family(name: str, key: str = "family") -> Family:
+    """The registered family `name`; an unknown one is a one-line ConfigError naming `key`."""
+    if name not in _FAMILIES and name in BUILTIN:
+        importlib.import_module(BUILTIN[name])
+    if name not in _FAMILIES:
+        raise ConfigError(f"{key}: unknown model family {name!r} (known: {', '.join(family_names())})")
+    return _FAMILIES[name]
+
+
+_SPEC_DEFAULTS = ModelSpec()
+
+
+def resolve_model(params: Params, name: str) -> tuple[Family, ModelSpec, Any]:
+    """(family, spec, arch) of `params.models[name]`, the overrides applied once and validated.
+
+    Errors are one line: an unknown model lists the known ones; a bad override names
+    `models.<name>.arch.<key>`; an option the family does not have names `models.<name>.<option>`.
+    """
+    if name not in params.models:
+        known = ", ".join(params.models) or "none (add a `models:` block to params.yaml)"
+        raise SumpipeError(f"unknown model {name!r} (known: {known})")
+    spec = params.models[name]
+    key = f"models.{name}"
+    family = get_family(spec.family, f"{key}.family")
+    for option in ("rarity",):
+        if getattr(spec, option) != getattr(_SPEC_DEFAULTS, option) and option not in family.options:
+            raise ConfigError(f"{key}.{option}: not an option of the {family.name!r} family")
+    arch = family.arch_from({**family.base_arch(params), **spec.arch}, f"{key}.arch")
+    return family, spec, arch
