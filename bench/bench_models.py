@@ -23,7 +23,7 @@ import torch
 from sumpipe.config import ArchConfig, load_params
 from sumpipe.models.batching import Example, collate
 from sumpipe.models.loss import label_smoothed_nll
-from sumpipe.models.protocol import BOS, EOS
+from sumpipe.names import BOS, EOS
 from sumpipe.models.transformer import PointerGeneratorTransformer
 
 REPO = Path(__file__).resolve().parents[1]

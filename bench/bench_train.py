@@ -45,7 +45,7 @@ sys.path.insert(0, str(REPO / "src"))
 from sumpipe.config import ArchConfig, ModelSpec, TrainConfig, params_from_dict  # noqa: E402
 from sumpipe.models.batching import encode_examples  # noqa: E402
 from sumpipe.models.registry import get_family  # noqa: E402
-from sumpipe.train.engine import fit, resolve_device, seed_everything  # noqa: E402
+from sumpipe.train.engine import fit, seed_everything, training_device  # noqa: E402
 from sumpipe.train.paper import PAPER_OVERRIDES, apply_overrides  # noqa: E402
 from sumpipe.models.task import SummarizationTask  # noqa: E402
 from sumpipe.vocab.vocabulary import Vocabulary  # noqa: E402
@@ -154,7 +154,7 @@ def main() -> None:
     seed_everything(cfg.seed)
     arch = replace(arch, vocab_size=len(vocab))
     model = get_family("transformer").build(arch, ModelSpec(input="first400"))
-    device = resolve_device(cfg.device)
+    device = training_device(cfg.device)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"data: {data_name}; prep {prep_seconds:.1f} s", flush=True)
     print(f"model: M1 d_model {arch.d_model}, d_ff {arch.d_ff}, {arch.n_layers} layers, {arch.n_heads} heads, "

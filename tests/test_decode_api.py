@@ -20,7 +20,7 @@ from sumpipe.decode.stage import decode_stage
 from sumpipe.errors import SumpipeError
 from sumpipe.models.batching import WordCodec, collate, encode_example
 from sumpipe.models.card import ModelCard
-from sumpipe.models.protocol import EOS, UNK
+from sumpipe.names import EOS, UNK
 from sumpipe.vocab.vocabulary import Vocabulary
 
 WORDS = ("the cat sat on the mat . the dog ate the bone . a bird flew over the house . "

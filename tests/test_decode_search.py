@@ -24,7 +24,7 @@ from sumpipe.decode.search import (
     make_generator,
     sample_search,
 )
-from sumpipe.models.protocol import BOS, EOS, PAD, UNK
+from sumpipe.names import BOS, EOS, PAD, UNK
 
 
 @dataclass

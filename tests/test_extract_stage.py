@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from sumpipe.cli import app
 from sumpipe.config import Budget, ExtractConfig, VocabConfig
 from sumpipe.errors import SumpipeError
-from sumpipe.extract.coverage import CoverageStats, coverage, reference_words
+from sumpipe.extract.coverage import CoverageStats, coverage_of_hits, reference_hits, reference_words
 from sumpipe.extract.select import cut, render, select_ngram
 from sumpipe.extract.stage import extract
 from sumpipe.vocab.build import build_vocab, split_sentences
@@ -34,6 +34,10 @@ CFG = ExtractConfig(budgets=[Budget("ngram", 7, first_k=1), Budget("first", 7),
                              Budget("ngram", 14, first_k=1), Budget("first", 14)])
 
 
+def coverage(tokens: list[str], ref: frozenset[str]) -> tuple[int, int]:
+    return coverage_of_hits([reference_hits(tokens, ref)])
+
+
 def test_coverage_by_hand():
     ref = reference_words("police charged the man with murder .")
     assert ref == {"police", "charged", "man", "murder"}
@@ -41,7 +45,7 @@ def test_coverage_by_hand():
     stats = CoverageStats()
     for selected, r in [("police man man".split(), ref), ("nothing here".split(), ref), ([], frozenset())]:
         stats.add_reference(r)
-        stats.add("sel", selected, r)
+        stats.add_counts("sel", *coverage(selected, r), r)
     summary = stats.summary()
     assert summary["examples"] == 3 and summary["reference_words"] == pytest.approx(8 / 3, abs=1e-4)
     # share averages the two examples with reference words: (2/4 + 0) / 2
@@ -55,7 +59,7 @@ def test_merged_batches_sum_like_one():
     for i, (selected, r) in enumerate(examples):
         for stats in (whole, first if i == 0 else rest):
             stats.add_reference(r)
-            stats.add("sel", selected, r)
+            stats.add_counts("sel", *coverage(selected, r), r)
     first.merge(rest)
     assert first.summary() == whole.summary()
     assert first.sums["sel"].share_examples == 2 and first.sums["sel"].occurrences == 3

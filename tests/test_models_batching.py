@@ -9,7 +9,7 @@ import torch
 
 from sumpipe.errors import SumpipeError
 from sumpipe.models.batching import bucket_batches, collate, encode_example, encode_examples, example_lengths
-from sumpipe.models.protocol import BOS, EOS, PAD, UNK
+from sumpipe.names import BOS, EOS, PAD, UNK
 
 
 class TinyVocab:

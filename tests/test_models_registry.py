@@ -18,7 +18,7 @@ from sumpipe.errors import ConfigError
 from sumpipe.extract import methods
 from sumpipe.models import registry
 from sumpipe.models.batching import Batch, WordCodec, bucket_batches, collate, encode_examples, example_lengths
-from sumpipe.models.protocol import PAD, UNK
+from sumpipe.names import PAD, UNK
 from sumpipe.vocab.vocabulary import Vocabulary
 
 WORDS = "the a cat dog sat on mat ran fast red blue big house tree river bird".split()

@@ -136,7 +136,7 @@ def test_crosseval_on_a_multi_reference_corpus(tmp_path: Path) -> None:
     corpus.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     cfg = CrossEvalConfig(models=["M1"], data=DataConfig(dataset="local", path=str(corpus)), split="test",
                           max_examples=4, name="tiny-duc")
-    summaries = run_crosseval(paths, cfg, DECODE, EVAL)
+    summaries = run_crosseval(paths, cfg, DECODE, EVAL).summaries
     assert list(summaries) == ["M1 (tiny-duc)"]
     assert summaries["M1 (tiny-duc)"]["n"] == 4
     frame = read_parquet(tmp_path / "crosseval" / "M1.parquet")

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from sumpipe.config import TrainConfig
-from sumpipe.train.optim import build_optimizer, clip_gradients, vaswani_lr, warmup_inverse_sqrt
+from sumpipe.train.optim import build_optimizer, clip_gradients, warmup_inverse_sqrt
 
 
 def lrs_of_updates(cfg: TrainConfig, n: int) -> list[float]:
@@ -34,8 +34,13 @@ def test_adam_warmup_then_inverse_sqrt_peaks_at_train_lr() -> None:
     assert max(lrs) == pytest.approx(1e-3)
 
 
+def vaswani_lr(step: int, d_model: int, warmup_steps: int) -> float:
+    """Vaswani et al.'s formula as printed: d_model^-0.5 · min(step^-0.5, step · warmup^-1.5)."""
+    return d_model ** -0.5 * min(step ** -0.5, step * warmup_steps ** -1.5)
+
+
 def test_peak_form_equals_vaswani_formula() -> None:
-    # Vaswani et al.: d_model^-0.5 · min(step^-0.5, step · warmup^-1.5); peak (d · warmup)^-0.5
+    # peak (d · warmup)^-0.5
     d_model, warmup = 512, 4000
     peak = (d_model * warmup) ** -0.5
     assert peak == pytest.approx(6.9877e-4, rel=1e-4)

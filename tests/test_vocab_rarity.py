@@ -93,6 +93,6 @@ def test_vocabulary_errors(tmp_path):
 
 
 def test_specials_match_the_model_protocol():
-    from sumpipe.models.protocol import BOS, EOS, PAD, SPECIAL_TOKENS, UNK
+    from sumpipe.names import BOS, EOS, PAD, SPECIAL_TOKENS, UNK
 
     assert SPECIALS == SPECIAL_TOKENS and [UNK, PAD, BOS, EOS] == [0, 1, 2, 3]

@@ -157,17 +157,14 @@ def summarize_input(
         where = "the input has" if len(documents) == 1 else "no document has"
         raise SumpipeError(f"{where} {NO_TEXT}")
 
-    import torch
-
     from sumpipe.decode.api import load_model, summarize
-    from sumpipe.decode.stage import pick_device
+    from sumpipe.device import resolve_device, torch_threads
 
-    if "OMP_NUM_THREADS" not in os.environ:
-        # A few documents make tiny per-step matrices: thread hand-offs cost more than they save,
-        # and on a busy machine they stall (measured: 0.05 s with 1 thread, 1-2 s with 2, under load).
-        torch.set_num_threads(1)
-    model, vocab, card = load_model(model_dir, device=pick_device(cfg.device))
-    summaries = summarize(model, vocab, card, [prepared[i] for i in todo], cfg, details=as_json)
+    # A few documents make tiny per-step matrices: thread hand-offs cost more than they save, and on
+    # a busy machine they stall (measured: 0.05 s with 1 thread, 1-2 s with 2, under load).
+    with torch_threads(None if "OMP_NUM_THREADS" in os.environ else 1):
+        model, vocab, card = load_model(model_dir, device=resolve_device(cfg.device, "decode.device"))
+        summaries = summarize(model, vocab, card, [prepared[i] for i in todo], cfg, details=as_json)
     by_doc = dict(zip(todo, summaries))
     for i in range(len(documents)):
         summary = by_doc.get(i)

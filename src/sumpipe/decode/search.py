@@ -42,7 +42,7 @@ from typing import Any
 
 import torch
 
-from sumpipe.models.protocol import BOS, EOS, PAD, UNK
+from sumpipe.names import BOS, EOS, PAD, UNK
 
 NEG_INF = float("-inf")
 

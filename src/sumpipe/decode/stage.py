@@ -28,17 +28,6 @@ class DecodeResult:
     max_length: int
 
 
-def pick_device(name: str) -> str:
-    """`auto` -> cuda when available, else cpu; `cuda` without a GPU is a user error."""
-    import torch
-
-    if name == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if name == "cuda" and not torch.cuda.is_available():
-        raise SumpipeError("decode.device: cuda was asked for but no GPU is available")
-    return name
-
-
 def decode_stage(
     model_dir: str | Path,
     extracted_dir: str | Path,
@@ -50,10 +39,11 @@ def decode_stage(
     from tqdm import tqdm
 
     from sumpipe.decode.api import load_model, resolve_max_length, summarize
+    from sumpipe.device import resolve_device
     from sumpipe.io import read_parquet, write_parquet
 
     model_dir = Path(model_dir)
-    model, vocab, card = load_model(model_dir, device=pick_device(cfg.device))
+    model, vocab, card = load_model(model_dir, device=resolve_device(cfg.device, "decode.device"))
     selection = card.input
     if not selection:
         raise SumpipeError(f"{model_dir}/config.json: names no input selection (`input`), cannot pick its data")

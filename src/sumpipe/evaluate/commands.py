@@ -19,6 +19,8 @@ def evaluate(params: ParamsOption = Path("params.yaml")) -> None:
     p = load_params(params)
     result = run_evaluate(p.paths, p.evaluate, list(p.models), baseline_selections(p.extract.budgets),
                           split=p.decode.split)
+    for name in result.skipped:
+        typer.echo(f"evaluate: no {p.decode.split} output for {name}, left out", err=True)
     best = max(result.summaries, key=lambda s: result.summaries[s]["rougeL"])
     typer.echo(f"evaluate: {len(result.summaries)} systems scored -> {p.paths.scores}/, "
                f"{p.paths.metrics}/rouge.json; best R-L: {best} {result.summaries[best]['rougeL']:.2f}")
@@ -50,7 +52,9 @@ def crosseval(params: ParamsOption = Path("params.yaml")) -> None:
     from sumpipe.evaluate.crosseval import run_crosseval
 
     p = load_params(params)
-    summaries = run_crosseval(p.paths, p.crosseval, p.decode, p.evaluate)
+    result = run_crosseval(p.paths, p.crosseval, p.decode, p.evaluate)
+    for note in result.notes:
+        typer.echo(f"crosseval: {note}", err=True)
     figures = ", ".join(f"{name} R-1/R-2/R-L {s['rouge1']:.2f}/{s['rouge2']:.2f}/{s['rougeL']:.2f}"
-                        for name, s in summaries.items())
+                        for name, s in result.summaries.items())
     typer.echo(f"crosseval: {figures} -> {p.paths.crosseval}/, {p.paths.metrics}/crosseval.json")

@@ -15,7 +15,7 @@ scores), `${paths.crosseval}/summary.json` (set-up, per-model means with interva
 
 from __future__ import annotations
 
-import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -60,8 +60,14 @@ def decode_corpus(model_dir: Path, sources: list[str], vocab_dir: str, decode_cf
     return out
 
 
+@dataclass
+class CrossEvalResult:
+    summaries: dict[str, dict]  # "<model> (<corpus>)" -> ROUGE means and intervals
+    notes: list[str] = field(default_factory=list)  # what the command should tell the user
+
+
 def run_crosseval(paths: PathsConfig, cfg: CrossEvalConfig, decode_cfg: DecodeConfig,
-                  eval_cfg: EvaluateConfig) -> dict[str, dict]:
+                  eval_cfg: EvaluateConfig) -> CrossEvalResult:
     """Decode and score the corpus with every configured model; write outputs; return the summaries."""
     from sumpipe.text.preprocess import preprocess_text
 
@@ -74,12 +80,12 @@ def run_crosseval(paths: PathsConfig, cfg: CrossEvalConfig, decode_cfg: DecodeCo
     scorer = FastRouge(ROUGE_TYPES, eval_cfg.use_stemmer)
     out_dir = Path(paths.crosseval)
     summaries = {}
+    notes = []
     for name in cfg.models:
         predictions = decode_corpus(Path(paths.models) / name, corpus["source"].tolist(), paths.vocab, decode_cfg)
         empty = sum(1 for p in predictions if not p)
         if empty:
-            print(f"crosseval: {name}: {empty} sources had no words left after preprocessing (scored 0)",
-                  file=sys.stderr)
+            notes.append(f"{name}: {empty} sources had no words left after preprocessing (scored 0)")
         scores = score_pairs(predictions, references, scorer=scorer)
         frame = pd.concat([corpus[["id", "source"]].reset_index(drop=True),
                            pd.DataFrame({"prediction": predictions, "references": references}), scores], axis=1)
@@ -91,4 +97,4 @@ def run_crosseval(paths: PathsConfig, cfg: CrossEvalConfig, decode_cfg: DecodeCo
     write_json({"corpus": cfg.name, "split": cfg.split, "models": cfg.models, "config": setup.as_dict(),
                 "references_note": note, "systems": summaries}, out_dir / "summary.json")
     write_json(summaries, Path(paths.metrics) / "crosseval.json")
-    return summaries
+    return CrossEvalResult(summaries, notes)

@@ -17,7 +17,6 @@ Outputs:
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -126,8 +125,6 @@ def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, model_names: list[str]
     """Score every system on `split` (the models, Lead-k, the `baselines` selections by name), write
     per-example scores, the summary and `rouge.json`."""
     systems, skipped = collect_systems(paths, cfg, model_names, baselines, split)
-    for name in skipped:
-        print(f"evaluate: no test output for {name}, left out", file=sys.stderr)
     setup = setup_of(cfg)
     scores = score_systems(systems, cfg.use_stemmer)
 

@@ -42,11 +42,6 @@ def coverage_of_hits(hits: Iterable[list[str]]) -> tuple[int, int]:
     return len(present), occurrences
 
 
-def coverage(selected_tokens: Iterable[str], ref_words: frozenset[str]) -> tuple[int, int]:
-    """(words_present, occurrences) of `ref_words` in the tokens of a selected input."""
-    return coverage_of_hits([reference_hits(selected_tokens, ref_words)])
-
-
 @dataclass
 class _Sums:
     examples: int = 0
@@ -71,9 +66,6 @@ class CoverageStats:
     def add_reference(self, ref_words: frozenset[str]) -> None:
         self.examples += 1
         self.reference_words += len(ref_words)
-
-    def add(self, selection: str, selected_tokens: Iterable[str], ref_words: frozenset[str]) -> None:
-        self.add_counts(selection, *coverage(selected_tokens, ref_words), ref_words)
 
     def add_counts(self, selection: str, present: int, occurrences: int, ref_words: frozenset[str]) -> None:
         s = self.sums.setdefault(selection, _Sums())

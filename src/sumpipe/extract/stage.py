@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import multiprocessing
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +28,12 @@ import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from sumpipe.config import Budget, ExtractConfig
-from sumpipe.data.split import SPLITS
 from sumpipe.errors import SumpipeError
 from sumpipe.extract.coverage import CoverageStats, coverage_of_hits, reference_hits, reference_words
 from sumpipe.extract.methods import FitContext, Selection, apply_selection, resolve_selections
 from sumpipe.extract.select import render
 from sumpipe.io import atomic_path, write_json
+from sumpipe.names import SPLITS
 from sumpipe.vocab.build import split_sentences
 
 BATCH_ROWS = 256
@@ -88,20 +90,27 @@ def fit_methods(outputs: list[Selection], context: FitContext) -> dict[str, Any]
     return {s.method.name: s.method.fit(context) for s in outputs}
 
 
-# Worker processes (spawned, so they start clean) resolve the methods and fit their states once, in
-# `_init_worker` (methods hold functions, which do not pickle; budgets and paths do).
-_WORKER_STATE: tuple[list[Selection], dict[str, Any]] | None = None
+@dataclass(frozen=True)
+class WorkerJob:
+    """What a worker process needs besides the batch: the budgets and where methods fit their state
+    (methods hold functions, which do not pickle; this does). Hashable, so a worker fits once per job."""
+
+    budgets: tuple[Budget, ...]
+    context: FitContext
+
+    def __hash__(self) -> int:
+        return hash(repr(self))
 
 
-def _init_worker(budgets: list[Budget], context: FitContext) -> None:
-    global _WORKER_STATE
-    outputs = resolve_selections(budgets)
-    _WORKER_STATE = (outputs, fit_methods(outputs, context))
+@functools.lru_cache(maxsize=1)
+def _fitted(job: WorkerJob) -> tuple[list[Selection], dict[str, Any]]:
+    """The job's selections and fitted method states: computed on a worker's first batch, then reused."""
+    outputs = resolve_selections(job.budgets)
+    return outputs, fit_methods(outputs, job.context)
 
 
-def _extract_in_worker(batch: pa.RecordBatch) -> tuple[dict[str, pa.Table], CoverageStats]:
-    assert _WORKER_STATE is not None, "worker not initialised"
-    return extract_batch(batch, *_WORKER_STATE)
+def _extract_in_worker(batch: pa.RecordBatch, job: WorkerJob) -> tuple[dict[str, pa.Table], CoverageStats]:
+    return extract_batch(batch, *_fitted(job))
 
 
 class BatchRunner:
@@ -110,10 +119,10 @@ class BatchRunner:
     def __init__(self, budgets: list[Budget], context: FitContext, workers: int) -> None:
         self.outputs = resolve_selections(budgets)
         self.states = fit_methods(self.outputs, context)
+        self.job = WorkerJob(tuple(budgets), context)
         self.pool: ProcessPoolExecutor | None = None
         if workers > 1:
-            self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                                            initializer=_init_worker, initargs=(budgets, context))
+            self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
         self.window = 2 * workers  # batches in flight: bounded memory, both workers kept busy
 
     def map(self, batches: Iterable[pa.RecordBatch]) -> Iterator[tuple[dict[str, pa.Table], CoverageStats]]:
@@ -123,7 +132,7 @@ class BatchRunner:
             return
         pending: collections.deque[Future] = collections.deque()
         for batch in batches:
-            pending.append(self.pool.submit(_extract_in_worker, batch))
+            pending.append(self.pool.submit(_extract_in_worker, batch, self.job))
             if len(pending) >= self.window:
                 yield pending.popleft().result()
         while pending:

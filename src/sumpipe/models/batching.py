@@ -29,9 +29,7 @@ import numpy as np
 import torch
 
 from sumpipe.errors import SumpipeError
-from sumpipe.models.protocol import BOS, EOS, PAD, SPECIAL_TOKENS, UNK
-
-N_SPECIALS = len(SPECIAL_TOKENS)
+from sumpipe.names import BOS, EOS, N_SPECIALS, PAD, UNK
 
 
 class VocabularyLike(Protocol):

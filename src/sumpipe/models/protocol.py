@@ -17,8 +17,11 @@ Shapes and conventions:
 - `log_probs` (N, vocab_size + n_oov) float32: log P(w) over the extended vocabulary
   (pointer-generator mix already applied). Extended id `vocab_size + j` is the j-th OOV word of
   that row's source (`Batch.oov_words[row][j]`).
-- `info` maps "p_gen" -> (N,) and "attn" -> (N, S) (copy attention over source positions, 0 at
-  padding), both float32, for heat maps and `--json` output.
+- `info` may map "p_gen" -> (N,) and "attn" -> (N, S) (copy attention over source positions, 0 at
+  padding), both float32, for heat maps and `--json` output; both keys are optional (a family
+  without a copy mechanism or attention returns `{}`, and its summaries carry no details).
+- Token ids: the special ids of `sumpipe.names` (`<s>` starts, `</s>` ends; `<unk>`, `<pad>` and
+  `<s>` are never generated).
 - `index_select(idx)` returns a state whose row i is row idx[i] of this one, caches included.
 """
 
@@ -27,9 +30,6 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 import torch
-
-UNK, PAD, BOS, EOS = 0, 1, 2, 3
-SPECIAL_TOKENS = ("<unk>", "<pad>", "<s>", "</s>")
 
 
 class DecoderState(Protocol):

@@ -56,9 +56,9 @@ from sumpipe.models.layers import (
     key_padding_bias,
     pointer_mix,
 )
-from sumpipe.models.protocol import PAD, UNK
 from sumpipe.models.registry import Family, TaskData, register_family
 from sumpipe.models.task import SummarizationTask
+from sumpipe.names import PAD, UNK
 
 KV = tuple[torch.Tensor, torch.Tensor]
 

@@ -35,6 +35,7 @@ import torch
 from tqdm import tqdm
 
 from sumpipe.config import TrainConfig
+from sumpipe.device import resolve_device, torch_threads
 from sumpipe.errors import SumpipeError
 from sumpipe.train import checkpoint as ckpt
 from sumpipe.train.ddp import DistContext, all_gather_objects, all_reduce_sum, barrier, shard, wrap_model
@@ -78,14 +79,9 @@ class FitResult:
 # --------------------------------------------------------------------------------------------
 # Devices, seeds, batches
 # --------------------------------------------------------------------------------------------
-def resolve_device(name: str, ctx: DistContext | None = None) -> torch.device:
-    """``auto`` → this rank's CUDA device when one exists, else CPU; ``cuda`` without a GPU is an error."""
-    ctx = ctx or DistContext()
-    if name == "cuda" and not torch.cuda.is_available():
-        raise SumpipeError("train.device is 'cuda' but no CUDA device is available (use 'auto' or 'cpu')")
-    if name in ("auto", "cuda") and torch.cuda.is_available():
-        return torch.device("cuda", ctx.local_rank % torch.cuda.device_count())
-    return torch.device("cpu")
+def training_device(name: str, ctx: DistContext | None = None) -> torch.device:
+    """`train.device` for this rank (`sumpipe.device.resolve_device`)."""
+    return resolve_device(name, "train.device", (ctx or DistContext()).local_rank)
 
 
 def seed_everything(seed: int) -> None:
@@ -107,16 +103,13 @@ def _cpu_settings(deterministic: bool, threads: int | None) -> Iterator[None]:
     """Deterministic algorithms and a thread cap for the duration of training, then restore both."""
     before = torch.are_deterministic_algorithms_enabled()
     warn_before = torch.is_deterministic_algorithms_warn_only_enabled()
-    threads_before = torch.get_num_threads()
     if deterministic:
         torch.use_deterministic_algorithms(True, warn_only=True)
-    if threads is not None:
-        torch.set_num_threads(threads)
     try:
-        yield
+        with torch_threads(threads):
+            yield
     finally:
         torch.use_deterministic_algorithms(before, warn_only=warn_before)
-        torch.set_num_threads(threads_before)
 
 
 def _autocast(device: torch.device, bf16: bool) -> contextlib.AbstractContextManager:
@@ -148,7 +141,7 @@ def fit(
     `progress=None` shows a bar only on a terminal.
     """
     ctx = ctx or DistContext()
-    device = resolve_device(cfg.device, ctx)
+    device = training_device(cfg.device, ctx)
     model.to(device)
     optimizer, scheduler = build_optimizer(model.parameters(), cfg)
     position = ckpt.Position()

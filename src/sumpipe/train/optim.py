@@ -38,12 +38,6 @@ def warmup_inverse_sqrt(step: int, warmup_steps: int) -> float:
     return min(step / warmup_steps, math.sqrt(warmup_steps / step))
 
 
-def vaswani_lr(step: int, d_model: int, warmup_steps: int) -> float:
-    """The original formula, d_model^-0.5 · min(step^-0.5, step · warmup^-1.5), for reference/tests."""
-    step = max(step, 1)
-    return d_model ** -0.5 * min(step ** -0.5, step * warmup_steps ** -1.5)
-
-
 def build_optimizer(
     parameters: Iterable[torch.nn.Parameter], cfg: TrainConfig
 ) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LRScheduler]:

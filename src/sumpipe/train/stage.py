@@ -34,7 +34,7 @@ from sumpipe.extract.methods import find_selection
 from sumpipe.io import atomic_path, read_parquet
 from sumpipe.models.registry import Family, resolve_model
 from sumpipe.train.ddp import context_from_env, init_process_group
-from sumpipe.train.engine import LOG_COLUMNS, FitResult, fit, resolve_device, seed_everything
+from sumpipe.train.engine import LOG_COLUMNS, FitResult, fit, seed_everything, training_device
 
 LOG_FILE = "train_log.csv"
 # settings that change neither the weights nor the data order: a checkpoint survives changing them
@@ -99,7 +99,7 @@ def train_model(inputs: TrainInputs, *, resume: bool = True, progress: bool | No
     task = family.make_task(TaskData(train_df, valid_df, vocab, arch, cfg))
 
     ctx = context_from_env()
-    device = resolve_device(cfg.device, ctx)
+    device = training_device(cfg.device, ctx)
     if device.type == "cuda":
         torch.cuda.set_device(device)
     init_process_group(ctx, device)

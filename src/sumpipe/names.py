@@ -1,0 +1,15 @@
+"""Names every package shares, written down once.
+
+- The special tokens that open every word vocabulary, with their ids: `<unk>` = 0 (every word
+  outside the vocabulary), `<pad>` = 1, `<s>` = 2 (the decoder's first input), `</s>` = 3 (end of
+  summary). The vocab stage writes them first; batching, the models and the decoders use the ids.
+- The data splits, in the order stages process and report them.
+"""
+
+from __future__ import annotations
+
+SPECIAL_TOKENS = ("<unk>", "<pad>", "<s>", "</s>")
+UNK, PAD, BOS, EOS = range(len(SPECIAL_TOKENS))
+N_SPECIALS = len(SPECIAL_TOKENS)
+
+SPLITS = ("train", "valid", "test")
