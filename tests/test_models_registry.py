@@ -140,8 +140,8 @@ LAST = methods.SelectionMethod(name="last", fit=_fit_last, prepare=lambda n, doc
 @pytest.fixture
 def toy_registries(monkeypatch: pytest.MonkeyPatch) -> None:
     """Register the toy family and method for one test (the registries are restored afterwards)."""
-    monkeypatch.setattr(registry, "_FAMILIES", dict(registry._FAMILIES))
-    monkeypatch.setattr(methods, "_METHODS", dict(methods._METHODS))
+    monkeypatch.setattr(registry.FAMILIES, "entries", dict(registry.FAMILIES.entries))
+    monkeypatch.setattr(methods.METHODS, "entries", dict(methods.METHODS.entries))
     registry.register_family(TOY)
     methods.register_method(LAST)
 

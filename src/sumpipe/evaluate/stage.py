@@ -59,53 +59,50 @@ def setup_of(cfg: EvaluateConfig) -> ScoringSetup:
                         confidence=cfg.confidence, seed=cfg.seed)
 
 
+def read_system(path: Path, column: str, refs_by_id: dict, where: str, rerun: str) -> pd.DataFrame:
+    """One system's outputs (`column` of `path`) as id, prediction, references (the processed split's,
+    else the file's own); a file with no example of `where` is stale: a one-line error saying `rerun`."""
+    frame = read_parquet(path)
+    missing = {"id", column} - set(frame.columns)
+    if missing:
+        raise SumpipeError(f"{path}: missing column(s) {', '.join(sorted(missing))}")
+    if not any(i in refs_by_id for i in frame["id"]):  # empty, or stale (another corpus or split)
+        raise SumpipeError(f"{path}: no prediction for any example of {where} ({rerun})")
+    own = references_of(frame) if {"reference", "references"} & set(frame.columns) else [None] * len(frame)
+    refs = [refs_by_id.get(i, r) for i, r in zip(frame["id"], own)]
+    if any(r is None for r in refs):
+        raise SumpipeError(f"{path}: ids without a reference in {where}")
+    return pd.DataFrame({"id": frame["id"], "prediction": frame[column].fillna(""), "references": refs})
+
+
 def collect_systems(paths: PathsConfig, cfg: EvaluateConfig, model_names: list[str], baselines: list[str],
                     split: str = SPLIT) -> tuple[dict[str, pd.DataFrame], list[str]]:
-    """{system: DataFrame(id, prediction, references)} in report order, and the models left out."""
-    processed = read_parquet(Path(paths.processed) / f"{split}.parquet")
+    """{system: DataFrame(id, prediction, references)} in report order, and the systems left out."""
+    where = f"{paths.processed}/{split}.parquet"
+    processed = read_parquet(Path(where))
     if processed.empty:
-        raise SumpipeError(f"{paths.processed}/{split}.parquet has no examples")
+        raise SumpipeError(f"{where} has no examples")
     processed = processed.assign(references=references_of(processed))
     refs_by_id = dict(zip(processed["id"], processed["references"]))
+    k = cfg.lead_sentences
+    lead = pd.DataFrame({"id": processed["id"], "prediction": [lead_sentences(s, k) for s in processed["source"]],
+                         "references": processed["references"]})
 
     systems: dict[str, pd.DataFrame] = {}
-    skipped = []
-    for name in model_names:
-        path = Path(paths.predictions) / name / f"{split}.parquet"
-        if not path.is_file():
-            skipped.append(name)
-            continue
-        preds = read_parquet(path)
-        missing = {"id", "prediction"} - set(preds.columns)
-        if missing:
-            raise SumpipeError(f"{path}: missing column(s) {', '.join(sorted(missing))}")
-        if not any(i in refs_by_id for i in preds["id"]):  # empty, or stale (another corpus or split)
-            raise SumpipeError(f"{path}: no prediction for any example of {paths.processed}/{split}.parquet "
-                               f"(run `sumpipe decode --model {name}` again)")
-        own = references_of(preds) if {"reference", "references"} & set(preds.columns) else [None] * len(preds)
-        refs = [refs_by_id.get(i, r) for i, r in zip(preds["id"], own)]
-        if any(r is None for r in refs):
-            raise SumpipeError(f"{path}: ids without a reference in {paths.processed}/{split}.parquet")
-        systems[name] = pd.DataFrame({"id": preds["id"], "prediction": preds["prediction"].fillna(""),
-                                      "references": refs})
+    skipped: list[str] = []
 
-    k = cfg.lead_sentences
-    systems[f"lead{k}"] = pd.DataFrame({
-        "id": processed["id"],
-        "prediction": [lead_sentences(s, k) for s in processed["source"]],
-        "references": processed["references"],
-    })
-    for name in baselines:
-        path = Path(paths.extracted) / name / f"{split}.parquet"
-        if not path.is_file():
+    def add(name: str, path: Path, column: str, rerun: str) -> None:
+        if path.is_file():
+            systems[name] = read_system(path, column, refs_by_id, where, rerun)
+        else:
             skipped.append(name)
-            continue
-        selected = read_parquet(path)
-        own = references_of(selected)
-        systems[name] = pd.DataFrame({
-            "id": selected["id"], "prediction": selected["source"],
-            "references": [refs_by_id.get(i, r) for i, r in zip(selected["id"], own)],
-        })
+
+    for name in model_names:  # the decode stage's `prediction`
+        add(name, Path(paths.predictions) / name / f"{split}.parquet", "prediction",
+            f"run `sumpipe decode --model {name}` again")
+    systems[f"lead{k}"] = lead
+    for name in baselines:  # the extract stage's selected `source`
+        add(name, Path(paths.extracted) / name / f"{split}.parquet", "source", "run `sumpipe extract` again")
     return systems, skipped
 
 

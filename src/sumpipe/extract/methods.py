@@ -35,13 +35,13 @@ by `apply_selection` (a method may overshoot with its last sentence).
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from sumpipe.config import Budget
 from sumpipe.errors import ConfigError, SumpipeError
+from sumpipe.registry import Registry
 
 Document = list[list[str]]
 
@@ -82,26 +82,17 @@ class Selection:
     budget: Budget
 
 
-_METHODS: dict[str, SelectionMethod] = {}
+METHODS: Registry[SelectionMethod] = Registry("selection method", BUILTIN)
 
 
 def register_method(method: SelectionMethod) -> SelectionMethod:
     """Add `method` to the registry (a second registration under the same name replaces the first)."""
-    _METHODS[method.name] = method
-    return method
-
-
-def method_names() -> list[str]:
-    return sorted(set(BUILTIN) | set(_METHODS))
+    return METHODS.register(method.name, method)
 
 
 def get_method(name: str, key: str = "method") -> SelectionMethod:
     """The registered method `name`; an unknown name is a one-line ConfigError naming `key`."""
-    if name not in _METHODS and name in BUILTIN:
-        importlib.import_module(BUILTIN[name])
-    if name not in _METHODS:
-        raise ConfigError(f"{key}: unknown selection method {name!r} (known: {', '.join(method_names())})")
-    return _METHODS[name]
+    return METHODS.get(name, key)
 
 
 def selection_name(budget: Budget) -> str:

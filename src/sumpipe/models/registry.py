@@ -36,13 +36,13 @@ calls `build`. `load_pretrained` (`sumpipe.models.io`) rebuilds a model from its
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 from sumpipe.config import ModelSpec, Params, TrainConfig, from_dict
 from sumpipe.errors import ConfigError, SumpipeError
+from sumpipe.registry import Registry
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -151,26 +151,17 @@ class Family:
         return from_dict(self.arch_type, data, key)
 
 
-_FAMILIES: dict[str, Family] = {}
+FAMILIES: Registry[Family] = Registry("model family", BUILTIN)
 
 
 def register_family(family: Family) -> Family:
     """Add `family` to the registry (a second registration under the same name replaces the first)."""
-    _FAMILIES[family.name] = family
-    return family
-
-
-def family_names() -> list[str]:
-    return sorted(set(BUILTIN) | set(_FAMILIES))
+    return FAMILIES.register(family.name, family)
 
 
 def get_family(name: str, key: str = "family") -> Family:
     """The registered family `name`; an unknown one is a one-line ConfigError naming `key`."""
-    if name not in _FAMILIES and name in BUILTIN:
-        importlib.import_module(BUILTIN[name])
-    if name not in _FAMILIES:
-        raise ConfigError(f"{key}: unknown model family {name!r} (known: {', '.join(family_names())})")
-    return _FAMILIES[name]
+    return FAMILIES.get(name, key)
 
 
 _SPEC_DEFAULTS = ModelSpec()

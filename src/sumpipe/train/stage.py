@@ -107,7 +107,8 @@ def train_model(inputs: TrainInputs, *, resume: bool = True, progress: bool | No
     model = family.build(arch, inputs.spec)
     if ctx.rank:
         seed_everything(cfg.seed + ctx.rank)  # own dropout masks per rank; DDP copies rank 0's weights
-    fingerprint = run_fingerprint(inputs, [train_path, valid_path, *sorted(inputs.vocab_dir.glob("*"))])
+    vocab_files = sorted(p for p in inputs.vocab_dir.iterdir() if p.is_file())
+    fingerprint = run_fingerprint(inputs, [train_path, valid_path, *vocab_files])
     result = fit(model, task, cfg, inputs.checkpoint_dir, fingerprint=fingerprint, resume=resume,
                  ctx=ctx, progress=progress, description=inputs.name)
     summary = training_summary(result, model, cfg, len(train_df), len(valid_df), device)
