@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -103,3 +105,17 @@ def test_table_save_load(tmp_path):
     assert loaded.words == table.words and loaded.n == 3
     np.testing.assert_array_equal(loaded.keys, table.keys)
     np.testing.assert_array_equal(loaded.counts, table.counts)
+
+
+def test_sentence_sums_do_not_depend_on_order():
+    """float32 scores in [2**-4, 4) add up exactly in float64, so a sentence's mean is the same bits
+    whichever order (or SIMD width) sums it."""
+    table = NgramTable(n=3, keys=np.arange(5000, dtype=np.uint64), counts=np.arange(2, 5002, dtype=np.uint32),
+                       words=[])
+    scores = table.scores.astype(np.float64)
+    rng = np.random.default_rng(1)
+    for size in (3, 50, 5000):
+        picked = rng.choice(scores, size)
+        sums = {math.fsum(picked), float(np.sum(picked)), float(np.cumsum(picked[::-1])[-1]),
+                float(np.sum(np.sort(picked))), sum(picked.tolist())}
+        assert len(sums) == 1

@@ -37,6 +37,7 @@ import pyarrow.parquet as pq
 
 from sumpipe.errors import SumpipeError
 from sumpipe.io import write_parquet
+from sumpipe.vocab.exact import inverse_log10, per_count
 from sumpipe.vocab.words import is_content_word
 
 WORDS_FILE = "words.parquet"
@@ -167,8 +168,9 @@ class NgramCounter:
 
 
 def ngram_score(counts: np.ndarray) -> np.ndarray:
-    """1 / log10(count) for counts >= 2 (Table 2.8)."""
-    return 1.0 / np.log10(np.asarray(counts, dtype=np.float64))
+    """1 / log10(count) for counts >= 2 (Table 2.8), float64, same shape as `counts`; the same bits
+    on every machine (`sumpipe.vocab.exact`)."""
+    return per_count(inverse_log10, counts)
 
 
 class _WordCodes(dict):
@@ -196,7 +198,7 @@ class NgramTable:
         self.scores = ngram_score(self.counts).astype(np.float32)
         # Unknown n-grams get the table's maximum (Alg. 1); an empty table's would-be maximum is that
         # of the rarest n-gram it could hold.
-        self.max_score = float(self.scores.max()) if len(self.scores) else float(ngram_score(self.min_count))
+        self.max_score = float(self.scores.max()) if len(self.scores) else inverse_log10(self.min_count)
         self._codes = _WordCodes((w, i if is_content_word(w) else DROPPED) for i, w in enumerate(self.words))
 
     # ---- scoring ------------------------------------------------------------------------------
@@ -224,7 +226,11 @@ class NgramTable:
         return self.documents_sentence_scores([sentences])[0]
 
     def documents_sentence_scores(self, documents: Sequence[Sequence[Sequence[str]]]) -> list[np.ndarray]:
-        """`sentence_scores` of many documents at once (one vectorised pass; the stage's fast path)."""
+        """`sentence_scores` of many documents at once (one vectorised pass; the stage's fast path).
+
+        The means are the same bits on every machine whatever the summation order: every score is a
+        float32 in [2**-4, 4) (1/log10 of a uint32 count >= 2), i.e. a multiple of 2**-27, so any sum
+        of fewer than 2**24 of them is exact in float64; one division follows."""
         lengths = np.array([len(s) for doc in documents for s in doc], dtype=np.int64)
         codes = self.codes([t for doc in documents for s in doc for t in s])
         windows, sentence = ngram_windows(codes, lengths, self.n)

@@ -34,6 +34,7 @@ import pyarrow.parquet as pq
 
 from sumpipe.errors import SumpipeError
 from sumpipe.io import write_parquet
+from sumpipe.vocab.exact import exact_mean, inverse_ln1p, per_count
 
 SPECIALS = ("<unk>", "<pad>", "<s>", "</s>")  # ids 0..3, as in sumpipe.models.protocol
 UNK_ID, PAD_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
@@ -44,15 +45,17 @@ BOUNDARY_RARITY = 1.0  # <s>, </s>: the mean score, i.e. neither boosted nor dam
 
 
 def raw_rarity(counts: np.ndarray) -> np.ndarray:
-    """1 / ln(1 + count), float64, same shape as `counts` (counts >= 1)."""
-    return 1.0 / np.log1p(np.asarray(counts, dtype=np.float64))
+    """1 / ln(1 + count), float64, same shape as `counts` (counts >= 1); the same bits on every machine
+    (`sumpipe.vocab.exact`)."""
+    return per_count(inverse_ln1p, counts)
 
 
 def rarity_shift(word_counts: np.ndarray) -> float:
-    """The shift that makes the mean of `raw_rarity(word_counts) + shift` exactly 1."""
+    """The shift that makes the mean of `raw_rarity(word_counts) + shift` 1 (to the last bit or two;
+    an exactly rounded sum, so the same on every machine)."""
     if len(word_counts) == 0:
         return 0.0
-    return float(1.0 - raw_rarity(word_counts).mean())
+    return 1.0 - exact_mean(raw_rarity(word_counts))
 
 
 def sort_word_counts(counts: Mapping[str, int]) -> list[tuple[str, int]]:
@@ -81,7 +84,7 @@ class Vocabulary:
         self.counts = np.asarray(self.counts, dtype=np.int64)
         if list(self.itos[:N_SPECIALS]) != list(SPECIALS):
             raise SumpipeError(f"vocabulary must start with {', '.join(SPECIALS)}")
-        self.unknown_rarity = float(raw_rarity(np.array([1]))[0] + self.shift)
+        self.unknown_rarity = inverse_ln1p(1) + self.shift
         self.rarity = self._rarity64().astype(np.float32)
         self.stoi = {token: i for i, token in enumerate(self.itos)}
 
