@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 from collections import Counter
 from pathlib import Path
@@ -14,7 +15,7 @@ from sumpipe.config import ArchConfig, Budget, CrossEvalConfig, DataConfig, Deco
 from sumpipe.evaluate.stage import run_evaluate
 from sumpipe.io import read_parquet, write_json
 from sumpipe.report.html import markdown_to_html
-from sumpipe.report.stage import build_report, pick_examples
+from sumpipe.report.stage import _escape, build_report, pick_examples
 from test_evaluate_stage import REFERENCES, SOURCES, make_tree
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -113,14 +114,23 @@ def test_pick_examples_is_seeded_and_ordered() -> None:
 def test_markdown_to_html_tables_and_escaping() -> None:
     page = markdown_to_html("# T\n\n| a | b |\n|---|---:|\n| x \\| y | **1.0** |\n\n- `c` <d>\n", "t")
     assert "<h1>T</h1>" in page
-    assert '<td>x | y</td><td class="num"><strong>1.0</strong></td>' in page
-    assert "<li><code>c</code> &lt;d&gt;</li>" in page
+    assert '<th>a</th>\n<th style="text-align:right">b</th>' in page
+    assert '<td>x | y</td>\n<td style="text-align:right"><strong>1.0</strong></td>' in page
+    assert "<li><code>c</code> &lt;d&gt;</li>" in page  # raw HTML is escaped, never passed through
 
 
-def test_markdown_to_html_takes_lines_that_only_look_like_markup_as_text() -> None:
-    # Each of these once stalled the paragraph loop forever.
-    page = markdown_to_html("#tag\n![M1 d(1)](figures/attention_M1_d(1).png)\n", "t")
-    assert "<p>#tag</p>\n<p>![M1 d(1)](figures/attention_M1_d(1).png)</p>" in page
+def test_markdown_to_html_links_images_and_takes_broken_markup_as_text() -> None:
+    # "#tag" and a broken "![" line once stalled the hand-written converter forever.
+    page = markdown_to_html("#tag\n\n![M1 d(1)](figures/attention_M1_d(1).png)\n\n![broken (x\n", "t")
+    assert "<p>#tag</p>" in page
+    assert '<a href="figures/attention_M1_d(1).png"><img src="figures/attention_M1_d(1).png" alt="M1 d(1)" /></a>' in page
+    assert "<p>![broken (x</p>" in page
+
+
+def test_sample_text_renders_as_written() -> None:
+    text = "__init__ ( *args , **kwargs ) | <unk> `x` [1](y) ~a~ &amp; !"
+    page = markdown_to_html(f"| s |\n|---|\n| {_escape(text)} |\n", "t")
+    assert f"<td>{html.escape(text, quote=False)}</td>" in page
 
 
 def test_crosseval_on_a_multi_reference_corpus(tmp_path: Path) -> None:

@@ -45,9 +45,13 @@ class ReportResult:
     notes: list[str] = field(default_factory=list)
 
 
+_MARKUP = re.compile(r"([\\`*_\[\]<>|~!&])")  # characters that could open inline markdown (or end a cell)
+
+
 def _escape(text: str) -> str:
-    """A text as one markdown table cell: sentences on one line, pipes escaped."""
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """A text (model output, a source) as literal markdown on one line, e.g. a table cell: sentences
+    joined, markup characters backslash-escaped, so "__init__" or "*args" show as written."""
+    return _MARKUP.sub(r"\\\1", " ".join(str(text).split()))
 
 
 def _fragment(text: str, words: int = FRAGMENT_WORDS) -> str:
