@@ -1,0 +1,121 @@
+"""dvc.yaml: every stage's deps cover each sumpipe module whose code its command runs.
+
+DVC re-runs a stage only when a dep changes, so a package missing from the list means a changed
+decoder or model could leave a stale report (the report stage decodes with the models for its heat
+maps). The code a command runs is found statically: what its module imports at top level and what the
+command function, and the functions of its module it calls, import; followed transitively, imports
+inside functions (the lazy ones) included, so the answer errs on the safe side (`NOT_RUN` names the
+few lazy imports a stage is known not to reach). The top-level modules (src/sumpipe/*.py: config,
+io, errors, ...) are shared plumbing, left out of every stage's deps by convention; a change there
+that alters outputs needs a `dvc repro --force`.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+import yaml
+
+from sumpipe.cli import app
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+STAGES = yaml.safe_load((SRC.parent / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
+
+
+def _file(module: str) -> Path | None:
+    path = SRC / module.replace(".", "/")
+    for candidate in (path.with_suffix(".py"), path / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _imports(nodes) -> list[str]:
+    """Names of the sumpipe modules that the import statements among `nodes` load."""
+    names = []
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("sumpipe"):
+            names.append(node.module)
+            names += [f"{node.module}.{alias.name}" for alias in node.names]  # `from pkg import module`
+        elif isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names if alias.name.startswith("sumpipe")]
+    return names
+
+
+def _tree(module: str) -> ast.Module:
+    return ast.parse(_file(module).read_text(encoding="utf-8"))
+
+
+def imported_modules(roots: list[str]) -> set[str]:
+    """`roots` and every sumpipe module they import, transitively (function-level imports too)."""
+    seen: set[str] = set()
+    todo = list(roots)
+    while todo:
+        name = todo.pop()
+        if name in seen or _file(name) is None:
+            continue
+        seen.add(name)
+        todo += _imports(ast.walk(_tree(name)))
+    return seen
+
+
+def _functions_reached(tree: ast.Module, name: str) -> list[ast.FunctionDef]:
+    """The module-level function `name` and those of its module it calls, transitively."""
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    reached: dict[str, ast.FunctionDef] = {}
+    todo = [name]
+    while todo:
+        current = todo.pop()
+        if current in reached or current not in functions:
+            continue
+        reached[current] = functions[current]
+        todo += [n.func.id for n in ast.walk(functions[current])
+                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+    return list(reached.values())
+
+
+def files_run_by(command: str) -> set[str]:
+    """The files of src/sumpipe/<package>/ whose code `sumpipe <command>` runs: what its module's
+    top-level statements and the functions the command reaches in its module import, transitively."""
+    callback = next(c.callback for c in app.registered_commands if c.name == command)
+    tree = _tree(callback.__module__)
+    roots = _imports(tree.body)
+    for function in _functions_reached(tree, callback.__name__):
+        roots += _imports(ast.walk(function))
+    files = (_file(name).relative_to(SRC.parent) for name in imported_modules(roots) | {callback.__module__})
+    return {f.as_posix() for f in files if len(f.parts) > 3}  # src/sumpipe/<package>/<module>.py
+
+
+def _stage_body(stage: dict) -> dict:
+    return stage.get("do", stage)  # foreach stages keep their definition under `do`
+
+
+# Code the import closure reaches but the stage never runs: lazy imports inside functions it does not
+# call. Each entry says why; anything else uncovered fails.
+NOT_RUN = {
+    "train": {"src/sumpipe/extract/select.py":
+              "train looks its input selection up by name (extract/methods.py); selecting is extract's work"},
+    "evaluate": {"src/sumpipe/extract/select.py": "evaluate only lists the baseline selections by name",
+                 "src/sumpipe/vocab": "the 3-gram table is loaded by a selection method's fit, never by evaluate"},
+}
+
+
+def _uncovered(files: set[str], deps: list[str]) -> list[str]:
+    return sorted(f for f in files if not any(f == d or f.startswith(d.rstrip("/") + "/") for d in deps))
+
+
+@pytest.mark.parametrize("name", sorted(STAGES))
+def test_stage_deps_list_the_code_it_runs(name):
+    body = _stage_body(STAGES[name])
+    command = body["cmd"].split()[1]  # "sumpipe <command> ..."
+    deps = [d for d in body.get("deps", []) if isinstance(d, str) and d.startswith("src/")]
+    assert _uncovered(files_run_by(command), deps + list(NOT_RUN.get(name, {}))) == []
+
+
+def test_report_runs_the_decoder_and_models():
+    """The case this test was written for: heat maps decode with the trained models."""
+    packages = {f.rsplit("/", 1)[0] for f in files_run_by("report")}
+    assert {"src/sumpipe/decode", "src/sumpipe/models", "src/sumpipe/report"} <= packages
+    assert _uncovered({"src/sumpipe/models/layers.py"}, ["src/sumpipe/report"]) == ["src/sumpipe/models/layers.py"]
