@@ -3,6 +3,8 @@
     python bench/bench_train.py                       # default config (params.yaml) on CNN stories, CPU/GPU
     python bench/bench_train.py --paper --seconds 300 # the paper configuration (on a GPU)
     python bench/bench_train.py --data data/extracted/first400   # an extract selection instead
+    python bench/bench_train.py --paper --data data/extracted/first400 --vocab data/vocab/vocab.parquet \
+        --batch-sizes 32 64 128 --compile both --seconds 20 --profile 6   # the GPU sweep (README figures)
 
 Data: `--cnndm` (default) reads ../shared/data/cnndm/cnn_stories.jsonl.gz, preprocesses the first
 `--examples` train stories and the valid ones with `sumpipe.text.preprocess.preprocess_text` and
@@ -11,7 +13,11 @@ stories. `--data DIR` reads DIR/{train,valid}.parquet and the vocabulary `--voca
 
 Training runs `sumpipe.train.engine.fit` (the same loop as the train stage) until `--seconds` of
 training time have passed; the first `--warmup` updates are excluded from the rates (allocator
-and kernel warm-up).
+and kernel warm-up, and with `--compile` the compilation). `--batch-sizes` and `--compile both`
+run a sweep in one process, a fresh model per setting, and end with a table. `--profile N` then
+records N more updates of each setting with torch.profiler and prints the kernels that take the
+most GPU time. On a GPU the script first times one large bf16 matrix product (the ceiling that
+this GPU reaches in practice, next to its datasheet peak).
 
 FLOPs (model FLOPs, padding excluded; training = 3 × forward, i.e. forward + backward):
   per source token, forward:  L·(8d² + 4·d·d_ff + 4·S·d)          encoder self-attention + FFN
@@ -45,9 +51,9 @@ sys.path.insert(0, str(REPO / "src"))
 from sumpipe.config import ArchConfig, ModelSpec, TrainConfig, params_from_dict  # noqa: E402
 from sumpipe.models.batching import encode_examples  # noqa: E402
 from sumpipe.models.registry import get_family  # noqa: E402
+from sumpipe.models.task import SummarizationTask  # noqa: E402
 from sumpipe.train.engine import fit, seed_everything, training_device  # noqa: E402
 from sumpipe.train.paper import PAPER_OVERRIDES, apply_overrides  # noqa: E402
-from sumpipe.models.task import SummarizationTask  # noqa: E402
 from sumpipe.vocab.vocabulary import Vocabulary  # noqa: E402
 
 PEAK_BF16 = {"H100 PCIe": 756e12, "H100": 989e12, "H200": 989e12, "GH200": 989e12, "A100": 312e12,
@@ -109,59 +115,33 @@ def peak_flops(device: torch.device) -> tuple[str, float | None]:
     return name, None
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--paper", action="store_true", help="the paper configuration (d 256, 8 layers, AdaGrad)")
-    ap.add_argument("--seconds", type=float, default=60.0, help="training-time budget")
-    ap.add_argument("--warmup", type=int, default=5, help="updates left out of the rates")
-    ap.add_argument("--data", type=Path, help="an extract selection dir with train/valid.parquet")
-    ap.add_argument("--vocab", type=Path, default=REPO / "data/vocab/vocab.parquet")
-    ap.add_argument("--cnndm", type=Path, default=REPO.parent / "shared/data/cnndm/cnn_stories.jsonl.gz")
-    ap.add_argument("--examples", type=int, default=2000, help="CNN train stories to use")
-    ap.add_argument("--batch-size", type=int, help="override train.batch_size")
-    ap.add_argument("--threads", type=int, help="override train.threads (CPU)")
-    ap.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    ap.add_argument("-p", "--params", type=Path, default=REPO / "params.yaml")
-    args = ap.parse_args()
+def matmul_ceiling(device: torch.device, n: int = 8192, repeats: int = 10) -> float:
+    """Measured bf16 FLOP/s of an n×n×n matrix product on random data (after 3 warm-ups)."""
+    a, b = (torch.randn(n, n, device=device, dtype=torch.bfloat16) for _ in range(2))
+    for _ in range(3):
+        a @ b
+    torch.cuda.synchronize()
+    started = time.perf_counter()
+    for _ in range(repeats):
+        a @ b
+    torch.cuda.synchronize()
+    return 2 * n**3 * repeats / (time.perf_counter() - started)
 
-    raw = yaml.safe_load(args.params.read_text())
-    if args.paper:
-        raw = apply_overrides(raw, PAPER_OVERRIDES)
-    train_over = {"device": args.device, "max_steps": None, "epochs": 1000, "log_every": 10}
-    if args.batch_size:
-        train_over["batch_size"] = args.batch_size
-    if args.threads:
-        train_over["threads"] = args.threads
-    raw["train"] = {**raw.get("train", {}), **train_over}
+
+def run_setting(args, raw: dict, train_df, valid_df, vocab, batch_size: int, compiled: bool) -> dict:
+    """Train one fresh model for `args.seconds` (after warm-up) and return its figures."""
+    raw = {**raw, "train": {**raw["train"], "batch_size": batch_size}}
     params = params_from_dict(raw)
     cfg: TrainConfig = params.train
     arch = params.model
-
-    started = time.perf_counter()
-    if args.data:
-        train_df, valid_df = (pd.read_parquet(args.data / f"{s}.parquet") for s in ("train", "valid"))
-        vocab = Vocabulary.load(args.vocab, size=arch.vocab_size)
-        data_name = str(args.data)
-    else:
-        train_df, valid_df = cnndm_frames(args.cnndm, args.examples, arch.max_source_tokens)
-        vocab = build_vocab(train_df, arch.vocab_size)
-        data_name = f"{args.cnndm.name} ({len(train_df)} train stories, first {arch.max_source_tokens} tokens)"
     encode = lambda df: encode_examples(df, vocab, arch.max_source_tokens, arch.max_summary_tokens)  # noqa: E731
     task = CountingTask(encode(train_df), encode(valid_df[:64]), batch_size=cfg.batch_size, seed=cfg.seed,
                         label_smoothing=cfg.label_smoothing, vocab_size=len(vocab), arch=arch)
-    prep_seconds = time.perf_counter() - started
-
     seed_everything(cfg.seed)
-    arch = replace(arch, vocab_size=len(vocab))
-    model = get_family("transformer").build(arch, ModelSpec(input="first400"))
+    model = get_family("transformer").build(replace(arch, vocab_size=len(vocab)), ModelSpec(input="first400"))
     device = training_device(cfg.device)
-    n_params = sum(p.numel() for p in model.parameters())
-    print(f"data: {data_name}; prep {prep_seconds:.1f} s", flush=True)
-    print(f"model: M1 d_model {arch.d_model}, d_ff {arch.d_ff}, {arch.n_layers} layers, {arch.n_heads} heads, "
-          f"V {len(vocab)}, {n_params / 1e6:.2f} M parameters; {cfg.optimizer} lr {cfg.lr}, batch {cfg.batch_size}, "
-          f"device {device}, threads {cfg.threads or torch.get_num_threads()}", flush=True)
-
     marks: dict[str, float] = {}
+    profiler: list = []
 
     def stop(position) -> bool:
         if position.step == args.warmup:
@@ -169,26 +149,136 @@ def main() -> None:
                 torch.cuda.synchronize()
                 torch.cuda.reset_peak_memory_stats()
             marks.update(t=time.perf_counter(), flops=task.flops, tokens=task.tokens, step=position.step)
-        return position.step > args.warmup and time.perf_counter() - marks["t"] >= args.seconds
+            return False
+        if "end" not in marks:
+            if position.step < args.warmup or time.perf_counter() - marks["t"] < args.seconds:
+                return False
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            marks.update(end=time.perf_counter(), flops=task.flops - marks["flops"],
+                         tokens=task.tokens - marks["tokens"], step=position.step - marks["step"],
+                         last=position.step)
+            if device.type == "cuda":
+                marks["memory"] = torch.cuda.max_memory_allocated() / 2**30
+            if not args.profile:
+                return True
+            activities = [torch.profiler.ProfilerActivity.CPU]
+            if device.type == "cuda":
+                activities.append(torch.profiler.ProfilerActivity.CUDA)
+            profiler.append(torch.profiler.profile(activities=activities))
+            profiler[0].__enter__()
+            return False
+        if position.step - marks["last"] < args.profile:
+            return False
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        profiler[0].__exit__(None, None, None)
+        return True
 
-    result = fit(model, task, cfg, None, should_stop=stop, progress=False)
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    elapsed = time.perf_counter() - marks["t"]
-    steps = result.position.step - marks["step"]
-    flops, tokens = task.flops - marks["flops"], task.tokens - marks["tokens"]
-    rows = result.log_rows
+    started = time.perf_counter()
+    result = fit(model, task, cfg, None, should_stop=stop, progress=False, compile_model=compiled)
+    elapsed = marks["end"] - marks["t"]
     name, peak = peak_flops(device)
-    flops_per_s = flops / elapsed
-    print(f"timed: {steps} updates in {elapsed:.1f} s ({elapsed / max(steps, 1) * 1000:.1f} ms/update)")
-    print(f"tokens/s (source + target, padding excluded): {tokens / elapsed:,.0f}")
-    print(f"model FLOP/s (training, formula in the docstring): {flops_per_s / 1e9:,.2f} GFLOP/s on {name}")
-    if peak:
-        print(f"MFU: {flops_per_s / peak * 100:.1f}% of {peak / 1e12:.0f} TFLOP/s dense bf16")
-        print(f"peak GPU memory: {torch.cuda.max_memory_allocated() / 2**30:.2f} GiB")
-    print("loss curve (step, train loss, tokens/s of the interval):")
-    for r in rows[:: max(len(rows) // 12, 1)]:
-        print(f"  {r['step']:6d}  {r['loss']:.3f}  {r['tokens_per_s']:,.0f}")
+    flops_per_s = marks["flops"] / elapsed
+    row = {"batch": batch_size, "compile": compiled, "updates": int(marks["step"]), "seconds": elapsed,
+           "ms_per_update": elapsed / max(marks["step"], 1) * 1000, "tokens_per_s": marks["tokens"] / elapsed,
+           "tflops": flops_per_s / 1e12, "mfu": flops_per_s / peak if peak else None,
+           "memory_gib": marks.get("memory"), "warmup_seconds": marks["t"] - started,
+           "final_loss": result.log_rows[-1]["loss"] if result.log_rows else None,
+           "parameters": sum(p.numel() for p in model.parameters()), "gpu": name, "peak": peak}
+    if profiler:
+        sort = "cuda_time_total" if device.type == "cuda" else "cpu_time_total"
+        table = profiler[0].key_averages().table(sort_by=sort, row_limit=25, max_name_column_width=70)
+        row["profile"] = table
+    del model, task
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+    return row
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--paper", action="store_true", help="the paper configuration (d 256, 8 layers, AdaGrad)")
+    ap.add_argument("--seconds", type=float, default=60.0, help="training-time budget per setting")
+    ap.add_argument("--warmup", type=int, default=10, help="updates left out of the rates")
+    ap.add_argument("--data", type=Path, help="an extract selection dir with train/valid.parquet")
+    ap.add_argument("--vocab", type=Path, default=REPO / "data/vocab/vocab.parquet")
+    ap.add_argument("--cnndm", type=Path, default=REPO.parent / "shared/data/cnndm/cnn_stories.jsonl.gz")
+    ap.add_argument("--examples", type=int, default=2000, help="CNN train stories to use")
+    ap.add_argument("--batch-sizes", type=int, nargs="+", help="override train.batch_size (a sweep)")
+    ap.add_argument("--compile", choices=["off", "on", "both"], default="off",
+                    help="torch.compile the training forward + loss (engine's compile_model)")
+    ap.add_argument("--profile", type=int, default=0, help="profile N updates after each timed window")
+    ap.add_argument("--log-every", type=int, default=50, help="train.log_every (each log syncs the GPU)")
+    ap.add_argument("--threads", type=int, help="override train.threads (CPU)")
+    ap.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    ap.add_argument("--json", type=Path, help="also write the rows (and profiles) to this JSON file")
+    ap.add_argument("-p", "--params", type=Path, default=REPO / "params.yaml")
+    args = ap.parse_args()
+
+    raw = yaml.safe_load(args.params.read_text())
+    if args.paper:
+        raw = apply_overrides(raw, PAPER_OVERRIDES)
+    train_over = {"device": args.device, "max_steps": None, "epochs": 1000, "log_every": args.log_every}
+    if args.threads:
+        train_over["threads"] = args.threads
+    raw["train"] = {**raw.get("train", {}), **train_over}
+    params = params_from_dict(raw)
+    arch = params.model
+
+    started = time.perf_counter()
+    if args.data:
+        train_df, valid_df = (pd.read_parquet(args.data / f"{s}.parquet") for s in ("train", "valid"))
+        vocab = Vocabulary.load(args.vocab, size=arch.vocab_size)
+        data_name = f"{args.data} ({len(train_df)} train examples)"
+    else:
+        train_df, valid_df = cnndm_frames(args.cnndm, args.examples, arch.max_source_tokens)
+        vocab = build_vocab(train_df, arch.vocab_size)
+        data_name = f"{args.cnndm.name} ({len(train_df)} train stories, first {arch.max_source_tokens} tokens)"
+    device = training_device(params.train.device)
+    name, peak = peak_flops(device)
+    print(f"data: {data_name}; prep {time.perf_counter() - started:.1f} s", flush=True)
+    print(f"model: M1 d_model {arch.d_model}, d_ff {arch.d_ff}, {arch.n_layers} layers, {arch.n_heads} heads, "
+          f"V {len(vocab)}; {params.train.optimizer} lr {params.train.lr}; device {device} ({name}); "
+          f"torch {torch.__version__}, threads {params.train.threads or torch.get_num_threads()}", flush=True)
+    if device.type == "cuda":
+        print(f"bf16 8192^3 matmul: {matmul_ceiling(device) / 1e12:.0f} TFLOP/s measured; datasheet dense bf16 "
+              f"peak {peak / 1e12 if peak else float('nan'):.0f} TFLOP/s (MFU below is against the datasheet)",
+              flush=True)
+
+    sizes = args.batch_sizes or [params.train.batch_size]
+    modes = {"off": [False], "on": [True], "both": [False, True]}[args.compile]
+    rows = []
+    for compiled in modes:
+        for batch_size in sizes:
+            try:
+                row = run_setting(args, raw, train_df, valid_df, vocab, batch_size, compiled)
+            except Exception as exc:  # one failing setting (e.g. out of memory) must not end the sweep
+                row = {"batch": batch_size, "compile": compiled, "error": f"{type(exc).__name__}: {exc}"[:300]}
+                if device.type == "cuda":
+                    torch.cuda.empty_cache()
+            rows.append(row)
+            print(format_row(row), flush=True)
+            if row.get("profile"):
+                print(row["profile"], flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1, default=str))
+    print(f"\nM1 training throughput on {name} (tokens = source + target, padding excluded; "
+          f"MFU vs {peak / 1e12 if peak else float('nan'):.0f} TFLOP/s dense bf16):")
+    for row in rows:
+        print(format_row(row))
+
+
+def format_row(row: dict) -> str:
+    head = f"  batch {row['batch']:4d}  compile {'on ' if row['compile'] else 'off'}"
+    if "error" in row:
+        return f"{head}  error: {row['error']}"
+    mfu = f"{row['mfu'] * 100:5.1f}%" if row.get("mfu") is not None else "   n/a"
+    memory = f"{row['memory_gib']:6.2f} GiB" if row.get("memory_gib") is not None else "       n/a"
+    return (f"{head}  {row['tokens_per_s']:>11,.0f} tok/s  {row['ms_per_update']:7.1f} ms/update  "
+            f"{row['tflops']:7.2f} TFLOP/s  MFU {mfu}  peak mem {memory}  "
+            f"({row['updates']} updates in {row['seconds']:.1f} s after {row['warmup_seconds']:.0f} s warm-up; "
+            f"last logged loss {row['final_loss'] if row['final_loss'] is None else round(row['final_loss'], 3)})")
 
 
 if __name__ == "__main__":

@@ -181,3 +181,24 @@ def test_additive_attention_coverage_shifts_weights_and_loss() -> None:
     e = torch.tensor([6 * math.tanh(-1.0), 0.0, 0.0])
     torch.testing.assert_close(w1[0], torch.softmax(e, 0))
     assert coverage_loss(torch.tensor([[0.5, 0.3, 0.2]]), torch.tensor([[0.2, 0.6, 0.0]])).item() == pytest.approx(0.5)
+
+
+def test_fused_attention_never_offers_sdpa_the_cudnn_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """cuDNN attention re-plans for every new shape (~2 ms of host time per call on an H100, which
+    made training host-bound), so the fused path runs with it switched off, and restores it after."""
+    seen = []
+    fused = torch.nn.functional.scaled_dot_product_attention
+
+    def spy(*args, **kwargs):
+        seen.append((torch.backends.cuda.cudnn_sdp_enabled(), torch.backends.cuda.mem_efficient_sdp_enabled(),
+                     torch.backends.cuda.flash_sdp_enabled()))
+        return fused(*args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", spy)
+    before = torch.backends.cuda.cudnn_sdp_enabled()
+    attention = MultiHeadAttention(16, 4)
+    x = torch.randn(2, 5, 16)
+    attention(x, bias=key_padding_bias(torch.tensor([[True] * 5, [True] * 3 + [False] * 2])))
+    attention(x, causal=True)
+    assert seen == [(False, True, True)] * 2
+    assert torch.backends.cuda.cudnn_sdp_enabled() == before

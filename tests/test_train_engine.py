@@ -177,3 +177,67 @@ def test_unreadable_checkpoint_is_a_one_line_error_and_no_resume_starts_afresh(t
     assert "\n" not in str(info.value) and "--no-resume" in str(info.value)
     result = fit(tiny_model(), TinyTask(), config(max_steps=3), tmp_path, resume=False, progress=False)
     assert result.resumed_from_step == 0 and result.position.step == 3
+
+
+@pytest.mark.slow
+def test_compiled_training_follows_the_eager_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`compile_model=True` traces model + loss with dynamo through batches of different shapes
+    (source/target lengths, OOV counts) and trains the same weights as eager mode. The backend is
+    aot_eager here (no C++ toolchain on CI; inductor runs on the GPU in bench/bench_train.py)."""
+    import functools
+
+    import pandas as pd
+
+    from sumpipe.config import ArchConfig
+    from sumpipe.models.batching import encode_examples
+    from sumpipe.models.task import SummarizationTask
+    from sumpipe.models.transformer import PointerGeneratorTransformer
+
+    words = "the a cat dog sat ran on in mat park big small red quick and .".split()
+
+    class Vocab:
+        itos = ["<unk>", "<pad>", "<s>", "</s>", *words]
+        stoi = {w: i for i, w in enumerate(itos)}
+        rarity = torch.linspace(0.5, 2.0, len(itos)).numpy()
+        unknown_rarity = 2.2
+
+        def __len__(self) -> int:
+            return len(self.itos)
+
+    vocab = Vocab()
+    rng = torch.Generator().manual_seed(0)
+    pool = [*words, "zorro", "qux", "quux", "blip"]
+
+    def text(n: int) -> str:
+        return " ".join(pool[i] for i in torch.randint(0, len(pool), (n,), generator=rng).tolist())
+
+    df = pd.DataFrame({"id": [str(i) for i in range(12)],
+                       "source": [text(3 + 2 * i) for i in range(12)],
+                       "reference": [text(2 + i % 5) for i in range(12)]})
+    arch = ArchConfig(d_model=16, d_ff=32, n_layers=1, n_heads=2, dropout=0.0, vocab_size=len(vocab),
+                      max_source_tokens=40, max_summary_tokens=10)
+    examples = encode_examples(df, vocab, 40, 10)
+    cfg = config(optimizer="adagrad", lr=0.1, batch_size=4, epochs=1, max_steps=3, log_every=1)
+
+    def train(compile_model: bool) -> dict[str, torch.Tensor]:
+        seed_everything(1)
+        model = PointerGeneratorTransformer(arch)
+        initial["embed.weight"] = model.embed.weight.detach().clone()
+        task = SummarizationTask(examples, examples[:4], batch_size=4, seed=3, label_smoothing=0.1,
+                                 vocab_size=len(vocab))
+        fit(model, task, cfg, None, progress=False, compile_model=compile_model)
+        return weights(model)
+
+    shapes = {tuple(len(examples[i].src) for i in b) for b in SummarizationTask(
+        examples, [], batch_size=4, seed=3, label_smoothing=0.1, vocab_size=len(vocab)).epoch_batches(0)}
+    initial: dict[str, torch.Tensor] = {}
+    assert len(shapes) == 3  # three batches, three source-length mixes: recompiles are exercised
+    eager = train(False)
+    torch._dynamo.reset()
+    monkeypatch.setattr(torch, "compile", functools.partial(torch.compile, backend="aot_eager"))
+    compiled = train(True)
+    torch._dynamo.reset()
+    assert eager.keys() == compiled.keys()
+    for key in eager:
+        torch.testing.assert_close(compiled[key], eager[key], rtol=1e-4, atol=1e-5, msg=key)
+    assert not torch.allclose(eager["embed.weight"], initial["embed.weight"])  # it did train

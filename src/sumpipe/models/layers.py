@@ -29,6 +29,14 @@ from typing import NamedTuple
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+# The attention kernels SDPA may pick. cuDNN's is left out: PyTorch 2.11 prefers it on Hopper
+# GPUs, and there it spent about 2 ms of host time per call (forward and backward alike) on our
+# ever-changing (B, T, S) shapes, which made training host-bound: M1 in the paper configuration,
+# batch 32, went from 279 to 82 ms per update on an H100 without it (bench/bench_train.py; README).
+# Flash (no mask) and memory-efficient (additive mask) kernels need no per-shape set-up.
+SDPA_BACKENDS = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
 
 # Probabilities are clamped to this before the log: extended-vocabulary columns that no source
 # position fills have probability exactly 0, and log(0) would poison the loss and its gradient.
@@ -114,7 +122,9 @@ class MultiHeadAttention(nn.Module):
             weights = torch.softmax(scores, dim=-1)
             context = F.dropout(weights, p_drop, self.training).to(v.dtype) @ v
         else:
-            context = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=p_drop, is_causal=causal)
+            with sdpa_kernel(SDPA_BACKENDS):
+                context = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=p_drop,
+                                                         is_causal=causal)
         b, _, t, _ = context.shape
         out = self.out_proj(context.transpose(1, 2).reshape(b, t, self.n_heads * self.d_head))
         return AttentionOutput(out, weights, (k, v))

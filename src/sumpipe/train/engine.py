@@ -6,6 +6,11 @@ batch its data and compute a summed loss) and:
 - uses `cfg.device` (``auto``: CUDA when present) with bf16 autocast on CUDA and pinned,
   non-blocking host-to-device copies; on CPU it runs in float32 with
   `torch.use_deterministic_algorithms` on, so a fixed seed gives the same weights every time;
+- with `compile_model=True`, runs the training forward pass and loss through `torch.compile`
+  as one graph (on a GPU this fuses the many element-wise passes over the (B, T, V + n_oov)
+  extended-vocabulary distribution and cuts kernel launches; see bench/bench_train.py for the
+  figures); validation stays eager. Batch shapes vary (source/target lengths, OOV count), so it
+  compiles once with dynamic sizes rather than once per shape;
 - builds the optimizer and schedule of `sumpipe.train.optim`, clips gradients, counts steps;
 - logs a row every `cfg.log_every` updates (step, epoch, loss, valid_loss, lr, tokens_per_s) and
   validates at each epoch end (and when `cfg.max_steps` cuts an epoch short);
@@ -118,6 +123,16 @@ def _autocast(device: torch.device, bf16: bool) -> contextlib.AbstractContextMan
     return contextlib.nullcontext()
 
 
+def _training_loss(task: TrainTask, model: torch.nn.Module, compile_model: bool) -> Callable[[Any], Any]:
+    """`batch -> task.loss(model, batch)`, through `torch.compile` when asked (model and loss in one
+    graph, so the loss's passes over the model's output fuse with the output itself)."""
+
+    def loss(batch: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        return task.loss(model, batch)
+
+    return torch.compile(loss, dynamic=True) if compile_model else loss
+
+
 # --------------------------------------------------------------------------------------------
 # The loop
 # --------------------------------------------------------------------------------------------
@@ -133,6 +148,7 @@ def fit(
     should_stop: Callable[[ckpt.Position], bool] | None = None,
     progress: bool | None = None,
     description: str = "train",
+    compile_model: bool = False,
 ) -> FitResult:
     """Train `model` in place per `cfg`; on return it holds the best-validation weights.
 
@@ -155,7 +171,7 @@ def fit(
         elif ctx.is_main:
             ckpt.clear_checkpoint(checkpoint_dir)
     loop = _Loop(model, wrap_model(model, ctx, device), task, cfg, optimizer, scheduler, device, ctx,
-                 checkpoint_dir, fingerprint, position)
+                 checkpoint_dir, fingerprint, position, compile_model)
     resumed_from = position.step
     with _cpu_settings(device.type == "cpu", cfg.threads):
         stopped = loop.run(should_stop, progress, description)
@@ -169,8 +185,9 @@ class _Loop:
     """The mutable state of one `fit` call; split out so each phase is a short method."""
 
     def __init__(self, model, wrapped, task, cfg, optimizer, scheduler, device, ctx, checkpoint_dir,
-                 fingerprint, position) -> None:
+                 fingerprint, position, compile_model=False) -> None:
         self.model, self.wrapped, self.task, self.cfg = model, wrapped, task, cfg
+        self.train_loss = _training_loss(task, wrapped, compile_model)
         self.optimizer, self.scheduler = optimizer, scheduler
         self.device, self.ctx = device, ctx
         self.checkpoint_dir, self.fingerprint, self.position = checkpoint_dir, fingerprint, position
@@ -253,7 +270,7 @@ class _Loop:
         batch = move_to_device(batch, self.device)
         self.wrapped.train()
         with _autocast(self.device, cfg.bf16):
-            loss_sum, local_targets = self.task.loss(self.wrapped, batch)
+            loss_sum, local_targets = self.train_loss(batch)
         loss_sum, local_targets = loss_sum.float(), local_targets.detach().to(torch.float32)
         global_targets = all_reduce_sum(local_targets.clone(), ctx).clamp(min=1)
         # rank share of ∑loss / global target count, × world because DDP averages gradients (ddp.py)
