@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sumpipe.evaluate.bootstrap import confidence_intervals, paired_bootstrap, resample_means
+from sumpipe.evaluate.bootstrap import confidence_intervals, paired_bootstrap, paired_bootstraps, resample_means
 
 
 def test_resampled_means_are_means_of_resamples() -> None:
-    # The count-matrix shortcut must equal drawing the indices and averaging.
+    # Chunked, column-wise gathering must equal drawing the indices and averaging.
     x = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
     means = resample_means(x, samples=5, seed=3)
     rng = np.random.Generator(np.random.PCG64(3))
@@ -71,3 +71,24 @@ def test_paired_test_is_deterministic_and_checks_shapes() -> None:
         paired_bootstrap(a, b[:10], 10, 0)
     with pytest.raises(ValueError, match="empty"):
         resample_means(np.array([]), 10, 0)
+
+
+def test_resampled_means_of_many_columns_and_chunks() -> None:
+    # 150 resamples span three chunks of 64; every column uses the same draws.
+    x = np.random.default_rng(6).random((37, 3))
+    means = resample_means(x, samples=150, seed=4)
+    draws = np.random.Generator(np.random.PCG64(4)).integers(0, 37, size=(150, 37))
+    assert means.shape == (150, 3)
+    assert means == pytest.approx(x[draws].mean(axis=1), abs=1e-12)
+
+
+def test_paired_tests_of_several_columns_equal_one_at_a_time() -> None:
+    rng = np.random.default_rng(8)
+    b = rng.random((300, 3))
+    a = b + np.array([0.05, 0.0, -0.05]) + rng.normal(0.0, 0.1, size=(300, 3))
+    tests = paired_bootstraps(a, b, samples=500, seed=7)
+    for k, test in enumerate(tests):
+        alone = paired_bootstrap(a[:, k], b[:, k], samples=500, seed=7)
+        assert test.delta == pytest.approx(alone.delta, abs=1e-15) and test.win_rate == alone.win_rate
+        assert test.p_value == alone.p_value
+    assert tests[0].p_value < 0.05 and tests[2].p_value > 0.5

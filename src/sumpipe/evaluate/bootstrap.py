@@ -2,10 +2,10 @@
 
 Resampling (Efron & Tibshirani 1993): draw B samples of n example indices with replacement from a
 `numpy.random.Generator(PCG64(seed))`; a statistic's bootstrap distribution is its mean over each
-sample. Resample b is stored as a count vector c_b (how often each example was drawn), so the B means
-of k score columns are one matrix product C @ X / n, computed in chunks of resamples to bound memory.
-The same seed gives the same resamples for every system of the same size, which is what makes the
-paired test paired.
+sample. The drawn values are gathered and summed per resample, a chunk of resamples at a time to bound
+memory (drawing the indices is then most of the cost: 1000 resamples of 11,490 examples take about
+0.3 s for all columns at once). The same seed gives the same resamples for every system of the same
+size, which is what makes the paired test paired.
 
 Confidence interval: the percentile interval, [q_(1-c)/2, q_(1+c)/2] of the B resampled means
 (numpy's default linear interpolation between order statistics).
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-CHUNK = 64  # resamples per matrix product: (CHUNK, n) counts in memory at a time
+CHUNK = 64  # resamples per gather: (k, CHUNK, n) values in memory at a time
 
 
 def resample_means(values: np.ndarray, samples: int, seed: int) -> np.ndarray:
@@ -40,14 +40,14 @@ def resample_means(values: np.ndarray, samples: int, seed: int) -> np.ndarray:
     if n == 0:
         raise ValueError("cannot bootstrap an empty set of examples")
     rng = np.random.Generator(np.random.PCG64(seed))
+    columns = np.ascontiguousarray(x.T)  # (k, n): one gather per column and chunk
     out = np.empty((samples, x.shape[1]), dtype=np.float64)
     for start in range(0, samples, CHUNK):
         rows = min(CHUNK, samples - start)
         draws = rng.integers(0, n, size=(rows, n))
-        # counts[r, i] = how often example i was drawn in resample r
-        offsets = draws + (np.arange(rows) * n)[:, None]
-        counts = np.bincount(offsets.ravel(), minlength=rows * n).reshape(rows, n)
-        out[start:start + rows] = counts @ x / n
+        # take() keeps each row contiguous: 6x faster than columns[:, draws], and the sum of a column
+        # does not depend on the other columns
+        out[start:start + rows] = (columns.take(draws, axis=1).sum(axis=2) / n).T  # (k, rows, n) -> (rows, k)
     return out[:, 0] if one_column else out
 
 
@@ -81,13 +81,23 @@ class PairedTest:
 def paired_bootstrap(a: np.ndarray, b: np.ndarray, samples: int, seed: int) -> PairedTest:
     """Paired bootstrap test of "A is better than B" on per-example scores of the same examples."""
     a = np.asarray(a, dtype=np.float64)
+    if a.ndim != 1:
+        raise ValueError(f"paired scores must be two 1-D arrays of one length, got {a.shape} and {np.shape(b)}")
+    return paired_bootstraps(a[:, None], np.asarray(b, dtype=np.float64)[:, None], samples, seed)[0]
+
+
+def paired_bootstraps(a: np.ndarray, b: np.ndarray, samples: int, seed: int) -> list[PairedTest]:
+    """`paired_bootstrap` of each column of A (n, k) against the same column of B, on one set of
+    resamples (the one each column would get alone: same seed, same n)."""
+    a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
-    if a.shape != b.shape or a.ndim != 1:
-        raise ValueError(f"paired scores must be two 1-D arrays of one length, got {a.shape} and {b.shape}")
+    if a.shape != b.shape or a.ndim != 2:
+        raise ValueError(f"paired scores must be two 2-D arrays of one length and width, got {a.shape} and {b.shape}")
     diff = a - b
-    delta = float(diff.mean())
-    resampled = resample_means(diff, samples, seed)
+    deltas = diff.mean(axis=0)
+    resampled = resample_means(diff, samples, seed)  # (samples, k)
     # The tolerance absorbs float noise in resampled means of equal differences.
-    p_value = float(np.mean(resampled >= 2.0 * delta - 1e-12))
-    return PairedTest(delta=delta, p_value=p_value, win_rate=float(np.mean(resampled > 0)),
-                      n=int(a.size), samples=samples)
+    p_values = np.mean(resampled >= 2.0 * deltas - 1e-12, axis=0)
+    win_rates = np.mean(resampled > 0, axis=0)
+    return [PairedTest(delta=float(d), p_value=float(p), win_rate=float(w), n=int(a.shape[0]), samples=samples)
+            for d, p, w in zip(deltas, p_values, win_rates)]

@@ -12,7 +12,7 @@ from sumpipe.evaluate.summary import LABELS, ScoringSetup, summarize
 
 
 def score_texts(predictions: list, references: list, *, bootstrap: int = 1000, seed: int = 1234,
-                confidence: float = 0.95, use_stemmer: bool = True, processes: int | None = None) -> dict:
+                confidence: float = 0.95, use_stemmer: bool = True) -> dict:
     """Corpus ROUGE of aligned lists: {"n", "config", "scores": {type: {precision, recall, fmeasure,
     fmeasure_low, fmeasure_high}}} with every figure x 100."""
     if len(predictions) != len(references):
@@ -24,7 +24,7 @@ def score_texts(predictions: list, references: list, *, bootstrap: int = 1000, s
         raise SumpipeError("a prediction must be one string, not a list")
     setup = ScoringSetup(use_stemmer=use_stemmer, bootstrap_samples=bootstrap, confidence=confidence, seed=seed)
     start = time.perf_counter()
-    scores = score_pairs(predictions, references, use_stemmer=use_stemmer, processes=processes)
+    scores = score_pairs(predictions, references, use_stemmer=use_stemmer)
     seconds = time.perf_counter() - start
     summary = summarize(scores, setup)
     table = {
@@ -38,12 +38,10 @@ def score_texts(predictions: list, references: list, *, bootstrap: int = 1000, s
 
 
 def score_files(pred: str | Path, ref: str | Path, *, column: str | None = None, ref_column: str | None = None,
-                bootstrap: int = 1000, seed: int = 1234, use_stemmer: bool = True,
-                processes: int | None = None) -> dict:
+                bootstrap: int = 1000, seed: int = 1234, use_stemmer: bool = True) -> dict:
     predictions = read_summaries(pred, column, PREDICTION_COLUMNS)
     references = read_summaries(ref, ref_column, REFERENCE_COLUMNS)
-    result = score_texts(predictions, references, bootstrap=bootstrap, seed=seed, use_stemmer=use_stemmer,
-                         processes=processes)
+    result = score_texts(predictions, references, bootstrap=bootstrap, seed=seed, use_stemmer=use_stemmer)
     return {"predictions": str(pred), "references": str(ref), **result}
 
 

@@ -9,8 +9,8 @@ from dataclasses import asdict, dataclass
 
 import pandas as pd
 
-from sumpipe.evaluate.bootstrap import confidence_intervals, paired_bootstrap
-from sumpipe.evaluate.rouge import FIELDS, ROUGE_TYPES, describe, rouge_version
+from sumpipe.evaluate.bootstrap import confidence_intervals, paired_bootstraps
+from sumpipe.evaluate.rouge import FIELDS, ROUGE_TYPES, describe, engine, rouge_version
 
 LABELS = {"rouge1": "R-1", "rouge2": "R-2", "rougeL": "R-L", "rougeLsum": "R-Lsum"}
 
@@ -27,7 +27,7 @@ class ScoringSetup:
     def as_dict(self) -> dict:
         return {
             "rouge_score_version": rouge_version(),
-            "implementation": "sumpipe.evaluate.rouge (identical to rouge_score.rouge_scorer.RougeScorer)",
+            "implementation": engine(),
             "tokenizer": "rouge-score DefaultTokenizer: lowercase, [^a-z0-9]+ as separators",
             "stemming": "Porter (nltk), words longer than 3 characters" if self.use_stemmer else "off",
             "rougeLsum_sentences": "split on newlines (split_summaries=False)",
@@ -69,10 +69,9 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, setup: ScoringSetup, types=("rouge
     if joined.empty:
         raise ValueError("the two systems share no example ids")
     out: dict = {"n": int(len(joined))}
-    for name in types:
-        col = f"{name}_fmeasure"
-        test = paired_bootstrap(joined[f"{col}_a"].to_numpy() * 100.0, joined[f"{col}_b"].to_numpy() * 100.0,
-                                setup.bootstrap_samples, setup.seed)
+    a = joined[[f"{name}_fmeasure_a" for name in types]].to_numpy() * 100.0
+    b = joined[[f"{name}_fmeasure_b" for name in types]].to_numpy() * 100.0
+    for name, test in zip(types, paired_bootstraps(a, b, setup.bootstrap_samples, setup.seed)):
         out[name] = {"delta": round(test.delta, 4), "p_value": test.p_value, "win_rate": test.win_rate}
     return out
 
