@@ -1,0 +1,97 @@
+"""OpenNMT-py side of the side-by-side benchmark; runs in the benchmark's own venv (setup_onmt.sh).
+
+    python onmt_side.py train  --config onmt_train.yaml --work DIR --steps N --batch-size B --out result.json
+    python onmt_side.py decode --work DIR --beam 4 --length L --batch-size B --out result.json
+
+`train` runs OpenNMT-py's own training entry point in this process with a thin timing hook around
+`Trainer._gradient_accumulation` (one call = one update: forward, backward, optimizer step; the time
+between the ends of two calls also covers fetching the next batch). Each update records the clock,
+the source and target tokens OpenNMT counted (padding excluded) and the loss.
+`decode` loads the last checkpoint with OpenNMT-py's inference engine (untimed) and times
+`infer_file()` on DIR/src-test.txt: beam search with copy attention, min = max length.
+Imports nothing from sumpipe.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+
+def train(config: Path, work: Path, steps: int, threads: int, batch_size: int, out: Path) -> None:
+    import onmt.trainer
+    from onmt.bin.train import _get_parser
+    from onmt.bin.train import train as onmt_train
+
+    torch.set_num_threads(threads)
+    records: list[dict] = []
+    original = onmt.trainer.Trainer._gradient_accumulation
+
+    def timed(self, true_batches, normalization, total_stats, report_stats):
+        src, tgt, loss = total_stats.n_src_words, total_stats.n_words, total_stats.loss
+        original(self, true_batches, normalization, total_stats, report_stats)
+        records.append({"t": time.perf_counter(), "src": total_stats.n_src_words - src,
+                        "tgt": total_stats.n_words - tgt, "loss": (total_stats.loss - loss)
+                        / max(total_stats.n_words - tgt, 1)})
+
+    onmt.trainer.Trainer._gradient_accumulation = timed
+    opt = _get_parser().parse_args(["-config", str(config), "-train_steps", str(steps), "-batch_size", str(batch_size),
+                                    "-save_checkpoint_steps", str(steps), "-save_model", str(work / "onmt_model")])
+    start = time.perf_counter()
+    onmt_train(opt)
+    out.write_text(json.dumps({"start": start, "steps": records, "threads": torch.get_num_threads()}))
+
+
+def decode(work: Path, beam: int, length: int, batch_size: int, threads: int, out: Path) -> None:
+    from onmt.bin.translate import _get_parser
+    from onmt.inference_engine import InferenceEnginePY
+    from onmt.utils.parse import ArgumentParser
+
+    torch.set_num_threads(threads)
+    model = max(work.glob("onmt_model_step_*.pt"), key=lambda p: int(p.stem.rsplit("_", 1)[1]))
+    opt = _get_parser().parse_args([
+        "-model", str(model), "-src", str(work / "src-test.txt"), "-output", str(work / "onmt_pred.txt"),
+        "-beam_size", str(beam), "-min_length", str(length), "-max_length", str(length),
+        "-batch_size", str(batch_size), "-batch_type", "sents", "-block_ngram_repeat", "3",
+        "-length_penalty", "wu", "-alpha", "1.0", "-seed", "1234"])
+    ArgumentParser.validate_translate_opts(opt)
+    ArgumentParser._get_all_transform_translate(opt)
+    ArgumentParser._validate_transforms_opts(opt)
+    ArgumentParser.validate_translate_opts_dynamic(opt)
+    engine = InferenceEnginePY(opt)
+    start = time.perf_counter()
+    engine.infer_file()
+    seconds = time.perf_counter() - start
+    engine.terminate()
+    outputs = (work / "onmt_pred.txt").read_text(encoding="utf-8").splitlines()
+    out.write_text(json.dumps({"seconds": seconds, "docs": len(outputs),
+                               "mean_words": sum(len(o.split()) for o in outputs) / max(len(outputs), 1),
+                               "threads": torch.get_num_threads()}))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("what", choices=["train", "decode"])
+    ap.add_argument("--config", type=Path)
+    ap.add_argument("--work", type=Path, required=True)
+    ap.add_argument("--steps", type=int, default=40)
+    ap.add_argument("--beam", type=int, default=4)
+    ap.add_argument("--length", type=int, default=60)
+    ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    if args.what == "train":
+        train(args.config, args.work, args.steps, args.threads, args.batch_size, args.out)
+    else:
+        decode(args.work, args.beam, args.length, args.batch_size, args.threads, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
