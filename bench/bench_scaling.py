@@ -15,9 +15,10 @@ Each scale runs `sumpipe download` (not timed), then `sumpipe preprocess`, `sump
 `sumpipe --help`) and peak RSS (the
 largest of the stage process and its workers, from wait4). Printed per scale: stories, seconds and peak
 RSS per stage, distinct 3-grams, the n-gram counter's bytes per distinct 3-gram (vocab stage stats) and
-peak RSS of the vocab stage per distinct 3-gram; then the growth exponents b of time ~ stories^b and
-(peak RSS - the 1x stage baseline) ~ stories^b fitted by least squares on log-log, and their
-extrapolation to CNN/DM's 287,113 training stories.
+peak RSS of the vocab stage per distinct 3-gram; then per stage the growth exponent b of
+time ~ stories^b (least squares on log-log) and a line peak RSS = baseline + per-story bytes, and their
+extrapolation to CNN/DM's 287,113 training stories. The rows are also written to WORK/rows.json;
+`--from-rows WORK/rows.json` prints the tables again without running anything.
 """
 
 from __future__ import annotations
@@ -149,15 +150,15 @@ def report(rows: list[dict], startup: float) -> None:
     peak = 0.0
     for s in STAGES:
         b_t, a_t = fit_power(xs, [max(r[f"{s}_s"] - startup, 0.1) for r in rows])
-        base = min(r[f"{s}_mib"] for r in rows[:1])
-        growth = [max(r[f"{s}_mib"] - base * 0.9, 1.0) for r in rows]  # the part above start-up memory
-        b_m, a_m = fit_power(xs, growth)
+        # Memory: a start-up baseline plus what the corpus adds, fitted as a line (a power law on
+        # the increase over a guessed baseline is too sensitive to the guess).
+        slope, intercept = np.polyfit(xs, [r[f"{s}_mib"] for r in rows], 1)
         t = startup + a_t * CNNDM_STORIES ** b_t
-        m = base * 0.9 + a_m * CNNDM_STORIES ** b_m
+        m = intercept + slope * CNNDM_STORIES
         total_s += t
         peak = max(peak, m)
-        print(f"  {s:10} time exponent {b_t:.2f} -> {t / 60:7.1f} min;  memory exponent (above "
-              f"{base * 0.9:.0f} MiB start-up) {b_m:.2f} -> peak {m / 1024:6.2f} GiB")
+        print(f"  {s:10} time exponent {b_t:.2f} -> {t / 60:7.1f} min;  peak RSS {intercept:.0f} MiB + "
+              f"{slope * 1024:.1f} KiB/story -> {m / 1024:6.2f} GiB")
     b_g, a_g = fit_power(xs, [r["distinct"] for r in rows])
     print(f"  distinct 3-grams exponent {b_g:.2f} -> {a_g * CNNDM_STORIES ** b_g:,.0f}")
     print(f"  all three stages: {total_s / 60:.1f} min; largest peak {peak / 1024:.2f} GiB "
@@ -171,11 +172,16 @@ def main() -> int:
     ap.add_argument("--work", type=Path, default=None)
     ap.add_argument("--stories", type=Path, default=STORIES)
     ap.add_argument("--limit", type=int, default=None, help="use only the first N real stories (a quick check)")
+    ap.add_argument("--from-rows", type=Path, help="print the tables of an earlier run's rows.json")
     ap.add_argument("--build", nargs=2, metavar=("SCALE", "OUT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if not args.stories.is_file():
+    if not args.stories.is_file() and not args.from_rows:
         print(f"{args.stories}: not found (the shared data is optional)", file=sys.stderr)
         return 1
+    if args.from_rows:
+        saved = json.loads(args.from_rows.read_text())
+        report(saved["rows"], saved["startup"])
+        return 0
     if args.build:
         scale, out = args.build
         print(scaled_corpus(read_stories(args.stories)[: args.limit], int(scale), Path(out)))
@@ -184,7 +190,9 @@ def main() -> int:
     print(f"{args.limit or 'all'} CNN stories; scales {args.scales}; {os.cpu_count()} cores, load average "
           f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}; work folder {root}", flush=True)
     rows = [measure(args.stories, args.limit, k, root) for k in args.scales]
-    report(rows, startup_seconds(root))
+    startup = startup_seconds(root)
+    (root / "rows.json").write_text(json.dumps({"rows": rows, "startup": startup}, indent=1))
+    report(rows, startup)
     return 0
 
 

@@ -9,18 +9,33 @@ between the ends of two calls also covers fetching the next batch). Each update 
 the source and target tokens OpenNMT counted (padding excluded) and the loss.
 `decode` loads the last checkpoint with OpenNMT-py's inference engine (untimed) and times
 `infer_file()` on DIR/src-test.txt: beam search with copy attention, min = max length.
-Imports nothing from sumpipe.
+SIDEBYSIDE_PROFILE=1 prints a torch.profiler table of the timed work. Imports nothing from sumpipe.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
 import time
 from pathlib import Path
 
 import torch
+
+
+@contextlib.contextmanager
+def profiled():
+    """With SIDEBYSIDE_PROFILE=1: torch.profiler over the block, the top operators by self CPU time printed."""
+    if os.environ.get("SIDEBYSIDE_PROFILE") != "1":
+        yield
+        return
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        yield
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=25), flush=True)
 
 
 def train(config: Path, work: Path, steps: int, threads: int, batch_size: int, out: Path) -> None:
@@ -43,7 +58,8 @@ def train(config: Path, work: Path, steps: int, threads: int, batch_size: int, o
     opt = _get_parser().parse_args(["-config", str(config), "-train_steps", str(steps), "-batch_size", str(batch_size),
                                     "-save_checkpoint_steps", str(steps), "-save_model", str(work / "onmt_model")])
     start = time.perf_counter()
-    onmt_train(opt)
+    with profiled():
+        onmt_train(opt)
     out.write_text(json.dumps({"start": start, "steps": records, "threads": torch.get_num_threads()}))
 
 
@@ -65,7 +81,8 @@ def decode(work: Path, beam: int, length: int, batch_size: int, threads: int, ou
     ArgumentParser.validate_translate_opts_dynamic(opt)
     engine = InferenceEnginePY(opt)
     start = time.perf_counter()
-    engine.infer_file()
+    with profiled():
+        engine.infer_file()
     seconds = time.perf_counter() - start
     engine.terminate()
     outputs = (work / "onmt_pred.txt").read_text(encoding="utf-8").splitlines()

@@ -8,13 +8,16 @@
 of the train stage), and records after every update the clock, the source and target tokens
 (padding excluded) and the loss; then saves the model to DIR/sumpipe_model.
 `decode` loads that model (untimed) and times `sumpipe.decode.api.summarize` (beam search, the decode
-stage's function) on DIR/src-test.txt with min = max length.
+stage's function) on DIR/src-test.txt with min = max length. SIDEBYSIDE_PROFILE=1 prints a torch.profiler
+table of the timed work.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
 import time
 from collections import Counter
@@ -70,6 +73,19 @@ class RecordingTask(SummarizationTask):
         return loss_sum, n_tokens
 
 
+@contextlib.contextmanager
+def profiled():
+    """With SIDEBYSIDE_PROFILE=1: torch.profiler over the block, the top operators by self CPU time printed."""
+    if os.environ.get("SIDEBYSIDE_PROFILE") != "1":
+        yield
+        return
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        yield
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=25), flush=True)
+
+
 def train(work: Path, steps: int, threads: int, batch_size: int, out: Path) -> None:
     vocab = vocabulary(work)
     frame = pd.DataFrame({"source": read_lines(work / "src-train.txt"), "reference": read_lines(work / "tgt-train.txt")})
@@ -87,7 +103,8 @@ def train(work: Path, steps: int, threads: int, batch_size: int, out: Path) -> N
         return False
 
     start = time.perf_counter()
-    fit(model, task, cfg, None, should_stop=record, progress=False)
+    with profiled():
+        fit(model, task, cfg, None, should_stop=record, progress=False)
     save_pretrained(model, work / "sumpipe_model", vocab, {"input": "first400", "dataset": "cnn_dailymail"})
     out.write_text(json.dumps({"start": start, "steps": records, "threads": threads}))
 
@@ -99,7 +116,8 @@ def decode(work: Path, beam: int, length: int, batch_size: int, threads: int, ou
     cfg = DecodeConfig(beam_size=beam, min_length=length, max_length=length, block_ngram_repeat=3,
                        length_penalty=1.0, batch_size=batch_size, device="cpu")
     start = time.perf_counter()
-    summaries = summarize(model, vocab, config, docs, cfg)
+    with profiled():
+        summaries = summarize(model, vocab, config, docs, cfg)
     seconds = time.perf_counter() - start
     (work / "sumpipe_pred.txt").write_text("\n".join(s.text for s in summaries) + "\n", encoding="utf-8")
     out.write_text(json.dumps({"seconds": seconds, "docs": len(summaries),
