@@ -29,10 +29,11 @@ import torch
 from sumpipe.config import ArchConfig, DecodeConfig, TrainConfig
 from sumpipe.decode.api import load_model, summarize
 from sumpipe.models.batching import encode_examples
+from sumpipe.models.task import SummarizationTask
+from sumpipe.models.card import ModelCard
 from sumpipe.models.io import save_pretrained
 from sumpipe.models.transformer import PointerGeneratorTransformer
 from sumpipe.train.engine import fit, seed_everything
-from sumpipe.train.task import SummarizationTask
 from sumpipe.vocab.vocabulary import Vocabulary
 
 ARCH = ArchConfig(d_model=256, d_ff=1024, n_layers=4, n_heads=8, dropout=0.1, attention_dropout=0.0,
@@ -105,19 +106,20 @@ def train(work: Path, steps: int, threads: int, batch_size: int, out: Path) -> N
     start = time.perf_counter()
     with profiled():
         fit(model, task, cfg, None, should_stop=record, progress=False)
-    save_pretrained(model, work / "sumpipe_model", vocab, {"input": "first400", "dataset": "cnn_dailymail"})
+    card = ModelCard(family="transformer", arch=ARCH, vocab_size=len(vocab), name="M1", dataset="cnn_dailymail")
+    save_pretrained(model, work / "sumpipe_model", vocab, card)
     out.write_text(json.dumps({"start": start, "steps": records, "threads": threads}))
 
 
 def decode(work: Path, beam: int, length: int, batch_size: int, threads: int, out: Path) -> None:
     torch.set_num_threads(threads)
-    model, vocab, config = load_model(work / "sumpipe_model")
+    model, vocab, card = load_model(work / "sumpipe_model")
     docs = read_lines(work / "src-test.txt")
     cfg = DecodeConfig(beam_size=beam, min_length=length, max_length=length, block_ngram_repeat=3,
                        length_penalty=1.0, batch_size=batch_size, device="cpu")
     start = time.perf_counter()
     with profiled():
-        summaries = summarize(model, vocab, config, docs, cfg)
+        summaries = summarize(model, vocab, card, docs, cfg)
     seconds = time.perf_counter() - start
     (work / "sumpipe_pred.txt").write_text("\n".join(s.text for s in summaries) + "\n", encoding="utf-8")
     out.write_text(json.dumps({"seconds": seconds, "docs": len(summaries),

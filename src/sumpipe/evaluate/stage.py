@@ -108,7 +108,7 @@ def collect_systems(paths: PathsConfig, cfg: EvaluateConfig, model_names: list[s
 
 def score_systems(systems: dict[str, pd.DataFrame], use_stemmer: bool) -> dict[str, pd.DataFrame]:
     """Per-example scores of each system: id, prediction and `<type>_<precision|recall|fmeasure>`."""
-    scorer = FastRouge(ROUGE_TYPES, use_stemmer)  # shared, so references are tokenized once
+    scorer = FastRouge(ROUGE_TYPES, use_stemmer)  # one engine for every system
     out = {}
     for name, df in systems.items():
         refs = [r[0] if len(r) == 1 else r for r in df["references"]]
