@@ -79,7 +79,10 @@ def decode(work: Path, beam: int, length: int, batch_size: int, threads: int, ou
     ArgumentParser._get_all_transform_translate(opt)
     ArgumentParser._validate_transforms_opts(opt)
     ArgumentParser.validate_translate_opts_dynamic(opt)
-    engine = InferenceEnginePY(opt)
+    # OpenNMT-py 3.5.1 checkpoints hold its options (an argparse.Namespace); torch >= 2.6 loads
+    # with weights_only=True, which refuses that class unless it is allowed (our own checkpoint).
+    with torch.serialization.safe_globals([argparse.Namespace]):
+        engine = InferenceEnginePY(opt)
     start = time.perf_counter()
     with profiled():
         engine.infer_file()
