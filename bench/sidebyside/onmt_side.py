@@ -7,8 +7,8 @@
 `Trainer._gradient_accumulation` (one call = one update: forward, backward, optimizer step; the time
 between the ends of two calls also covers fetching the next batch). Each update records the clock,
 the source and target tokens OpenNMT counted (padding excluded) and the loss.
-`decode` loads the last checkpoint with OpenNMT-py's inference engine (untimed) and times
-`infer_file()` on DIR/src-test.txt: beam search with copy attention, min = max length.
+`decode` loads the last checkpoint with OpenNMT-py's inference engine (untimed) and times its
+`_translate` (what `infer_file()` runs) on DIR/src-test.txt: beam search with copy attention, min = max length.
 SIDEBYSIDE_PROFILE=1 prints a torch.profiler table of the timed work. Imports nothing from sumpipe.
 """
 
@@ -63,6 +63,32 @@ def train(config: Path, work: Path, steps: int, threads: int, batch_size: int, o
     out.write_text(json.dumps({"start": start, "steps": records, "threads": torch.get_num_threads()}))
 
 
+class _GeneratorState(dict):
+    """OpenNMT-py 3.5.1 cannot load its own copy_attn checkpoints: `NMTModel.load_safe_state_dict`
+    tests each CopyGenerator parameter by its last name (`weight`) but reads and deletes it as
+    `generator.linear.weight`, while the checkpoint saves `linear.weight` ("Missing key in checkpoint:
+    generator.linear.weight"). Entries here are stored under the full name, and `keys()` also lists
+    the last names of those not yet loaded, so both look-ups succeed and nothing is left over."""
+
+    def keys(self):  # type: ignore[override]
+        names = list(super().keys())
+        return names + [name.rsplit(".", 1)[1] for name in names]
+
+
+def _patch_checkpoint_loading() -> None:
+    import onmt.model_builder
+
+    load = onmt.model_builder.load_checkpoint
+
+    def patched(path):
+        checkpoint = load(path)
+        generator = checkpoint.get("generator") or {}
+        checkpoint["generator"] = _GeneratorState({f"generator.{k}": v for k, v in generator.items()})
+        return checkpoint
+
+    onmt.model_builder.load_checkpoint = patched
+
+
 def decode(work: Path, beam: int, length: int, batch_size: int, threads: int, out: Path) -> None:
     from onmt.bin.translate import _get_parser
     from onmt.inference_engine import InferenceEnginePY
@@ -70,6 +96,7 @@ def decode(work: Path, beam: int, length: int, batch_size: int, threads: int, ou
 
     torch.set_num_threads(threads)
     model = max(work.glob("onmt_model_step_*.pt"), key=lambda p: int(p.stem.rsplit("_", 1)[1]))
+    _patch_checkpoint_loading()
     opt = _get_parser().parse_args([
         "-model", str(model), "-src", str(work / "src-test.txt"), "-output", str(work / "onmt_pred.txt"),
         "-beam_size", str(beam), "-min_length", str(length), "-max_length", str(length),
@@ -84,8 +111,15 @@ def decode(work: Path, beam: int, length: int, batch_size: int, threads: int, ou
     with torch.serialization.safe_globals([argparse.Namespace]):
         engine = InferenceEnginePY(opt)
     start = time.perf_counter()
+    # infer_file() of 3.5.1 builds its data iterator without copy=True, so a copy_attn model finds no
+    # `src_map` (KeyError); the same iterator with the copy keys, then the engine's own _translate.
+    from onmt.constants import CorpusTask
+    from onmt.inputters.dynamic_iterator import build_dynamic_dataset_iter
+
+    infer_iter = build_dynamic_dataset_iter(opt, engine.transforms_cls, engine.vocabs, task=CorpusTask.INFER,
+                                            copy=engine.translator.copy_attn, device_id=engine.device_id)
     with profiled():
-        engine.infer_file()
+        engine._translate(infer_iter)
     seconds = time.perf_counter() - start
     engine.terminate()
     outputs = (work / "onmt_pred.txt").read_text(encoding="utf-8").splitlines()
