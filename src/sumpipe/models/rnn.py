@@ -1,0 +1,320 @@
+"""The recurrent family (`family: rnn`): GRU/LSTM seq2seq with Bahdanau attention, the
+pointer-generator and coverage (seed 004 after See et al. 2017; seed 000 §4.3's BiLSTM).
+
+    src ─embed─► BiGRU/BiLSTM × layers ─► h_i (B, S, 2H)                 (packed: padding never read)
+                       └─ final fwd/bwd states of the top layer ─bridge─► decoder initial state
+    trg_inp ─embed─► GRU/LSTM decoder ─► s_t (B, T, H)
+    s_t, h_i, c^t ─AdditiveAttention─► a^t (Eqn 3), context h*_t = Σ a^t_i h_i (Eqn 4)
+    P_vocab = softmax(V'(V[s_t, h*_t] + b) + b')                            (Eqn 5)
+    p_gen = σ(w_h·h*_t + w_s·s_t + w_x·x_t + b_ptr)                         (Eqn 1)
+    P(w) = p_gen·P_vocab(w) + (1 − p_gen)·Σ_{i: w_i = w} a^t_i              (Eqn 2, `layers.pointer_mix`)
+
+Choices, and why:
+- **Attention after the recurrence** (seed 004 §3.2, Fig. 4: "the attention mechanism is then applied
+  to the output of the GRU"): the decoder input is the previous word's embedding only, without See
+  et al.'s input feeding of the previous context. So in teacher forcing the decoder RNN runs over all T
+  positions in one fused call, and only the attention (cheap next to the RNN) steps through time,
+  which is what makes this family affordable on a CPU. The attention query is the decoder output
+  s_t (for an LSTM its h, not c).
+- **Bridge** (See et al.'s "reduce states"): the top encoder layer's final forward and backward
+  states, concatenated, through Linear(2H, H) + ReLU give the decoder's initial h (and, for an LSTM,
+  a second bridge gives c). This final state is all a decoder with `attention: none` ever sees of
+  the source (seed 004's non-attentional model).
+- **Coverage** (See et al. Eqns 10-13): c^t = Σ_{t'<t} a^{t'} enters the attention through w_c
+  (`AdditiveAttention(coverage=True)`) and each step adds covloss_t = Σ_i min(a^t_i, c^t_i)
+  (`layers.coverage_loss`), weighted by λ in the task's loss. `coverage_active` switches the
+  mechanism on and off at run time, for See et al.'s recipe of a final coverage phase: with it off
+  the model computes exactly what a model without coverage would (w_c is unused).
+- **Embeddings** are shared by encoder and decoder (one vocabulary, as See et al.); ids >= V (copied
+  OOV words) are read as `<unk>`. Without the pointer the extended columns of the output hold -inf.
+- `dropout` (0 in See et al.) applies to the embeddings and to the encoder and decoder outputs.
+
+Decoding implements `sumpipe.models.protocol`: `start_decoding` runs the encoder once and projects
+the attention keys W_h h_i once; the state carries the decoder's recurrent state (h, and c for an
+LSTM) and the coverage vector per row, and `index_select` reorders them with the beams.
+
+Shapes: B batch, S source, T target positions, E embedding, H hidden (per direction in the encoder),
+A attention width, V vocabulary, X = V + n_oov.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from sumpipe.config import from_dict, require
+from sumpipe.models.batching import Batch
+from sumpipe.models.layers import AdditiveAttention, coverage_loss, pointer_mix
+from sumpipe.models.protocol import PAD, UNK
+
+
+@dataclass(frozen=True)
+class RNNArch:
+    """Hyper-parameters of one recurrent model (`models.<name>.arch` of a `family: rnn` model).
+
+    See et al. 2017: embedding 128, hidden 256, one BiLSTM layer, vocabulary 50k, inputs 400 and
+    summaries 100 tokens, pointer and coverage with λ = 1. Seed 004: GRU cells, no pointer/coverage.
+    Seed 000: three BiLSTM encoder layers. `attn_dim` is the width A of the additive attention
+    (null: H). `coverage_phase_steps` (with `coverage: true`): train without coverage first, then
+    this many updates with it (See et al.: 3,000 after 230,000); null: coverage from the start.
+    """
+
+    cell: Literal["gru", "lstm"] = "lstm"
+    embedding_dim: int = 128
+    hidden_dim: int = 256
+    layers: int = 1
+    attention: Literal["bahdanau", "none"] = "bahdanau"
+    attn_dim: int | None = None
+    pointer: bool = True
+    coverage: bool = False
+    coverage_weight: float = 1.0
+    coverage_phase_steps: int | None = None
+    dropout: float = 0.0
+    vocab_size: int = 50000
+    max_source_tokens: int = 400
+    max_summary_tokens: int = 100
+
+    def check(self, key: str) -> None:
+        def k(name: str) -> str:
+            return f"{key}.{name}" if key else name
+
+        for name in ("embedding_dim", "hidden_dim", "layers", "max_source_tokens", "max_summary_tokens"):
+            require(getattr(self, name) >= 1, k(name), "must be >= 1")
+        require(self.attn_dim is None or self.attn_dim >= 1, k("attn_dim"), "must be >= 1 (or null)")
+        require(self.vocab_size > 4, k("vocab_size"), "must be > 4 (four special tokens plus words)")
+        require(0.0 <= self.dropout < 1.0, k("dropout"), "must be in [0, 1)")
+        require(self.coverage_weight >= 0, k("coverage_weight"), "must be >= 0")
+        require(not self.pointer or self.attention != "none", k("pointer"),
+                "the pointer copies through the attention: needs attention: bahdanau")
+        require(not self.coverage or self.attention != "none", k("coverage"),
+                "coverage sums attention weights: needs attention: bahdanau")
+        require(self.coverage_phase_steps is None or (self.coverage and self.coverage_phase_steps >= 1),
+                k("coverage_phase_steps"), "must be >= 1, and needs coverage: true (or null)")
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], key: str = "arch") -> "RNNArch":
+        """Validated like params.yaml: an unknown key or a bad value is a one-line ConfigError."""
+        return from_dict(cls, data, key)
+
+    def with_overrides(self, overrides: dict[str, Any], key: str) -> "RNNArch":
+        return from_dict(RNNArch, {**dataclasses.asdict(self), **overrides}, key)
+
+
+RecurrentState = torch.Tensor | tuple[torch.Tensor, torch.Tensor]  # GRU: h (1, N, H); LSTM: (h, c)
+
+
+def _select_state(state: RecurrentState, idx: torch.Tensor) -> RecurrentState:
+    if isinstance(state, tuple):
+        return state[0].index_select(1, idx), state[1].index_select(1, idx)
+    return state.index_select(1, idx)
+
+
+@dataclass
+class RNNDecoderState:
+    """Decoding state for N rows: the recurrent state and coverage move with the beams; the encoder
+    side (memory, keys, masks) is per document and moves only when rows change documents."""
+
+    recurrent: RecurrentState  # (1, N, H), or (h, c) for an LSTM
+    coverage: torch.Tensor | None  # (N, S) Σ of earlier attention, when coverage is active
+    memory: torch.Tensor  # (N, S, 2H) encoder outputs h_i
+    keys: torch.Tensor | None  # (N, S, A) W_h h_i, projected once (None without attention)
+    src_mask: torch.Tensor  # (N, S)
+    src_ext: torch.Tensor  # (N, S)
+    n_oov: int
+    step: int
+    doc: torch.Tensor  # (N,) the document whose encoder output row i holds
+
+    def index_select(self, idx: torch.Tensor) -> "RNNDecoderState":
+        """Row i of the result is row idx[i] of this state."""
+        idx = idx.to(self.src_mask.device)
+        moved = replace(
+            self,
+            recurrent=_select_state(self.recurrent, idx),
+            coverage=None if self.coverage is None else self.coverage.index_select(0, idx),
+        )
+        doc = self.doc.index_select(0, idx)
+        if torch.equal(doc, self.doc):  # beams reordered within their documents: encoder side unchanged
+            return moved
+        return replace(
+            moved,
+            doc=doc,
+            memory=self.memory.index_select(0, idx),
+            keys=None if self.keys is None else self.keys.index_select(0, idx),
+            src_mask=self.src_mask.index_select(0, idx),
+            src_ext=self.src_ext.index_select(0, idx),
+        )
+
+
+@dataclass
+class StepsOutput:
+    """What the decoder computes for T positions: log P (B, T, X) float32 and the per-position
+    diagnostics (each (B, T[, S]) or None when the model has no such thing)."""
+
+    log_probs: torch.Tensor
+    p_gen: torch.Tensor | None
+    attn: torch.Tensor | None
+    coverage_loss: torch.Tensor | None
+
+
+class RNNSummarizer(nn.Module):
+    """Encoder-decoder RNN with optional Bahdanau attention, pointer and coverage (module docstring)."""
+
+    def __init__(self, arch: RNNArch) -> None:
+        super().__init__()
+        self.arch = arch
+        self.vocab_size = arch.vocab_size
+        self.pointer = arch.pointer
+        self.coverage_active = arch.coverage and arch.coverage_phase_steps is None
+        e, h = arch.embedding_dim, arch.hidden_dim
+        rnn = nn.GRU if arch.cell == "gru" else nn.LSTM
+        self.embed = nn.Embedding(arch.vocab_size, e, padding_idx=PAD)
+        self.dropout = nn.Dropout(arch.dropout)
+        self.encoder = rnn(e, h, num_layers=arch.layers, bidirectional=True, batch_first=True,
+                           dropout=arch.dropout if arch.layers > 1 else 0.0)
+        self.bridge_h = nn.Linear(2 * h, h)
+        self.bridge_c = nn.Linear(2 * h, h) if arch.cell == "lstm" else None
+        self.decoder = rnn(e, h, batch_first=True)
+        self.attention = (AdditiveAttention(h, 2 * h, arch.attn_dim or h, coverage=arch.coverage)
+                          if arch.attention == "bahdanau" else None)
+        context_dim = 2 * h if self.attention is not None else 0
+        self.out_hidden = nn.Linear(h + context_dim, h)  # V[s_t, h*_t] + b
+        self.out_vocab = nn.Linear(h, arch.vocab_size)  # V'(·) + b'
+        self.gate = nn.Linear(context_dim + h + e, 1) if arch.pointer else None  # w_h, w_s, w_x, b_ptr
+
+    # ---- pieces ------------------------------------------------------------------------------
+    def _embed(self, tokens: torch.Tensor) -> torch.Tensor:
+        """(B, L) ids, extended ids read as <unk> -> (B, L, E)."""
+        return self.dropout(self.embed(tokens.masked_fill(tokens >= self.vocab_size, UNK)))
+
+    def encode(self, src: torch.Tensor, src_mask: torch.Tensor) -> tuple[torch.Tensor, RecurrentState]:
+        """src, src_mask (B, S) -> memory h_i (B, S, 2H) (0 at padding), decoder initial state."""
+        lengths = src_mask.sum(dim=1).cpu()
+        packed = pack_padded_sequence(self._embed(src), lengths, batch_first=True, enforce_sorted=False)
+        outputs, final = self.encoder(packed)
+        memory, _ = pad_packed_sequence(outputs, batch_first=True, total_length=src.shape[1])
+        return self.dropout(memory), self._bridge(final)
+
+    def _bridge(self, final: RecurrentState) -> RecurrentState:
+        """The top layer's final forward/backward states (2·layers, B, H) -> decoder state (1, B, H)."""
+        def reduce(states: torch.Tensor, linear: nn.Linear) -> torch.Tensor:
+            top = torch.cat([states[-2], states[-1]], dim=-1)  # (B, 2H): forward end, backward end
+            return F.relu(linear(top))[None]
+
+        if isinstance(final, tuple):
+            return reduce(final[0], self.bridge_h), reduce(final[1], self.bridge_c)
+        return reduce(final, self.bridge_h)
+
+    def set_coverage(self, active: bool) -> None:
+        """Switch the coverage mechanism on or off (See et al.'s final coverage phase)."""
+        if active and not self.arch.coverage:
+            raise ValueError("this model has no coverage parameters (arch.coverage is false)")
+        self.coverage_active = active
+
+    def _steps(
+        self,
+        s: torch.Tensor,
+        x: torch.Tensor,
+        memory: torch.Tensor,
+        keys: torch.Tensor | None,
+        src_mask: torch.Tensor,
+        src_ext: torch.Tensor,
+        n_oov: int,
+        coverage: torch.Tensor | None,
+    ) -> tuple[StepsOutput, torch.Tensor | None]:
+        """Decoder outputs s (B, T, H) and inputs x (B, T, E) -> StepsOutput and the coverage after
+        the last position. Attention steps through T (coverage depends on the earlier steps); the
+        output layers then run over all T positions at once."""
+        if self.attention is None:
+            logits = self.out_vocab(self.out_hidden(s))
+            log_probs = F.pad(torch.log_softmax(logits.float(), dim=-1), (0, n_oov), value=float("-inf"))
+            return StepsOutput(log_probs, None, None, None), None
+        contexts, weights, cov_losses = [], [], []
+        for t in range(s.shape[1]):
+            context, a = self.attention(s[:, t], memory, src_mask, keys,
+                                        coverage if self.coverage_active else None)
+            if self.coverage_active:
+                cov_losses.append(coverage_loss(a, coverage))
+                coverage = coverage + a
+            contexts.append(context)
+            weights.append(a)
+        context, attn = torch.stack(contexts, dim=1), torch.stack(weights, dim=1)  # (B, T, 2H), (B, T, S)
+        hidden = self.dropout(self.out_hidden(torch.cat([s, context], dim=-1)))
+        logits = self.out_vocab(hidden)
+        cov = torch.stack(cov_losses, dim=1) if cov_losses else None
+        if self.gate is None:
+            log_probs = F.pad(torch.log_softmax(logits.float(), dim=-1), (0, n_oov), value=float("-inf"))
+            return StepsOutput(log_probs, None, attn, cov), coverage
+        p_gen = torch.sigmoid(self.gate(torch.cat([context, s, x], dim=-1))).squeeze(-1)
+        log_probs = pointer_mix(logits, p_gen, attn, src_ext, n_oov)
+        return StepsOutput(log_probs, p_gen, attn, cov), coverage
+
+    def _zero_coverage(self, memory: torch.Tensor) -> torch.Tensor | None:
+        return memory.new_zeros(memory.shape[:2]) if self.coverage_active else None
+
+    # ---- teacher forcing ---------------------------------------------------------------------
+    def forward_steps(self, batch: Batch) -> StepsOutput:
+        """Teacher forcing over the whole target: log P (B, T, X) and the diagnostics."""
+        memory, init = self.encode(batch.src, batch.src_mask)
+        keys = self.attention.project_keys(memory) if self.attention is not None else None
+        x = self._embed(batch.trg_inp)
+        s, _ = self.decoder(x, init)
+        out, _ = self._steps(self.dropout(s), x, memory, keys, batch.src_mask, batch.src_ext, batch.n_oov,
+                             self._zero_coverage(memory))
+        return out
+
+    def forward_with_info(self, batch: Batch) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """log P (B, T, X) float32 and info {"p_gen": (B, T), "attn": (B, T, S)} (those the model has)."""
+        out = self.forward_steps(batch)
+        info = {k: v.float() for k, v in (("p_gen", out.p_gen), ("attn", out.attn)) if v is not None}
+        return out.log_probs, info
+
+    def forward(self, batch: Batch, steps: bool = False) -> torch.Tensor | StepsOutput:
+        """Teacher-forced log P(w) over the extended vocabulary, (B, T, V + n_oov) float32; with
+        `steps=True` the whole StepsOutput (the training loss needs the coverage term)."""
+        out = self.forward_steps(batch)
+        return out if steps else out.log_probs
+
+    # ---- incremental decoding (sumpipe.models.protocol) -------------------------------------
+    def start_decoding(self, batch: Batch) -> RNNDecoderState:
+        """Run the encoder once for the batch's B rows."""
+        device = self.embed.weight.device
+        batch = batch.to(device)
+        memory, init = self.encode(batch.src, batch.src_mask)
+        return RNNDecoderState(
+            recurrent=init,
+            coverage=self._zero_coverage(memory),
+            memory=memory,
+            keys=self.attention.project_keys(memory) if self.attention is not None else None,
+            src_mask=batch.src_mask,
+            src_ext=batch.src_ext,
+            n_oov=batch.n_oov,
+            step=0,
+            doc=torch.arange(memory.shape[0], device=device),
+        )
+
+    def decode_step(
+        self, state: RNNDecoderState, prev_tokens: torch.Tensor
+    ) -> tuple[torch.Tensor, RNNDecoderState, dict[str, torch.Tensor]]:
+        """prev_tokens (N,) extended ids -> log P (N, X), the advanced state, info {"p_gen": (N,),
+        "attn": (N, S)} (those the model has)."""
+        x = self._embed(prev_tokens.to(state.src_mask.device)[:, None])  # (N, 1, E)
+        s, recurrent = self.decoder(x, state.recurrent)
+        out, coverage = self._steps(self.dropout(s), x, state.memory, state.keys, state.src_mask,
+                                    state.src_ext, state.n_oov, state.coverage)
+        info = {k: v[:, 0].float() for k, v in (("p_gen", out.p_gen), ("attn", out.attn)) if v is not None}
+        new_state = replace(state, recurrent=recurrent, coverage=coverage, step=state.step + 1)
+        return out.log_probs[:, 0], new_state, info
+
+
+def build_rnn(arch: RNNArch, *, vocab_size: int | None = None) -> RNNSummarizer:
+    """The model `arch` describes; `vocab_size` overrides `arch.vocab_size` (a small corpus may have
+    fewer words than asked for)."""
+    if vocab_size is not None:
+        arch = dataclasses.replace(arch, vocab_size=vocab_size)
+    return RNNSummarizer(arch)
