@@ -499,6 +499,11 @@ class Params:
 # --------------------------------------------------------------------------------------------
 def load_params(path: str | Path = DEFAULT_PARAMS) -> Params:
     """Read and validate params.yaml; every problem is a one-line `ConfigError` naming the key."""
+    return load_config(path, Params)
+
+
+def load_config(path: str | Path, cls: type) -> Any:
+    """Read a YAML params file into dataclass `cls` (params.yaml, or an experiment's own params)."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: no such params file")
@@ -511,7 +516,7 @@ def load_params(path: str | Path = DEFAULT_PARAMS) -> Params:
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not UTF-8 text") from None
     try:
-        return from_dict(Params, data)
+        return from_dict(cls, data)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
 

@@ -106,6 +106,9 @@ class RNNArch:
         return from_dict(RNNArch, {**dataclasses.asdict(self), **overrides}, key)
 
 
+# Positions attended at once without coverage: t such that the (B, t, S, A) tanh input stays ~32 MB.
+ATTENTION_CHUNK_ELEMENTS = 1 << 23
+
 RecurrentState = torch.Tensor | tuple[torch.Tensor, torch.Tensor]  # GRU: h (1, N, H); LSTM: (h, c)
 
 
@@ -235,15 +238,21 @@ class RNNSummarizer(nn.Module):
             log_probs = F.pad(torch.log_softmax(logits.float(), dim=-1), (0, n_oov), value=float("-inf"))
             return StepsOutput(log_probs, None, None, None), None
         contexts, weights, cov_losses = [], [], []
-        for t in range(s.shape[1]):
-            context, a = self.attention(s[:, t], memory, src_mask, keys,
-                                        coverage if self.coverage_active else None)
-            if self.coverage_active:
+        if self.coverage_active:  # c^t depends on the earlier steps' attention: one step at a time
+            for t in range(s.shape[1]):
+                context, a = self.attention(s[:, t], memory, src_mask, keys, coverage)
                 cov_losses.append(coverage_loss(a, coverage))
                 coverage = coverage + a
-            contexts.append(context)
-            weights.append(a)
-        context, attn = torch.stack(contexts, dim=1), torch.stack(weights, dim=1)  # (B, T, 2H), (B, T, S)
+                contexts.append(context)
+                weights.append(a)
+            context, attn = torch.stack(contexts, dim=1), torch.stack(weights, dim=1)  # (B, T, 2H), (B, T, S)
+        else:  # positions are independent: chunks of T at once, the (B, t, S, A) intermediate bounded
+            chunk = max(1, ATTENTION_CHUNK_ELEMENTS // max(1, keys.shape[0] * keys.shape[1] * keys.shape[2]))
+            for start in range(0, s.shape[1], chunk):
+                context, a = self.attention(s[:, start : start + chunk], memory, src_mask, keys)
+                contexts.append(context)
+                weights.append(a)
+            context, attn = torch.cat(contexts, dim=1), torch.cat(weights, dim=1)
         hidden = self.dropout(self.out_hidden(torch.cat([s, context], dim=-1)))
         logits = self.out_vocab(hidden)
         cov = torch.stack(cov_losses, dim=1) if cov_losses else None
