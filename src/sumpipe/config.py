@@ -328,13 +328,16 @@ class ModelSpec:
     family's option that turns M1 into M2 (rarity-scaled encoder self-attention); `arch` overrides
     fields of the family's shared architecture (for `transformer`, the `model:` section; for another
     family, `families.<family>:`). The family validates `arch` once, when the model is resolved
-    (`sumpipe.models.registry.resolve_arch`), with errors naming `models.<name>.arch.<key>`.
+    (`sumpipe.models.registry.resolve_arch`), with errors naming `models.<name>.arch.<key>`. `train`
+    overrides fields of the `train:` section for this model only (seed 000's BiLSTM trains with
+    RMSProp and early stopping beside models trained with AdaGrad), validated when the model is trained.
     """
 
     family: str = "transformer"
     input: str = "first400"
     rarity: bool = False
     arch: dict[str, Any] = field(default_factory=dict)
+    train: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

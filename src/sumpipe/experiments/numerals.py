@@ -98,7 +98,7 @@ def run_numerals(cfg: NumeralsExperiment, run: str, max_length: int, *, progress
     from sumpipe.models.batching import encode_examples
     from sumpipe.models.rnn import build_rnn
     from sumpipe.train.engine import fit, seed_everything
-    from sumpipe.train.rnn_task import RNNSummarizationTask
+    from sumpipe.models.rnn import RNNSummarizationTask
     from sumpipe.train.stage import write_log
     from sumpipe.vocab.vocabulary import Vocabulary
 

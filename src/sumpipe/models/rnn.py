@@ -48,10 +48,13 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from sumpipe.config import from_dict, require
-from sumpipe.models.batching import Batch
+from sumpipe.config import ModelSpec, TrainConfig, from_dict, require
+from sumpipe.models.batching import Batch, WordCodec, encode_examples
 from sumpipe.models.layers import AdditiveAttention, coverage_loss, pointer_mix
+from sumpipe.models.loss import label_smoothed_nll
 from sumpipe.models.protocol import PAD, UNK
+from sumpipe.models.registry import Family, TaskData, TrainPhase, register_family
+from sumpipe.models.task import SummarizationTask
 
 
 @dataclass(frozen=True)
@@ -173,7 +176,7 @@ class RNNSummarizer(nn.Module):
         self.arch = arch
         self.vocab_size = arch.vocab_size
         self.pointer = arch.pointer
-        self.coverage_active = arch.coverage and arch.coverage_phase_steps is None
+        self.coverage_active = arch.coverage  # a coverage phase switches it off for the main phase
         e, h = arch.embedding_dim, arch.hidden_dim
         rnn = nn.GRU if arch.cell == "gru" else nn.LSTM
         self.embed = nn.Embedding(arch.vocab_size, e, padding_idx=PAD)
@@ -327,3 +330,71 @@ def build_rnn(arch: RNNArch, *, vocab_size: int | None = None) -> RNNSummarizer:
     if vocab_size is not None:
         arch = dataclasses.replace(arch, vocab_size=vocab_size)
     return RNNSummarizer(arch)
+
+
+# --------------------------------------------------------------------------------------------
+# Training: the loss and the coverage phase
+# --------------------------------------------------------------------------------------------
+class RNNSummarizationTask(SummarizationTask):
+    """Table 4.4 batches; loss per target token (See et al. Eqn 13) −log P(w*_t) + λ·Σ_i min(a^t_i, c^t_i).
+
+    The NLL is label-smoothed like every family's (`train.label_smoothing`; See et al. use none), padding
+    ignored; the coverage term counts while the model's coverage is on. A model without the pointer
+    cannot produce a copied word, so its targets read extended ids as `<unk>`.
+    """
+
+    def __init__(self, *args: Any, pointer: bool, coverage_weight: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.pointer, self.coverage_weight = pointer, coverage_weight
+
+    def loss(self, model: nn.Module, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        """(Σ over target tokens of the label-smoothed NLL + λ·covloss, target-token count)."""
+        out = model(batch, steps=True)  # through __call__, so a DDP wrapper syncs the gradients
+        target = batch.trg_ext if self.pointer else batch.trg_ext.masked_fill(batch.trg_ext >= self.vocab_size, UNK)
+        mean, n_tokens = label_smoothed_nll(out.log_probs, target, batch.trg_mask,
+                                            smoothing=self.label_smoothing, n_smooth=self.vocab_size)
+        total = mean * n_tokens
+        if out.coverage_loss is not None and self.coverage_weight > 0:
+            total = total + self.coverage_weight * torch.where(batch.trg_mask, out.coverage_loss.float(), 0.0).sum()
+        return total, n_tokens
+
+
+def make_task(data: TaskData) -> RNNSummarizationTask:
+    arch, cfg = data.arch, data.cfg
+
+    def encode(df: Any) -> list:
+        return encode_examples(df, data.vocab, arch.max_source_tokens, arch.max_summary_tokens)
+
+    return RNNSummarizationTask(encode(data.train), encode(data.valid), batch_size=cfg.batch_size, seed=cfg.seed,
+                                label_smoothing=cfg.label_smoothing, vocab_size=len(data.vocab),
+                                pointer=arch.pointer, coverage_weight=arch.coverage_weight)
+
+
+def training_phases(arch: RNNArch, cfg: TrainConfig, n_batches: int) -> list[TrainPhase]:
+    """See et al.'s recipe when `coverage_phase_steps` is set: the `train:` run without coverage, then
+    that many updates with it (a fresh optimizer, epochs as needed, no early stopping; the best
+    checkpoint of the phase is its best validation loss, which now includes the coverage term).
+    See et al. trained 230k updates without coverage, then 3k with it: coverage from the start "did
+    not help". Without `coverage_phase_steps`: one phase, the model as built."""
+    if arch.coverage_phase_steps is None:
+        return [TrainPhase("main", cfg, lambda model: None)]
+    steps = arch.coverage_phase_steps
+    coverage_cfg = dataclasses.replace(cfg, max_steps=steps, epochs=-(-steps // max(n_batches, 1)), patience=None)
+    return [TrainPhase("main", cfg, lambda model: model.set_coverage(False)),
+            TrainPhase("coverage", coverage_cfg, lambda model: model.set_coverage(True))]
+
+
+def _card_section(model: RNNSummarizer) -> dict[str, Any]:
+    return {"parameters": sum(p.numel() for p in model.parameters()),
+            "recurrent": f"bi{model.arch.cell} x{model.arch.layers} -> {model.arch.cell}"}
+
+
+FAMILY = register_family(Family(
+    name="rnn",
+    arch_type=RNNArch,
+    build=lambda arch, spec: RNNSummarizer(arch),
+    make_task=make_task,
+    codec=lambda vocab, arch: WordCodec(vocab, arch.max_source_tokens),
+    card_section=_card_section,
+    phases=training_phases,
+))
