@@ -9,7 +9,6 @@ import math
 import numpy as np
 import pytest
 import torch
-from torch.nn.utils.rnn import PackedSequence
 
 from sumpipe.config import TrainConfig
 from sumpipe.decode.search import sample_search
@@ -67,12 +66,38 @@ def test_attention_sums_to_one_over_unpadded_positions(cell):
     assert torch.all(attn[1, :, :4] > 0)
 
 
+@pytest.mark.parametrize("cell", ["gru", "lstm"])
+def test_encoder_never_reads_padding_and_matches_a_packed_bidirectional_rnn(cell):
+    """Each row alone, unpadded, gives the same outputs and final state as inside a padded batch; and
+    the outputs equal torch's own packed bidirectional RNN with the same weights."""
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+    m = model(cell=cell, layers=1)
+    b = batch()
+    x = m.embed(b.src)
+    outputs, final = m.encoder(x, b.src_mask)
+    alone, alone_final = m.encoder(x[1:, :4], b.src_mask[1:, :4])
+    torch.testing.assert_close(outputs[1:, :4], alone, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(final[1:], alone_final, rtol=1e-5, atol=1e-6)
+    assert torch.all(outputs[1, 4:] == 0)
+    reference = (torch.nn.GRU if cell == "gru" else torch.nn.LSTM)(8, 12, bidirectional=True, batch_first=True)
+    fwd, bwd = m.encoder.forward_rnns[0], m.encoder.backward_rnns[0]
+    with torch.no_grad():
+        for name, value in fwd.named_parameters():
+            getattr(reference, name).copy_(value)
+        for name, value in bwd.named_parameters():
+            getattr(reference, f"{name}_reverse").copy_(value)
+    packed, h_n = reference(pack_padded_sequence(x, b.src_mask.sum(1), batch_first=True, enforce_sorted=False))
+    expected, _ = pad_packed_sequence(packed, batch_first=True, total_length=7)
+    torch.testing.assert_close(outputs, expected, rtol=1e-5, atol=1e-6)
+    h_n = h_n[0] if isinstance(h_n, tuple) else h_n
+    torch.testing.assert_close(final, torch.cat([h_n[0], h_n[1]], dim=-1), rtol=1e-5, atol=1e-6)
+
+
 def _perturb_encoder_outputs(module, inputs, output):
-    """Forward hook: change every encoder output h_i but not the final states."""
-    packed, final = output
-    noise = torch.randn(packed.data.shape, generator=torch.Generator().manual_seed(9))
-    return PackedSequence(packed.data + noise, packed.batch_sizes, packed.sorted_indices,
-                          packed.unsorted_indices), final
+    """Forward hook: change every encoder output h_i but not the final state."""
+    outputs, final = output
+    return outputs + torch.randn(outputs.shape, generator=torch.Generator().manual_seed(9)), final
 
 
 @pytest.mark.parametrize("cell", ["gru", "lstm"])

@@ -1,7 +1,7 @@
 """The recurrent family (`family: rnn`): GRU/LSTM seq2seq with Bahdanau attention, the
 pointer-generator and coverage (seed 004 after See et al. 2017; seed 000 §4.3's BiLSTM).
 
-    src ─embed─► BiGRU/BiLSTM × layers ─► h_i (B, S, 2H)                 (packed: padding never read)
+    src ─embed─► BiGRU/BiLSTM × layers ─► h_i (B, S, 2H)                 (padding never read)
                        └─ final fwd/bwd states of the top layer ─bridge─► decoder initial state
     trg_inp ─embed─► GRU/LSTM decoder ─► s_t (B, T, H)
     s_t, h_i, c^t ─AdditiveAttention─► a^t (Eqn 3), context h*_t = Σ a^t_i h_i (Eqn 4)
@@ -18,7 +18,8 @@ Choices, and why:
   s_t (for an LSTM its h, not c).
 - **Bridge** (See et al.'s "reduce states"): the top encoder layer's final forward and backward
   states, concatenated, through Linear(2H, H) + ReLU give the decoder's initial h (and, for an LSTM,
-  a second bridge gives c). This final state is all a decoder with `attention: none` ever sees of
+  a second bridge of the same final h gives c: See et al. reduce the cells' c, which the unpacked
+  encoder does not keep at each sequence's end). This final state is all a decoder with `attention: none` ever sees of
   the source (seed 004's non-attentional model).
 - **Coverage** (See et al. Eqns 10-13): c^t = Σ_{t'<t} a^{t'} enters the attention through w_c
   (`AdditiveAttention(coverage=True)`) and each step adds covloss_t = Σ_i min(a^t_i, c^t_i)
@@ -46,7 +47,6 @@ from typing import Any, Literal
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from sumpipe.config import ModelSpec, TrainConfig, from_dict, require
 from sumpipe.models.batching import Batch, WordCodec, encode_examples
@@ -111,6 +111,54 @@ class RNNArch:
 
 # Positions attended at once without coverage: t such that the (B, t, S, A) tanh input stays ~32 MB.
 ATTENTION_CHUNK_ELEMENTS = 1 << 23
+
+class BidirectionalEncoder(nn.Module):
+    """`layers` bidirectional GRU/LSTM layers over right-padded input, without packing.
+
+    Packed sequences force PyTorch's per-step CPU kernels (4x slower to train than the fused oneDNN
+    LSTM on this project's CPU benchmark), so each direction is a plain unidirectional RNN: the forward
+    one reads the padded batch as is (padding comes after every real token, so it never reaches a real
+    position), the backward one reads each sequence reversed *within its length* (`reverse_within`),
+    which again leaves the padding at the end. Outputs at padding positions are set to 0. The final
+    state of a direction is its output at the last real position (forward: position len−1; backward:
+    position 0), i.e. the state after the whole sequence and nothing else.
+    """
+
+    def __init__(self, rnn: type, input_dim: int, hidden_dim: int, layers: int, dropout: float) -> None:
+        super().__init__()
+        self.forward_rnns = nn.ModuleList(rnn(input_dim if i == 0 else 2 * hidden_dim, hidden_dim, batch_first=True)
+                                          for i in range(layers))
+        self.backward_rnns = nn.ModuleList(rnn(input_dim if i == 0 else 2 * hidden_dim, hidden_dim, batch_first=True)
+                                           for i in range(layers))
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """x (B, S, E), mask (B, S) True at real tokens (a prefix) -> outputs (B, S, 2H), final (B, 2H)."""
+        lengths = mask.sum(dim=1)
+        reverse = reverse_within(lengths, x.shape[1])  # (B, S) gather index; its own inverse
+        keep = mask[..., None].to(x.dtype)
+        for i, (fwd, bwd) in enumerate(zip(self.forward_rnns, self.backward_rnns)):
+            if i:
+                x = self.dropout(x)
+            ahead, _ = fwd(x)
+            behind, _ = bwd(_gather_time(x, reverse))
+            x = torch.cat([ahead, _gather_time(behind, reverse)], dim=-1) * keep
+        rows = torch.arange(x.shape[0], device=x.device)
+        hidden = x.shape[-1] // 2
+        final = torch.cat([x[rows, lengths - 1, :hidden], x[:, 0, hidden:]], dim=-1)
+        return x, final
+
+
+def reverse_within(lengths: torch.Tensor, width: int) -> torch.Tensor:
+    """(B, width) time index that reverses positions 0..len−1 of each row and keeps the padding after them."""
+    t = torch.arange(width, device=lengths.device)[None, :]
+    return torch.where(t < lengths[:, None], lengths[:, None] - 1 - t, t)
+
+
+def _gather_time(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """x (B, S, D), index (B, S) -> x[b, index[b, t]]."""
+    return x.gather(1, index[..., None].expand(-1, -1, x.shape[-1]))
+
 
 RecurrentState = torch.Tensor | tuple[torch.Tensor, torch.Tensor]  # GRU: h (1, N, H); LSTM: (h, c)
 
@@ -181,8 +229,7 @@ class RNNSummarizer(nn.Module):
         rnn = nn.GRU if arch.cell == "gru" else nn.LSTM
         self.embed = nn.Embedding(arch.vocab_size, e, padding_idx=PAD)
         self.dropout = nn.Dropout(arch.dropout)
-        self.encoder = rnn(e, h, num_layers=arch.layers, bidirectional=True, batch_first=True,
-                           dropout=arch.dropout if arch.layers > 1 else 0.0)
+        self.encoder = BidirectionalEncoder(rnn, e, h, arch.layers, arch.dropout)
         self.bridge_h = nn.Linear(2 * h, h)
         self.bridge_c = nn.Linear(2 * h, h) if arch.cell == "lstm" else None
         self.decoder = rnn(e, h, batch_first=True)
@@ -200,21 +247,14 @@ class RNNSummarizer(nn.Module):
 
     def encode(self, src: torch.Tensor, src_mask: torch.Tensor) -> tuple[torch.Tensor, RecurrentState]:
         """src, src_mask (B, S) -> memory h_i (B, S, 2H) (0 at padding), decoder initial state."""
-        lengths = src_mask.sum(dim=1).cpu()
-        packed = pack_padded_sequence(self._embed(src), lengths, batch_first=True, enforce_sorted=False)
-        outputs, final = self.encoder(packed)
-        memory, _ = pad_packed_sequence(outputs, batch_first=True, total_length=src.shape[1])
+        memory, final = self.encoder(self._embed(src), src_mask)
         return self.dropout(memory), self._bridge(final)
 
-    def _bridge(self, final: RecurrentState) -> RecurrentState:
-        """The top layer's final forward/backward states (2·layers, B, H) -> decoder state (1, B, H)."""
-        def reduce(states: torch.Tensor, linear: nn.Linear) -> torch.Tensor:
-            top = torch.cat([states[-2], states[-1]], dim=-1)  # (B, 2H): forward end, backward end
-            return F.relu(linear(top))[None]
-
-        if isinstance(final, tuple):
-            return reduce(final[0], self.bridge_h), reduce(final[1], self.bridge_c)
-        return reduce(final, self.bridge_h)
+    def _bridge(self, final: torch.Tensor) -> RecurrentState:
+        """The top layer's final [forward; backward] state (B, 2H) -> decoder state (1, B, H) (an LSTM's
+        c too, from the same final h: the encoder does not keep the cells' c at each sequence's end)."""
+        h = F.relu(self.bridge_h(final))[None]
+        return h if self.bridge_c is None else (h, F.relu(self.bridge_c(final))[None])
 
     def set_coverage(self, active: bool) -> None:
         """Switch the coverage mechanism on or off (See et al.'s final coverage phase)."""
