@@ -65,6 +65,7 @@ PAPER_OVERRIDES: dict[str, Any] = {
     "models.PG-cov.train.label_smoothing": 0.0,
     "models.PG-cov.train.epochs": 13,
     "models.PG-cov.train.max_steps": None,
+    "models.PG-cov.train.threads": None,
     # Seed 000 §4.3 (Amazon fine-food reviews -> summaries): 3 BiLSTM encoder layers, one LSTM decoder,
     # a softmax output (no attention, no copying), RMSProp, batch 128, up to 50 epochs with early stopping
     # (it stopped at 12; the patience is not given: 3 here). Its data: data.dataset local,
