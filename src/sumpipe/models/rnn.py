@@ -48,7 +48,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sumpipe.config import ModelSpec, TrainConfig, from_dict, require
+from sumpipe.config import TrainConfig, from_dict, require
 from sumpipe.models.batching import Batch, WordCodec, encode_examples
 from sumpipe.models.layers import AdditiveAttention, coverage_loss, pointer_mix
 from sumpipe.models.loss import label_smoothed_nll
@@ -105,18 +105,16 @@ class RNNArch:
         """Validated like params.yaml: an unknown key or a bad value is a one-line ConfigError."""
         return from_dict(cls, data, key)
 
-    def with_overrides(self, overrides: dict[str, Any], key: str) -> "RNNArch":
-        return from_dict(RNNArch, {**dataclasses.asdict(self), **overrides}, key)
-
 
 # Positions attended at once without coverage: t such that the (B, t, S, A) tanh input stays ~32 MB.
 ATTENTION_CHUNK_ELEMENTS = 1 << 23
 
+
 class BidirectionalEncoder(nn.Module):
     """`layers` bidirectional GRU/LSTM layers over right-padded input, without packing.
 
-    Packed sequences force PyTorch's per-step CPU kernels (4x slower to train than the fused oneDNN
-    LSTM on this project's CPU benchmark), so each direction is a plain unidirectional RNN: the forward
+    Packed sequences force PyTorch's per-step CPU kernels (a BiLSTM 64/64 over 32 × 88 tokens: 205 ms
+    forward + backward packed, 54 ms unpacked on one core, where the fused oneDNN LSTM runs), so each direction is a plain unidirectional RNN: the forward
     one reads the padded batch as is (padding comes after every real token, so it never reaches a real
     position), the backward one reads each sequence reversed *within its length* (`reverse_within`),
     which again leaves the padding at the end. Outputs at padding positions are set to 0. The final
