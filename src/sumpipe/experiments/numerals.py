@@ -153,7 +153,7 @@ def greedy_accuracy(model: torch.nn.Module, examples: list, batch_size: int = 64
     """Token and sequence accuracy of greedy decoding against each example's target (`</s>` included)."""
     from sumpipe.decode.search import sample_search
     from sumpipe.models.batching import collate
-    from sumpipe.models.protocol import EOS
+    from sumpipe.names import EOS
 
     model.eval()
     correct = total = exact = 0

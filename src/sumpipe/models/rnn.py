@@ -52,7 +52,7 @@ from sumpipe.config import TrainConfig, from_dict, require
 from sumpipe.models.batching import Batch, WordCodec, encode_examples
 from sumpipe.models.layers import AdditiveAttention, coverage_loss, pointer_mix
 from sumpipe.models.loss import label_smoothed_nll
-from sumpipe.models.protocol import PAD, UNK
+from sumpipe.names import PAD, UNK
 from sumpipe.models.registry import Family, TaskData, TrainPhase, register_family
 from sumpipe.models.task import SummarizationTask
 
