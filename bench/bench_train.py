@@ -5,6 +5,12 @@
     python bench/bench_train.py --data data/extracted/first400   # an extract selection instead
     python bench/bench_train.py --paper --data data/extracted/first400 --vocab data/vocab/vocab.parquet \
         --batch-sizes 32 64 128 --compile both --seconds 20 --profile 6   # the GPU sweep (README figures)
+    python bench/bench_train.py --family rnn          # the recurrent family: params.yaml's PG-cov
+    python bench/bench_train.py --family rnn --model PG-cov --phase coverage   # its coverage phase
+
+`--family rnn` trains a params.yaml model of that family (`--model`, default PG-cov; its own `train:`
+overrides apply, e.g. one thread) in the phase named by `--phase` (default: the first, i.e. See et al.'s
+main phase without coverage); tokens/s only (no FLOP formula for the recurrent family: 0 TFLOP/s).
 
 Data: `--cnndm` (default) reads ../shared/data/cnndm/cnn_stories.jsonl.gz, preprocesses the first
 `--examples` train stories and the valid ones with `sumpipe.text.preprocess.preprocess_text` and
@@ -69,6 +75,46 @@ def forward_flops(arch: ArchConfig, vocab_size: int, n_src: int, n_tgt: int, src
     return float(n_src * per_src + n_tgt * per_tgt)
 
 
+class TokenCountingTask:
+    """Any family's TrainTask, counting the tokens of every training batch (no FLOP formula)."""
+
+    def __init__(self, task) -> None:
+        self.task, self.flops, self.tokens = task, 0.0, 0
+
+    def __getattr__(self, name):
+        return getattr(self.task, name)
+
+    def count_tokens(self, batch) -> int:
+        n = self.task.count_tokens(batch)
+        self.tokens += n
+        return n
+
+
+def family_setting(args, raw: dict, train_df, valid_df, vocab, batch_size: int):
+    """(task, model, cfg) of params.yaml model `args.model` (another family), in phase `args.phase`."""
+    from sumpipe.config import from_dict
+    from sumpipe.models.registry import TaskData, resolve_model
+
+    family, spec, arch = resolve_model(params_from_dict(raw), args.model)
+    if family.name != args.family:
+        raise SystemExit(f"--model {args.model} is of family {family.name!r}, not {args.family!r}")
+    over = {k: raw["train"][k] for k in ("device", "max_steps", "epochs", "log_every")}
+    cfg = from_dict(TrainConfig, {**raw["train"], **spec.train, **over, "batch_size": batch_size},
+                    f"models.{args.model}.train")
+    arch = replace(arch, vocab_size=len(vocab))
+    task = TokenCountingTask(family.make_task(TaskData(train_df, valid_df[:64], vocab, arch, cfg)))
+    seed_everything(cfg.seed)
+    model = family.build(arch, spec)
+    phases = family.training_phases(arch, cfg, len(task.epoch_batches(0)))
+    phase = next((p for p in phases if p.name == args.phase), None) if args.phase else phases[0]
+    if phase is None:
+        raise SystemExit(f"--phase {args.phase}: {args.model} has the phases {[p.name for p in phases]}")
+    phase.prepare(model)
+    print(f"model: {args.model} ({family.name}) {arch}; phase {phase.name}; {cfg.optimizer} lr {cfg.lr}, "
+          f"batch {cfg.batch_size}, threads {cfg.threads or torch.get_num_threads()}", flush=True)
+    return task, model, cfg
+
+
 class CountingTask(SummarizationTask):
     """SummarizationTask that also adds up the model FLOPs of every training batch it collates."""
 
@@ -130,15 +176,18 @@ def matmul_ceiling(device: torch.device, n: int = 8192, repeats: int = 10) -> fl
 
 def run_setting(args, raw: dict, train_df, valid_df, vocab, batch_size: int, compiled: bool) -> dict:
     """Train one fresh model for `args.seconds` (after warm-up) and return its figures."""
-    raw = {**raw, "train": {**raw["train"], "batch_size": batch_size}}
-    params = params_from_dict(raw)
-    cfg: TrainConfig = params.train
-    arch = params.model
-    encode = lambda df: encode_examples(df, vocab, arch.max_source_tokens, arch.max_summary_tokens)  # noqa: E731
-    task = CountingTask(encode(train_df), encode(valid_df[:64]), batch_size=cfg.batch_size, seed=cfg.seed,
-                        label_smoothing=cfg.label_smoothing, vocab_size=len(vocab), arch=arch)
-    seed_everything(cfg.seed)
-    model = get_family("transformer").build(replace(arch, vocab_size=len(vocab)), ModelSpec(input="first400"))
+    if args.family != "transformer":
+        task, model, cfg = family_setting(args, raw, train_df, valid_df, vocab, batch_size)
+    else:
+        raw = {**raw, "train": {**raw["train"], "batch_size": batch_size}}
+        params = params_from_dict(raw)
+        cfg = params.train
+        arch = params.model
+        encode = lambda df: encode_examples(df, vocab, arch.max_source_tokens, arch.max_summary_tokens)  # noqa: E731
+        task = CountingTask(encode(train_df), encode(valid_df[:64]), batch_size=cfg.batch_size, seed=cfg.seed,
+                            label_smoothing=cfg.label_smoothing, vocab_size=len(vocab), arch=arch)
+        seed_everything(cfg.seed)
+        model = get_family("transformer").build(replace(arch, vocab_size=len(vocab)), ModelSpec(input="first400"))
     device = training_device(cfg.device)
     marks: dict[str, float] = {}
     profiler: list = []
@@ -214,6 +263,9 @@ def main() -> None:
     ap.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     ap.add_argument("--json", type=Path, help="also write the rows (and profiles) to this JSON file")
     ap.add_argument("-p", "--params", type=Path, default=REPO / "params.yaml")
+    ap.add_argument("--family", choices=["transformer", "rnn"], default="transformer")
+    ap.add_argument("--model", default="PG-cov", help="--family rnn: the params.yaml model to train")
+    ap.add_argument("--phase", help="--family rnn: the training phase (default: the first)")
     args = ap.parse_args()
 
     raw = yaml.safe_load(args.params.read_text())
@@ -225,6 +277,10 @@ def main() -> None:
     raw["train"] = {**raw.get("train", {}), **train_over}
     params = params_from_dict(raw)
     arch = params.model
+    if args.family != "transformer":
+        from sumpipe.models.registry import resolve_model
+
+        arch = resolve_model(params, args.model)[2]
 
     started = time.perf_counter()
     if args.data:
@@ -238,15 +294,17 @@ def main() -> None:
     device = training_device(params.train.device)
     name, peak = peak_flops(device)
     print(f"data: {data_name}; prep {time.perf_counter() - started:.1f} s", flush=True)
-    print(f"model: M1 d_model {arch.d_model}, d_ff {arch.d_ff}, {arch.n_layers} layers, {arch.n_heads} heads, "
-          f"V {len(vocab)}; {params.train.optimizer} lr {params.train.lr}; device {device} ({name}); "
-          f"torch {torch.__version__}, threads {params.train.threads or torch.get_num_threads()}", flush=True)
+    if args.family == "transformer":
+        print(f"model: M1 d_model {arch.d_model}, d_ff {arch.d_ff}, {arch.n_layers} layers, {arch.n_heads} heads, "
+              f"V {len(vocab)}; {params.train.optimizer} lr {params.train.lr}; device {device} ({name}); "
+              f"torch {torch.__version__}, threads {params.train.threads or torch.get_num_threads()}", flush=True)
     if device.type == "cuda":
         print(f"bf16 8192^3 matmul: {matmul_ceiling(device) / 1e12:.0f} TFLOP/s measured; datasheet dense bf16 "
               f"peak {peak / 1e12 if peak else float('nan'):.0f} TFLOP/s (MFU below is against the datasheet)",
               flush=True)
 
-    sizes = args.batch_sizes or [params.train.batch_size]
+    own = params.models[args.model].train if args.family != "transformer" else {}
+    sizes = args.batch_sizes or [own.get("batch_size", params.train.batch_size)]
     modes = {"off": [False], "on": [True], "both": [False, True]}[args.compile]
     rows = []
     for compiled in modes:
@@ -263,7 +321,7 @@ def main() -> None:
                 print(row["profile"], flush=True)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1, default=str))
-    print(f"\nM1 training throughput on {name} (tokens = source + target, padding excluded; "
+    print(f"\n{'M1' if args.family == 'transformer' else args.model} training throughput on {name} (tokens = source + target, padding excluded; "
           f"MFU vs {peak / 1e12 if peak else float('nan'):.0f} TFLOP/s dense bf16):")
     for row in rows:
         print(format_row(row))

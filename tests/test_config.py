@@ -14,8 +14,9 @@ def test_repository_params_file_validates(repo_root: Path) -> None:
     assert params.data.dataset == "pydoc"
     assert [(b.method, b.tokens, b.first_k) for b in params.extract.budgets] == [
         ("ngram", 200, 5), ("first", 200, None), ("ngram", 400, 10), ("first", 400, None)]
-    assert {spec.family for spec in params.models.values()} == {"transformer"}
-    assert set(params.models) == {"M1", "M2", "M1-200", "M2-200", "M1-400", "M2-400"}
+    assert {"transformer", "rnn"} <= {spec.family for spec in params.models.values()}
+    assert {"M1", "M2", "M1-200", "M2-200", "M1-400", "M2-400", "PG-cov"} <= set(params.models)
+    assert params.models["PG-cov"].family == "rnn" and params.families["rnn"]["cell"] == "lstm"
 
 
 @pytest.mark.parametrize(

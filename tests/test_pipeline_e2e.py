@@ -19,13 +19,15 @@ import yaml
 
 pytestmark = pytest.mark.slow
 
-MODELS = ["M1", "M2", "M1-200", "M2-200", "M1-400", "M2-400"]
+MODELS = ["M1", "M2", "M1-200", "M2-200", "M1-400", "M2-400", "PG-cov"]
 TINY = {
     "data": {"dataset": "numerals", "numerals": {"size": 90, "max_length": 6, "max_number": 30}},
     "preprocess": {"workers": 1},
     "vocab": {"size": 120},
     "extract": {"workers": 1},
     "model": {"d_model": 16, "d_ff": 32, "n_layers": 1, "n_heads": 2, "vocab_size": 100},
+    "families": {"rnn": {"embedding_dim": 8, "hidden_dim": 8}},
+    "models": {"PG-cov": {"arch": {"coverage_phase_steps": 2}, "train": {"max_steps": 3}}},
     "train": {"max_steps": 3, "batch_size": 8, "checkpoint_every": 2, "log_every": 1, "device": "cpu"},
     "decode": {"max_length": 6, "device": "cpu"},
     "evaluate": {"bootstrap_samples": 50},

@@ -241,3 +241,51 @@ def test_compiled_training_follows_the_eager_run(monkeypatch: pytest.MonkeyPatch
     for key in eager:
         torch.testing.assert_close(compiled[key], eager[key], rtol=1e-4, atol=1e-5, msg=key)
     assert not torch.allclose(eager["embed.weight"], initial["embed.weight"])  # it did train
+
+
+class PlantedValidationTask(TinyTask):
+    """TinyTask whose validation loss at the end of epoch e is `curve[e]` (a planted curve)."""
+
+    def __init__(self, curve: list[float]) -> None:
+        super().__init__()
+        self.curve, self.validations = curve, 0
+
+    def valid_batches(self) -> list[list[int]]:
+        self.validations += 1
+        return [list(range(12))]
+
+    def loss(self, model: torch.nn.Module, batch: TinyBatch) -> tuple[torch.Tensor, torch.Tensor]:
+        total, n = super().loss(model, batch)
+        if not model.training:  # validation: the planted value per target
+            return torch.tensor(self.curve[self.validations - 1] * 12.0), torch.tensor(12)
+        return total, n
+
+
+@pytest.mark.parametrize(("patience", "stops_after"), [(1, 3), (2, 4), (3, 8), (None, 10)])
+def test_early_stopping_stops_after_patience_epochs_without_improvement(tmp_path, patience, stops_after) -> None:
+    # best at epoch 2 (0.5), then 0.6, 0.55 (no improvement), 0.4 at epoch 5 (new best), then worse
+    curve = [0.9, 0.5, 0.6, 0.55, 0.4, 0.45, 0.47, 0.48, 0.49, 0.5]
+    task = PlantedValidationTask(curve)
+    result = fit(tiny_model(), task, config(epochs=10, patience=patience), tmp_path, fingerprint="planted",
+                 progress=False)
+    assert result.position.epoch == stops_after
+    assert task.validations == stops_after
+    assert result.position.best_valid_loss == pytest.approx(0.5 if stops_after < 5 else 0.4)
+    assert result.position.best_step == (2 if stops_after < 5 else 5) * 5  # 5 batches an epoch
+
+
+def test_early_stopping_count_survives_a_kill(tmp_path) -> None:
+    curve = [0.9, 0.5, 0.6, 0.55, 0.4, 0.45, 0.47, 0.48]
+
+    def kill_in_epoch_4(position: ckpt.Position) -> bool:
+        if position.step == 17:
+            raise Killed
+        return False
+
+    with pytest.raises(Killed):
+        fit(tiny_model(), PlantedValidationTask(curve), config(epochs=8, patience=2), tmp_path, fingerprint="p",
+            should_stop=kill_in_epoch_4, progress=False)
+    task = PlantedValidationTask(curve)
+    task.validations = 3  # epochs 1-3 were validated before the kill
+    result = fit(tiny_model(), task, config(epochs=8, patience=2), tmp_path, fingerprint="p", progress=False)
+    assert result.resumed_from_step == 15 and result.position.epoch == 4

@@ -85,3 +85,33 @@ def test_scheduler_state_dict_is_plain_data() -> None:
                                                                                          warmup_steps=7))
     state = scheduler.state_dict()
     assert state["lr_lambdas"] == [{"warmup_steps": 7}]
+
+
+def one_update(cfg: TrainConfig, grads: list[list[float]]) -> torch.Tensor:
+    """The parameter (started at 0) after one update per gradient in `grads`."""
+    p = torch.nn.Parameter(torch.zeros(2))
+    optimizer, scheduler = build_optimizer([p], cfg)
+    for g in grads:
+        p.grad = torch.tensor(g)
+        optimizer.step()
+        scheduler.step()
+    return p.detach()
+
+
+def test_sgd_is_plain_gradient_descent_at_a_constant_rate() -> None:
+    # seed 004: SGD, lr 0.01; two updates: -0.01·(1 + 3) and -0.01·(-2 + 0)
+    p = one_update(TrainConfig(optimizer="sgd", lr=0.01), [[1.0, -2.0], [3.0, 0.0]])
+    torch.testing.assert_close(p, torch.tensor([-0.04, 0.02]))
+    with_momentum = one_update(TrainConfig(optimizer="sgd", lr=0.01, momentum=0.5), [[1.0, 0.0], [1.0, 0.0]])
+    assert with_momentum[0].item() == pytest.approx(-0.01 - 0.01 * 1.5)  # buffer 1, then 0.5·1 + 1
+
+
+def test_rmsprop_uses_keras_decay_and_epsilon() -> None:
+    # v = 0.9·v + 0.1·g²; p -= lr·g / (sqrt(v) + 1e-7). First update: v = 0.1·g², step = lr / sqrt(0.1)
+    p = one_update(TrainConfig(optimizer="rmsprop", lr=0.001), [[2.0, -0.5]])
+    step = 0.001 * 2.0 / (math.sqrt(0.1 * 4.0) + 1e-7)
+    torch.testing.assert_close(p, torch.tensor([-step, step]))
+    # second update with g = 0: v = 0.9·0.1·g1², p moves 0
+    p2 = one_update(TrainConfig(optimizer="rmsprop", lr=0.001), [[2.0, -0.5], [0.0, 0.0]])
+    torch.testing.assert_close(p2, p)
+    assert lrs_of_updates(TrainConfig(optimizer="rmsprop", lr=0.001), 3) == [0.001] * 3

@@ -176,3 +176,78 @@ def test_killed_stage_resumes_to_bit_identical_weights(tmp_path: Path) -> None:
     log_a = pd.read_csv(tmp_path / "straight/models/T1/train_log.csv").drop(columns="tokens_per_s")
     log_b = pd.read_csv(tmp_path / "killed/models/T1/train_log.csv").drop(columns="tokens_per_s")
     pd.testing.assert_frame_equal(log_a, log_b)
+
+
+# ---- the recurrent family: See et al.'s coverage phase through the stage ---------------------------
+RNN_ARCH = {"cell": "gru", "embedding_dim": 8, "hidden_dim": 12, "dropout": 0.1, "vocab_size": 16,
+            "max_source_tokens": 20, "max_summary_tokens": 6, "coverage": True, "coverage_phase_steps": 5}
+
+
+def write_rnn_fixture(root: Path, **train: object) -> Path:
+    """The fixture plus `R1`, a pointer-generator GRU trained 2 epochs (12 updates) without coverage,
+    then 5 updates with it."""
+    path = write_fixture(root, **train)
+    params = yaml.safe_load(path.read_text())
+    params["families"] = {"rnn": RNN_ARCH}
+    params["models"]["R1"] = {"family": "rnn", "input": "ngram20", "train": {"optimizer": "adagrad", "lr": 0.15}}
+    path.write_text(yaml.safe_dump(params))
+    return path
+
+
+def test_rnn_model_trains_through_its_coverage_phase(tmp_path: Path) -> None:
+    inputs = resolve_inputs(load(write_rnn_fixture(tmp_path)), "R1")
+    assert inputs.train.optimizer == "adagrad" and inputs.train.lr == 0.15  # the model's own train overrides
+    summary = train_model(inputs, progress=False)
+    assert summary["steps"] == 17 and summary["optimizer"] == "adagrad"
+    for phase in ("main", "coverage"):
+        assert (tmp_path / f"checkpoints/R1/{phase}/state.pt").is_file()
+    log = pd.read_csv(tmp_path / "models/R1/train_log.csv")
+    assert log["step"].tolist() == [2, 4, 6, 8, 10, 12, 14, 16, 17]  # the coverage phase numbered on
+    assert log["epoch"].tolist()[-1] == pytest.approx(2 + 5 / 6, abs=1e-4)
+    from sumpipe.models.io import load_pretrained
+
+    model, _, card = load_pretrained(tmp_path / "models/R1")
+    assert card.family == "rnn" and card.arch.coverage_phase_steps == 5
+    assert model.coverage_active  # decoding uses the coverage the last phase trained
+
+
+def test_bad_model_train_override_is_a_one_line_error(tmp_path: Path) -> None:
+    path = write_rnn_fixture(tmp_path)
+    params = yaml.safe_load(path.read_text())
+    params["models"]["R1"]["train"] = {"optimizer": "lbfgs"}
+    path.write_text(yaml.safe_dump(params))
+    from sumpipe.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"^models.R1.train.optimizer: expected one of"):
+        resolve_inputs(load(path), "R1")
+
+
+@pytest.mark.parametrize("phase", ["main", "coverage"])
+def test_killed_rnn_stage_resumes_to_bit_identical_weights(tmp_path: Path, phase: str) -> None:
+    """SIGKILL `sumpipe train` in the main or in the coverage phase, run it again: same weights, same log."""
+    settings = dict(epochs=4, checkpoint_every=2, log_every=2)  # 24 updates, then 5 with coverage
+    straight = write_rnn_fixture(tmp_path / "straight", **settings)
+    train_model(resolve_inputs(load(straight), "R1"), progress=False)
+
+    params = write_rnn_fixture(tmp_path / "killed", **settings)
+    state = tmp_path / f"killed/checkpoints/R1/{phase}/state.pt"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "sumpipe.cli", "train", "--model", "R1", "-p", str(params)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    deadline = time.monotonic() + 240
+    while not state.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.002)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    saved = torch.load(state, weights_only=True)["position"]
+    assert not saved["done"], "the kill should land mid-phase"
+    assert not (tmp_path / "killed/models/R1/model.safetensors").exists()
+
+    again = train_model(resolve_inputs(load(params), "R1"), progress=False)
+    assert again["resumed_from_step"] == saved["step"] + (24 if phase == "coverage" else 0)
+    a = (tmp_path / "straight/models/R1/model.safetensors").read_bytes()
+    b = (tmp_path / "killed/models/R1/model.safetensors").read_bytes()
+    assert a == b
+    log_a = pd.read_csv(tmp_path / "straight/models/R1/train_log.csv").drop(columns="tokens_per_s")
+    log_b = pd.read_csv(tmp_path / "killed/models/R1/train_log.csv").drop(columns="tokens_per_s")
+    pd.testing.assert_frame_equal(log_a, log_b)

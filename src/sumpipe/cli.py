@@ -15,6 +15,7 @@ import typer
 from sumpipe.data import commands as data_commands
 from sumpipe.decode import commands as decode_commands
 from sumpipe.evaluate import commands as evaluate_commands
+from sumpipe.experiments import commands as experiment_commands
 from sumpipe.extract import commands as extract_commands
 from sumpipe.report import commands as report_commands
 from sumpipe.text import commands as text_commands
@@ -39,6 +40,7 @@ app.command("evaluate")(evaluate_commands.evaluate)
 app.command("rouge")(evaluate_commands.rouge)
 app.command("crosseval")(evaluate_commands.crosseval)
 app.command("report")(report_commands.report)
+app.add_typer(experiment_commands.numerals, name="numerals")
 
 
 def main() -> None:

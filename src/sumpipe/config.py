@@ -328,28 +328,35 @@ class ModelSpec:
     family's option that turns M1 into M2 (rarity-scaled encoder self-attention); `arch` overrides
     fields of the family's shared architecture (for `transformer`, the `model:` section; for another
     family, `families.<family>:`). The family validates `arch` once, when the model is resolved
-    (`sumpipe.models.registry.resolve_arch`), with errors naming `models.<name>.arch.<key>`.
+    (`sumpipe.models.registry.resolve_arch`), with errors naming `models.<name>.arch.<key>`. `train`
+    overrides fields of the `train:` section for this model only (seed 000's BiLSTM trains with
+    RMSProp and early stopping beside models trained with AdaGrad), validated when the model is trained.
     """
 
     family: str = "transformer"
     input: str = "first400"
     rarity: bool = False
     arch: dict[str, Any] = field(default_factory=dict)
+    train: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class TrainConfig:
     """The training loop (sumpipe.train): optimiser, schedule, batches, logging, checkpoints.
 
-    `lr` is AdaGrad's constant rate, or Adam's peak rate reached after `warmup_steps` (linear warm-up,
-    then inverse-sqrt decay). `batch_size` counts examples in the global batch (all DDP ranks).
+    `lr` is the constant rate of AdaGrad, SGD and RMSProp, or Adam's peak rate reached after
+    `warmup_steps` (linear warm-up, then inverse-sqrt decay); `momentum` is SGD's and RMSProp's.
+    `patience`: stop when the validation loss has not improved for this many epochs (early stopping,
+    seed 000; null: never). `batch_size` counts examples in the global batch (all DDP ranks).
     `bf16` turns on bf16 autocast on CUDA (CPU always trains in float32). `threads` caps torch's
     CPU threads during training (null: torch's default, all cores); 1 can be faster on a busy machine.
     """
 
-    optimizer: Literal["adagrad", "adam"] = "adam"
+    optimizer: Literal["adagrad", "adam", "sgd", "rmsprop"] = "adam"
     lr: float = 1e-3
     adagrad_initial_accumulator: float = 0.1
+    momentum: float = 0.0
+    patience: int | None = None
     warmup_steps: int = 100
     label_smoothing: float = 0.1
     grad_clip: float = 2.0
@@ -366,6 +373,8 @@ class TrainConfig:
     def check(self, key: str) -> None:
         require(self.lr > 0, _k(key, "lr"), "must be > 0")
         require(self.adagrad_initial_accumulator >= 0, _k(key, "adagrad_initial_accumulator"), "must be >= 0")
+        require(0.0 <= self.momentum < 1.0, _k(key, "momentum"), "must be in [0, 1)")
+        require(self.patience is None or self.patience >= 1, _k(key, "patience"), "must be >= 1 (or null)")
         require(self.warmup_steps >= 1, _k(key, "warmup_steps"), "must be >= 1")
         require(self.batch_size >= 1, _k(key, "batch_size"), "must be >= 1")
         require(self.epochs >= 1, _k(key, "epochs"), "must be >= 1")
@@ -493,6 +502,11 @@ class Params:
 # --------------------------------------------------------------------------------------------
 def load_params(path: str | Path = DEFAULT_PARAMS) -> Params:
     """Read and validate params.yaml; every problem is a one-line `ConfigError` naming the key."""
+    return load_config(path, Params)
+
+
+def load_config(path: str | Path, cls: type) -> Any:
+    """Read a YAML params file into dataclass `cls` (params.yaml, or an experiment's own params)."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: no such params file")
@@ -505,7 +519,7 @@ def load_params(path: str | Path = DEFAULT_PARAMS) -> Params:
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not UTF-8 text") from None
     try:
-        return from_dict(Params, data)
+        return from_dict(cls, data)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
 

@@ -281,19 +281,25 @@ class AdditiveAttention(nn.Module):
         projected_keys: torch.Tensor | None = None,
         coverage: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """query (B, Dq), keys (B, S, Dk), key_mask (B, S) True at real tokens, coverage (B, S).
-        Returns context (B, Dk) and weights (B, S) (0 at padding)."""
+        """query (B, Dq) — or (B, T, Dq), T decoder positions at once —, keys (B, S, Dk), key_mask
+        (B, S) True at real tokens, coverage (B, S) (or (B, T, S)). Returns context (B, Dk) and
+        weights (B, S) (0 at padding), or (B, T, Dk) and (B, T, S). T positions at once cost a
+        (B, T, S, A) intermediate: callers chunk T to bound memory."""
+        single = query.dim() == 2
+        if single:
+            query = query[:, None]
+            coverage = None if coverage is None else coverage[:, None]
         if projected_keys is None:
             projected_keys = self.project_keys(keys)
-        features = projected_keys + self.query_proj(query)[:, None, :]
+        features = projected_keys[:, None] + self.query_proj(query)[:, :, None]  # (B, T, S, A)
         if self.coverage_proj is not None:
             if coverage is None:
-                coverage = torch.zeros(key_mask.shape, dtype=features.dtype, device=features.device)
+                coverage = torch.zeros(features.shape[:3], dtype=features.dtype, device=features.device)
             features = features + self.coverage_proj(coverage[..., None].to(features.dtype))
-        scores = self.v(torch.tanh(features)).squeeze(-1).masked_fill(~key_mask, float("-inf"))
-        weights = torch.softmax(scores.float(), dim=-1).to(keys.dtype)
-        context = (weights[:, None, :] @ keys).squeeze(1)
-        return context, weights
+        scores = self.v(torch.tanh(features)).squeeze(-1).masked_fill(~key_mask[:, None], float("-inf"))
+        weights = torch.softmax(scores.float(), dim=-1).to(keys.dtype)  # (B, T, S)
+        context = weights @ keys  # (B, T, Dk)
+        return (context[:, 0], weights[:, 0]) if single else (context, weights)
 
 
 def coverage_loss(weights: torch.Tensor, coverage: torch.Tensor) -> torch.Tensor:

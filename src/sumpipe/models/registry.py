@@ -26,6 +26,9 @@ plus its params. What a family brings:
         options=("rarity",),            # ModelSpec options it honours (others must stay at default)
         card_section=lambda model: {},  # extra facts for its model card (`ModelCard.family_info`)
         arch_defaults=None,             # Params -> base arch mapping; default `families.<name>`
+        phases=None,                    # (arch, train cfg, batches per epoch) -> [TrainPhase]: a
+                                        #   training schedule in phases (rnn: See et al.'s coverage
+                                        #   phase); default one phase, the `train:` section
     )
 
 `resolve_model(params, name)` applies a model's overrides once (family defaults <- `models.<name>.arch`)
@@ -51,6 +54,7 @@ if TYPE_CHECKING:
 # name -> module that registers it
 BUILTIN: dict[str, str] = {
     "transformer": "sumpipe.models.transformer",
+    "rnn": "sumpipe.models.rnn",
 }
 
 
@@ -126,6 +130,16 @@ WORD_VOCABULARY = VocabularyKind(_word_vocab_for_training, _word_vocab_save, _wo
 
 
 @dataclass(frozen=True)
+class TrainPhase:
+    """One phase of a family's training schedule: a name (its checkpoint sub-folder when there are
+    several phases), its `train:` settings, and what to switch on the model before it runs."""
+
+    name: str
+    cfg: TrainConfig
+    prepare: Callable[["nn.Module"], None]
+
+
+@dataclass(frozen=True)
 class Family:
     """One model family (see the module docstring)."""
 
@@ -138,6 +152,13 @@ class Family:
     options: tuple[str, ...] = ()
     card_section: Callable[["nn.Module"], dict[str, Any]] = field(default=lambda model: {})
     arch_defaults: Callable[[Params], dict[str, Any]] | None = None
+    phases: Callable[[Any, TrainConfig, int], list[TrainPhase]] | None = None
+
+    def training_phases(self, arch: Any, cfg: TrainConfig, n_batches: int) -> list[TrainPhase]:
+        """The schedule for `arch` (`n_batches` training batches an epoch): the family's, or one phase."""
+        if self.phases is None:
+            return [TrainPhase("main", cfg, lambda model: None)]
+        return self.phases(arch, cfg, n_batches)
 
     def base_arch(self, params: Params) -> dict[str, Any]:
         """The family's shared architecture from params (validated), before a model's overrides."""

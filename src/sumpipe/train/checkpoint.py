@@ -45,6 +45,7 @@ class Position:
     best_valid_loss: float | None = None
     best_step: int | None = None
     done: bool = False
+    stale_epochs: int = 0  # epochs since the validation loss last improved (early stopping)
     log_rows: list[dict[str, Any]] = field(default_factory=list)
     interval: list[float] = field(default_factory=list)  # the open logging interval's running sums
 

@@ -16,6 +16,8 @@ batch its data and compute a summed loss) and:
   validates at each epoch end (and when `cfg.max_steps` cuts an epoch short);
 - saves a checkpoint every `cfg.checkpoint_every` updates and at each epoch end, and keeps the
   weights with the lowest validation loss, which it loads back into `model` before returning;
+- stops early when the validation loss has not improved for `cfg.patience` epochs (seed 000; the
+  count is part of the checkpoint, so a resumed run stops at the same epoch);
 - resumes from the checkpoint in `checkpoint_dir` when one exists for the same `fingerprint`.
 
 Exactness of resume rests on three things: the batch order is a pure function of (seed, epoch)
@@ -324,16 +326,20 @@ class _Loop:
         valid_loss = self.validate()
         row = self._log_row(valid_loss)
         if pos.best_valid_loss is None or valid_loss < pos.best_valid_loss:
-            pos.best_valid_loss, pos.best_step = valid_loss, pos.step
+            pos.best_valid_loss, pos.best_step, pos.stale_epochs = valid_loss, pos.step, 0
             if self.checkpoint_dir is not None and self.ctx.is_main:
                 ckpt.save_best(self.checkpoint_dir, self.model)
+        else:
+            pos.stale_epochs += 1
         if complete:
             pos.epoch += 1
             pos.batch = 0
-        pos.done = self._capped() or pos.epoch >= self.cfg.epochs
+        out_of_patience = self.cfg.patience is not None and pos.stale_epochs >= self.cfg.patience
+        pos.done = self._capped() or pos.epoch >= self.cfg.epochs or out_of_patience
         if self.ctx.is_main:
             tqdm.write(f"epoch {row['epoch']:g}: step {pos.step}, train loss {row['loss']:.4f}, "
-                       f"valid loss {valid_loss:.4f} (best {pos.best_valid_loss:.4f} at step {pos.best_step})",
+                       f"valid loss {valid_loss:.4f} (best {pos.best_valid_loss:.4f} at step {pos.best_step})"
+                       + (f"; early stop: no improvement for {pos.stale_epochs} epochs" if out_of_patience else ""),
                        file=sys.stderr)
         self._save()
 

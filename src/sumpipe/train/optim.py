@@ -1,6 +1,6 @@
 """Optimisers and learning-rate schedules of the thesis (§2.1.5, SEEDS.md §1.7).
 
-Two recipes, picked by `train.optimizer`:
+Four recipes, picked by `train.optimizer`:
 
 - ``adagrad`` — See et al. (2017): AdaGrad with a constant learning rate (`train.lr`, 0.15 in the
   paper) and every accumulator started at `train.adagrad_initial_accumulator` (0.1). No schedule.
@@ -10,6 +10,11 @@ Two recipes, picked by `train.optimizer`:
   ``d_model^-0.5 · warmup^-0.5``. We write it as ``peak · min(step / warmup, sqrt(warmup / step))``
   so that `train.lr` *is* the peak: the two are identical when
   ``train.lr = (d_model · warmup)^-0.5`` (e.g. 7.0e-4 for d_model 512, warm-up 4000).
+
+- ``sgd`` — seed 004: plain stochastic gradient descent (lr 0.01, batch 5), optional `train.momentum`.
+  Constant rate.
+- ``rmsprop`` — seed 000 (Keras): RMSProp with Keras's decay ρ = 0.9 and ε = 1e-7 (torch's defaults are
+  0.99 and 1e-8), optional `train.momentum`. Constant rate (Keras's default lr is 0.001).
 
 Steps count from 1 (the first optimizer update uses ``lr(1)``). Gradients are clipped to a global
 L2 norm of `train.grad_clip` (0 switches clipping off).
@@ -26,6 +31,8 @@ from sumpipe.config import TrainConfig
 
 ADAM_BETAS = (0.9, 0.98)
 ADAM_EPS = 1e-9
+RMSPROP_ALPHA = 0.9  # Keras's rho
+RMSPROP_EPS = 1e-7  # Keras's epsilon
 
 
 def warmup_inverse_sqrt(step: int, warmup_steps: int) -> float:
@@ -47,6 +54,13 @@ def build_optimizer(
         optimizer: torch.optim.Optimizer = torch.optim.Adagrad(
             params, lr=cfg.lr, initial_accumulator_value=cfg.adagrad_initial_accumulator
         )
+        multiplier = _constant
+    elif cfg.optimizer == "sgd":
+        optimizer = torch.optim.SGD(params, lr=cfg.lr, momentum=cfg.momentum)
+        multiplier = _constant
+    elif cfg.optimizer == "rmsprop":
+        optimizer = torch.optim.RMSprop(params, lr=cfg.lr, alpha=RMSPROP_ALPHA, eps=RMSPROP_EPS,
+                                        momentum=cfg.momentum)
         multiplier = _constant
     else:
         optimizer = torch.optim.Adam(params, lr=cfg.lr, betas=ADAM_BETAS, eps=ADAM_EPS)

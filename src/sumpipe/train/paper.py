@@ -10,7 +10,8 @@ The thesis fixes: d_model = embedding 256, feed-forward 1024, 8 layers, 8 heads,
 vocabulary 50,000 words for 400-token inputs and 25,000 for 200-token ones, summaries of 100
 tokens, AdaGrad lr 0.15 (initial accumulator 0.1, as See et al.), 5 epochs, beam 4, at most 120
 generated tokens. It leaves open the batch size (32 here; See et al. used 16), gradient clipping
-(2.0, See et al.) and the label smoothing (0.1, Vaswani et al.).
+(2.0, See et al.) and the label smoothing (0.1, Vaswani et al.). The recurrent models are See et al.'s
+pointer-generator with coverage (PG-cov) and seed 000's BiLSTM (BiLSTM-000), with their own training.
 """
 
 from __future__ import annotations
@@ -48,6 +49,39 @@ PAPER_OVERRIDES: dict[str, Any] = {
     "train.threads": None,
     "decode.beam_size": 4,
     "decode.max_length": 120,
+    # --- the recurrent family ---
+    # See et al. 2017: BiLSTM encoder 256, embedding 128, vocabulary 50k, 400 -> 100 tokens, AdaGrad 0.15
+    # (accumulator 0.1, the shared `train:` above), batch 16, no label smoothing, ~13 epochs (230k updates)
+    # of the pointer-generator, then 3,000 updates with coverage (λ = 1).
+    "families.rnn.cell": "lstm",
+    "families.rnn.embedding_dim": 128,
+    "families.rnn.hidden_dim": 256,
+    "families.rnn.layers": 1,
+    "families.rnn.vocab_size": 50000,
+    "families.rnn.max_source_tokens": 400,
+    "families.rnn.max_summary_tokens": 100,
+    "models.PG-cov.arch.coverage_phase_steps": 3000,
+    "models.PG-cov.train.batch_size": 16,
+    "models.PG-cov.train.label_smoothing": 0.0,
+    "models.PG-cov.train.epochs": 13,
+    "models.PG-cov.train.max_steps": None,
+    "models.PG-cov.train.threads": None,
+    # Seed 000 §4.3 (Amazon fine-food reviews -> summaries): 3 BiLSTM encoder layers, one LSTM decoder,
+    # a softmax output (no attention, no copying), RMSProp, batch 128, up to 50 epochs with early stopping
+    # (it stopped at 12; the patience is not given: 3 here). Its data: data.dataset local,
+    # data.path ../shared/data/amazon_food/reviews_first200.jsonl.gz (200 rows on this machine).
+    "models.BiLSTM-000.family": "rnn",
+    "models.BiLSTM-000.input": "first400",
+    "models.BiLSTM-000.arch.layers": 3,
+    "models.BiLSTM-000.arch.attention": "none",
+    "models.BiLSTM-000.arch.pointer": False,
+    "models.BiLSTM-000.arch.coverage": False,
+    "models.BiLSTM-000.train.optimizer": "rmsprop",
+    "models.BiLSTM-000.train.lr": 0.001,
+    "models.BiLSTM-000.train.batch_size": 128,
+    "models.BiLSTM-000.train.epochs": 50,
+    "models.BiLSTM-000.train.patience": 3,
+    "models.BiLSTM-000.train.label_smoothing": 0.0,
 }
 
 HEADER = """\

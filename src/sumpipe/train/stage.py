@@ -3,7 +3,8 @@
 Everything family-specific goes through the model's family (`sumpipe.models.registry`): it reads
 `<extracted>/<spec.input>/{train,valid}.parquet` and the family's vocabulary (`<vocab>/vocab.parquet`
 for word families), builds the model and the training task, trains it with
-`sumpipe.train.engine.fit`, and writes into `<models>/<name>/`:
+`sumpipe.train.engine.fit` (through the family's training phases, `fit_phases`), and writes into
+`<models>/<name>/`:
 
 - `model.safetensors`, `config.json` (the typed `ModelCard`: family, arch, spec, input selection and
   its budget, data set, training summary), the vocabulary (`sumpipe.models.io.save_pretrained`): the
@@ -28,11 +29,11 @@ from typing import Any
 import pandas as pd
 import torch
 
-from sumpipe.config import Budget, ModelSpec, Params, TrainConfig
+from sumpipe.config import Budget, ModelSpec, Params, TrainConfig, from_dict
 from sumpipe.errors import SumpipeError
 from sumpipe.extract.methods import find_selection
 from sumpipe.io import atomic_path, read_parquet
-from sumpipe.models.registry import Family, resolve_model
+from sumpipe.models.registry import Family, TrainPhase, resolve_model
 from sumpipe.train.ddp import context_from_env, init_process_group
 from sumpipe.train.engine import LOG_COLUMNS, FitResult, fit, seed_everything, training_device
 
@@ -67,7 +68,8 @@ def resolve_inputs(params: Params, name: str) -> TrainInputs:
         family=family,
         spec=spec,
         arch=arch,
-        train=params.train,
+        train=from_dict(TrainConfig, {**dataclasses.asdict(params.train), **spec.train}, f"models.{name}.train")
+        if spec.train else params.train,
         selection=selection,
         extracted_dir=Path(params.paths.extracted) / spec.input,
         vocab_dir=Path(params.paths.vocab),
@@ -109,8 +111,9 @@ def train_model(inputs: TrainInputs, *, resume: bool = True, progress: bool | No
         seed_everything(cfg.seed + ctx.rank)  # own dropout masks per rank; DDP copies rank 0's weights
     vocab_files = sorted(p for p in inputs.vocab_dir.iterdir() if p.is_file())
     fingerprint = run_fingerprint(inputs, [train_path, valid_path, *vocab_files])
-    result = fit(model, task, cfg, inputs.checkpoint_dir, fingerprint=fingerprint, resume=resume,
-                 ctx=ctx, progress=progress, description=inputs.name)
+    phases = family.training_phases(arch, cfg, len(task.epoch_batches(0)))
+    result = fit_phases(model, task, phases, inputs.checkpoint_dir, fingerprint=fingerprint, resume=resume,
+                        ctx=ctx, progress=progress, description=inputs.name)
     summary = training_summary(result, model, cfg, len(train_df), len(valid_df), device)
     if ctx.is_main:
         card = ModelCard(family=family.name, arch=arch, vocab_size=model.vocab_size, name=inputs.name,
@@ -121,6 +124,52 @@ def train_model(inputs: TrainInputs, *, resume: bool = True, progress: bool | No
     if ctx.is_distributed:
         torch.distributed.destroy_process_group()
     return summary
+
+
+def fit_phases(model: torch.nn.Module, task: Any, phases: list[TrainPhase], checkpoint_dir: Path | None, *,
+               fingerprint: str, description: str, **fit_kwargs: Any) -> FitResult:
+    """Train through a family's phases in order (`sumpipe.models.registry.TrainPhase`).
+
+    One phase keeps its checkpoint in `checkpoint_dir` itself; several each get `<checkpoint_dir>/<phase>`
+    and their own fingerprint, so a kill in any phase resumes exactly: a finished phase is recognised from
+    its checkpoint and only hands its best weights on. The result spans all phases (log rows numbered on
+    from the phases before, steps and epochs added up).
+    """
+    if len(phases) == 1:
+        phases[0].prepare(model)
+        return fit(model, task, phases[0].cfg, checkpoint_dir, fingerprint=fingerprint, description=description,
+                   **fit_kwargs)
+    results: list[FitResult] = []
+    for phase in phases:
+        phase.prepare(model)
+        sub = None if checkpoint_dir is None else Path(checkpoint_dir) / phase.name
+        results.append(fit(model, task, phase.cfg, sub, fingerprint=f"{fingerprint}/{phase.name}",
+                           description=f"{description} ({phase.name})", **fit_kwargs))
+        if results[-1].stopped_early:
+            break
+    return _combined(results)
+
+
+def _combined(results: list[FitResult]) -> FitResult:
+    """One FitResult for consecutive phases: later phases' steps and epochs continue the earlier ones'."""
+    rows: list[dict[str, Any]] = []
+    step_offset, epoch_offset = 0, 0.0
+    for result in results:
+        rows += [{**r, "step": r["step"] + step_offset, "epoch": round(r["epoch"] + epoch_offset, 4)}
+                 for r in result.log_rows]
+        last = result.position
+        step_offset, epoch_offset = step_offset + last.step, rows[-1]["epoch"] if rows else epoch_offset
+    final, before = results[-1], step_offset - results[-1].position.step
+    position = dataclasses.replace(
+        final.position, step=step_offset, log_rows=rows,
+        best_step=None if final.position.best_step is None else final.position.best_step + before)
+    resumed_from = 0  # the step, counted across phases, this run started from
+    for result in results:
+        resumed_from += result.resumed_from_step
+        if result.resumed_from_step < result.position.step:
+            break
+    return FitResult(position, resumed_from, sum(r.train_seconds for r in results),
+                     sum(r.tokens_seen for r in results), final.stopped_early)
 
 
 def run_fingerprint(inputs: TrainInputs, files: list[Path]) -> str:

@@ -1,0 +1,1 @@
+"""Experiments with their own DVC pipelines under experiments/ (seed 004's numerals)."""

@@ -1,0 +1,45 @@
+"""`sumpipe numerals run|report`: the stages of experiments/numerals/dvc.yaml (seed 004)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from sumpipe.options import ParamsOption
+
+numerals = typer.Typer(help="Seed 004's numerals experiment (experiments/numerals/dvc.yaml).", no_args_is_help=True)
+
+
+@numerals.command("run")
+def run(
+    run: Annotated[str, typer.Option("--run", help="continuous-none | random-none | random-bahdanau | "
+                                                   "continuous-bahdanau")],
+    length: Annotated[int, typer.Option("--length", help="maximum sequence length of the data")],
+    params: ParamsOption = Path("params.yaml"),
+) -> None:
+    """Train and evaluate one (data, attention, max length) cell into <out>/<run>-<length>/."""
+    from sumpipe.config import load_config
+    from sumpipe.errors import SumpipeError
+    from sumpipe.experiments.numerals import NumeralsExperiment, run_numerals
+
+    cfg = load_config(params, NumeralsExperiment)
+    if run not in cfg.runs or length not in cfg.max_lengths:
+        raise SumpipeError(f"--run {run} --length {length}: not in {params}'s runs {cfg.runs} "
+                           f"and max_lengths {cfg.max_lengths}")
+    m = run_numerals(cfg, run, length)
+    typer.echo(f"{run} L{length}: token accuracy {100 * m['valid_token_accuracy']:.1f} %, sequence accuracy "
+               f"{100 * m['valid_sequence_accuracy']:.1f} %, train loss {m['train_loss']:.3f} "
+               f"({m['steps']} steps, {m['train_seconds']} s) -> {cfg.run_dir(run, length)}")
+
+
+@numerals.command("report")
+def report(params: ParamsOption = Path("params.yaml")) -> None:
+    """Figures like seed 004's Figs. 5-8, a markdown table and the combined metrics."""
+    from sumpipe.config import load_config
+    from sumpipe.experiments.numerals import NumeralsExperiment
+    from sumpipe.experiments.numerals_report import numerals_report
+
+    for path in numerals_report(load_config(params, NumeralsExperiment)):
+        typer.echo(f"wrote {path}")
