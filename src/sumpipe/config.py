@@ -405,6 +405,8 @@ class DecodeConfig:
         require(self.length_penalty >= 0, _k(key, "length_penalty"), "must be >= 0")
         require(self.min_length >= 0, _k(key, "min_length"), "must be >= 0")
         require(self.max_length is None or self.max_length >= 1, _k(key, "max_length"), "must be >= 1")
+        require(self.max_length is None or self.min_length <= self.max_length, _k(key, "min_length"),
+                f"must be <= max_length ({self.max_length})")
         require(self.block_ngram_repeat >= 0, _k(key, "block_ngram_repeat"), "must be >= 0 (0 = off)")
         require(self.top_k >= 0, _k(key, "top_k"), "must be >= 0")
         require(0.0 < self.top_p <= 1.0, _k(key, "top_p"), "must be in (0, 1]")

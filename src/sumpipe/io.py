@@ -7,6 +7,7 @@ renames it into place (rename is atomic on POSIX within one file system).
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import json
 import os
@@ -89,3 +90,13 @@ def read_json(path: str | os.PathLike) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise SumpipeError(f"{path}: not valid JSON ({exc})") from None
+
+
+def text_encoding(head: bytes) -> str:
+    """The encoding of text that starts with `head`: UTF-16 or UTF-32 when it opens with their byte
+    order mark (Windows editors write UTF-16 this way), else UTF-8 (a UTF-8 BOM is dropped)."""
+    if head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        return "utf-32"
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    return "utf-8-sig"
