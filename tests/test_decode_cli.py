@@ -198,7 +198,7 @@ def test_conflicting_and_bad_options(workdir, monkeypatch, capsys) -> None:
     assert_one_line_error(run(["--greedy", "--sample", "article.txt"], monkeypatch, capsys, workdir), "exclude")
     assert_one_line_error(run(["--per-line", "--per-block", "article.txt"], monkeypatch, capsys, workdir), "exclude")
     assert_one_line_error(run(["--beam", "0", "article.txt"], monkeypatch, capsys, workdir), "--beam: must be >= 1")
-    assert_one_line_error(run(["--top-p", "1.5", "--sample", "article.txt"], monkeypatch, capsys, workdir), "top_p")
+    assert_one_line_error(run(["--top-p", "1.5", "--sample", "article.txt"], monkeypatch, capsys, workdir), "--top-p: must be in (0, 1]")
     assert_one_line_error(run(["--beam", "2"], monkeypatch, capsys, workdir), "apply to an INPUT file")
 
 
