@@ -56,16 +56,21 @@ def write_parquet(df: pd.DataFrame | pa.Table, path: str | os.PathLike) -> Path:
     return Path(path)
 
 
-def read_parquet(path: str | os.PathLike, columns: list[str] | None = None) -> pd.DataFrame:
-    """Read a Parquet artifact, with a one-line error when it is missing (run the earlier stage)."""
+def read_table(path: str | os.PathLike, columns: list[str] | None = None) -> pa.Table:
+    """Read a Parquet artifact as an Arrow table; missing, truncated or corrupt files and absent
+    columns are one-line errors naming the file."""
     path = Path(path)
     if not path.is_file():
         raise SumpipeError(f"{path}: no such file (run the stage that writes it first, e.g. `dvc repro`)")
     try:
-        table = pq.read_table(path, columns=columns)
+        return pq.read_table(path, columns=columns)
     except (pa.ArrowException, OSError) as exc:  # a corrupt file, or a column it does not have
         raise SumpipeError(f"{path}: cannot read ({(str(exc).splitlines() or [''])[0]})") from None
-    return table.to_pandas()
+
+
+def read_parquet(path: str | os.PathLike, columns: list[str] | None = None) -> pd.DataFrame:
+    """Read a Parquet artifact into pandas, with `read_table`'s one-line errors."""
+    return read_table(path, columns).to_pandas()
 
 
 def write_json(obj: Any, path: str | os.PathLike) -> Path:
