@@ -68,6 +68,17 @@ def read_table(path: str | os.PathLike, columns: list[str] | None = None) -> pa.
         raise SumpipeError(f"{path}: cannot read ({(str(exc).splitlines() or [''])[0]})") from None
 
 
+def open_parquet(path: str | os.PathLike) -> pq.ParquetFile:
+    """A Parquet artifact opened for streaming (`iter_batches`), with `read_table`'s one-line errors."""
+    path = Path(path)
+    if not path.is_file():
+        raise SumpipeError(f"{path}: no such file (run the stage that writes it first, e.g. `dvc repro`)")
+    try:
+        return pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:  # truncated or not Parquet at all
+        raise SumpipeError(f"{path}: cannot read ({(str(exc).splitlines() or [''])[0]})") from None
+
+
 def read_parquet(path: str | os.PathLike, columns: list[str] | None = None) -> pd.DataFrame:
     """Read a Parquet artifact into pandas, with `read_table`'s one-line errors."""
     return read_table(path, columns).to_pandas()

@@ -94,7 +94,7 @@ def _time_limit(seconds: int) -> Iterator[None]:
 def run_inprocess(args: list[str], cwd: Path, monkeypatch, capsys, stdin: bytes | None = None,
                   limit_s: int = IN_PROCESS_LIMIT_S) -> Result:
     """`sumpipe ARGS` through the console-script entry point, in this process (fast: torch is
-    imported once per test session)."""
+    imported once per test session). `capsys` None: output is not captured (module fixtures)."""
     import torch
 
     from sumpipe.cli import main
@@ -117,7 +117,7 @@ def run_inprocess(args: list[str], cwd: Path, monkeypatch, capsys, stdin: bytes 
         code, escaped = 1, exc
     finally:
         torch.set_num_threads(threads)
-    out, err = capsys.readouterr()
+    out, err = capsys.readouterr() if capsys is not None else ("", "")
     return classify(code, out, err, escaped)
 
 
