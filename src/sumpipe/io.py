@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import errno
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
@@ -32,20 +34,58 @@ def _current_umask() -> int:
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside `path`; on success rename it over `path`, else delete it."""
+    """Yield a temporary path beside `path`; on success rename it over `path`, else delete it.
+
+    The file system refusing the write (read-only or permission-less folder, full disk, quota, file
+    size limit) is a one-line SumpipeError naming `path`; whatever was at `path` before stays intact.
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise _write_error(path, exc) from None
     os.close(fd)
     tmp_path = Path(tmp)
-    # mkstemp creates the file 0600; give the artifact the permissions a plain open() would.
-    tmp_path.chmod(0o666 & ~_current_umask())
     try:
+        # mkstemp creates the file 0600; give the artifact the permissions a plain open() would.
+        tmp_path.chmod(0o666 & ~_current_umask())
         yield tmp_path
         os.replace(tmp_path, path)
+    except OSError as exc:
+        if exc.errno not in WRITE_ERRNOS:
+            raise
+        raise _write_error(path, exc) from None
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
+
+
+@contextlib.contextmanager
+def native_write_errors() -> Iterator[None]:
+    """Around a writer implemented in Rust or C++ (safetensors, torch.save): re-raise a refused write
+    (full disk, size limit) as the OSError that `atomic_path` reports in one line; these libraries
+    raise their own exception types for it."""
+    try:
+        yield
+    except OSError:
+        raise
+    except Exception as exc:
+        text = str(exc)
+        code = re.search(r"os error (\d+)", text)  # safetensors: Rust's io::Error
+        if code:
+            raise OSError(int(code.group(1)), os.strerror(int(code.group(1)))) from exc
+        if "inline_container" in text:  # torch.save's stream writer: "unexpected pos", "file write failed"
+            raise OSError(errno.EIO, "write failed, is the disk full?") from exc
+        raise
+
+
+# errno values that mean "the file system refused the write", not a bug or an unreadable input
+WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO}
+
+
+def _write_error(path: Path, exc: OSError) -> SumpipeError:
+    return SumpipeError(f"{path}: cannot write ({exc.strerror or exc}); the previous version, if any, is unchanged")
 
 
 def write_parquet(df: pd.DataFrame | pa.Table, path: str | os.PathLike) -> Path:

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 SRC = REPO / "src"
 IN_PROCESS_LIMIT_S = 120  # far above any fast case; a hang ends as outcome "hang", not a stuck suite
@@ -147,3 +149,48 @@ def run_subprocess(argv: list[str], cwd: Path, timeout: float = 300, env: dict[s
 
 def sumpipe_argv(*args: str) -> list[str]:
     return [sys.executable, "-m", "sumpipe.cli", *args]
+
+
+# --------------------------------------------------------------------------------------------
+# A tiny pipeline, run in-process once per session: download .. decode on 60 numerals examples
+# --------------------------------------------------------------------------------------------
+TINY = {
+    "data": {"dataset": "numerals", "numerals": {"size": 60, "max_length": 6, "max_number": 30}},
+    "preprocess": {"workers": 1},
+    "vocab": {"size": 120},
+    "extract": {"workers": 1, "budgets": [{"method": "first", "tokens": 400}, {"method": "ngram", "tokens": 200}]},
+    "model": {"d_model": 16, "d_ff": 32, "n_layers": 1, "n_heads": 2, "vocab_size": 100},
+    "models": {"M1": {"family": "transformer", "input": "first400"}},
+    "train": {"max_steps": 3, "batch_size": 8, "checkpoint_every": 1, "log_every": 1, "device": "cpu"},
+    "decode": {"max_length": 4, "device": "cpu", "beam_size": 2},
+    "evaluate": {"bootstrap_samples": 20},
+    "crosseval": {"data": {"dataset": "numerals", "seed": 99,
+                           "numerals": {"size": 20, "max_length": 6, "max_number": 30}},
+                  "max_examples": 8, "name": "numerals-99"},
+    "report": {"n_samples": 1, "n_heatmaps": 1},
+}
+TINY_STAGES = (["download"], ["preprocess"], ["vocab"], ["extract"], ["train", "--model", "M1"],
+               ["decode", "--model", "M1"])
+
+
+def tiny_params() -> dict:
+    import yaml
+
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    for key, value in TINY.items():
+        params[key] = {**params.get(key, {}), **value} if key not in ("models",) else value
+    return params
+
+
+@pytest.fixture(scope="session")
+def pipeline(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import yaml
+
+    root = tmp_path_factory.mktemp("rel-pipeline")
+    (root / "params.yaml").write_text(yaml.safe_dump(tiny_params(), sort_keys=False))
+    (root / "input.txt").write_text("1 2 3 4 5\n")
+    with pytest.MonkeyPatch.context() as mp:
+        for stage in TINY_STAGES:
+            result = run_inprocess(stage, root, mp, None)
+            assert result.outcome == "ok", (stage, result.describe())
+    return root

@@ -1,8 +1,8 @@
 """Artifacts damaged between stages: the next stage names the file in one line (and writes nothing),
 never a traceback and never a silently wrong result.
 
-The fixture runs the data stages in-process on a tiny numerals corpus, adds a tiny model and its
-predictions; each case copies that folder, damages one artifact and runs the next stage.
+The `pipeline` fixture (harness) runs the stages in-process on a tiny numerals corpus; each case
+copies that folder, damages one artifact and runs the next stage.
 """
 
 from __future__ import annotations
@@ -12,21 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
-from harness import REPO, check, run_inprocess
-from test_decode_api import make_model_dir
-
-TINY = {
-    "data": {"dataset": "numerals", "numerals": {"size": 60, "max_length": 6, "max_number": 30}},
-    "preprocess": {"workers": 1},
-    "vocab": {"size": 120},
-    "extract": {"workers": 1, "budgets": [{"method": "first", "tokens": 400}, {"method": "ngram", "tokens": 200}]},
-    "models": {"M1": {"family": "transformer", "input": "first400"}},
-    "decode": {"max_length": 4, "device": "cpu", "beam_size": 2},
-    "evaluate": {"bootstrap_samples": 20},
-}
-
+from harness import check, pipeline, run_inprocess  # noqa: F401 - pipeline is a fixture
 
 def _truncate(path: str):
     def mutate(root: Path) -> None:
@@ -77,22 +64,6 @@ CASES = {
         lambda root: (root / "metrics").mkdir(exist_ok=True) or (root / "metrics/rouge.json").write_text("{oops"),
         ["decode", "input.txt"], "ok", None),
 }
-
-
-@pytest.fixture(scope="module")
-def pipeline(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("rel-artifacts")
-    params = yaml.safe_load((REPO / "params.yaml").read_text())
-    params = {**params, **{k: ({**params[k], **v} if isinstance(v, dict) and k != "models" else v)
-                           for k, v in TINY.items()}}
-    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    (root / "input.txt").write_text("1 2 3 4 5\n")
-    make_model_dir(root / "models" / "M1")
-    with pytest.MonkeyPatch.context() as mp:
-        for stage in (["download"], ["preprocess"], ["vocab"], ["extract"], ["decode", "--model", "M1"]):
-            result = run_inprocess(stage, root, mp, None)
-            assert result.outcome == "ok", (stage, result.describe())
-    return root
 
 
 @pytest.mark.parametrize(("damage", "command", "expected", "not_written"),
