@@ -10,6 +10,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import errno
+import glob
 import json
 import os
 import re
@@ -42,7 +43,8 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        _remove_stale_temporaries(path)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
         raise _write_error(path, exc) from None
     os.close(fd)
@@ -78,6 +80,27 @@ def native_write_errors() -> Iterator[None]:
         if "inline_container" in text:  # torch.save's stream writer: "unexpected pos", "file write failed"
             raise OSError(errno.EIO, "write failed, is the disk full?") from exc
         raise
+
+
+def _remove_stale_temporaries(path: Path) -> None:
+    """Delete temporaries of `path` whose writer is gone: a SIGKILLed writer runs no clean-up, and a
+    leftover inside a directory that DVC tracks (models/, checkpoints/) would change its hash. The
+    writer's pid is in the name (`.<name>.<pid>.<random>.tmp`); a live writer's file is left alone."""
+    prefix = f".{path.name}."
+    for tmp in path.parent.glob(f"{glob.escape(prefix)}*.tmp"):
+        pid = tmp.name[len(prefix):].split(".", 1)[0]
+        if pid.isdigit() and not _process_alive(int(pid)):
+            tmp.unlink(missing_ok=True)
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
 
 
 # errno values that mean "the file system refused the write", not a bug or an unreadable input

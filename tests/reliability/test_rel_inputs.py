@@ -50,6 +50,7 @@ INPUTS = {
 COMMANDS = {
     "decode": lambda path: ["decode", "-m", "M1", path],
     "rouge": lambda path: ["rouge", "--bootstrap", "20", path, path],
+    "summarize": lambda path: ["summarize", "--method", "lead", path],  # extractive; once on main
 }
 
 NO_TEXT = "error: the input has no Latin-script text"
@@ -92,7 +93,16 @@ EXPECTED = {
     },
 }
 
+# `sumpipe summarize` reads raw text like `sumpipe decode INPUT`: the same outcomes (one document).
+EXPECTED["summarize"] = dict(EXPECTED["decode"])
+
 SLOW_INPUTS = {"50 MB"}
+
+
+def _available(command: str) -> bool:
+    from sumpipe.cli import app
+
+    return any(info.name == command for info in app.registered_commands)
 
 
 @pytest.fixture(scope="module")
@@ -116,6 +126,8 @@ def _place(kind, path: Path) -> None:
 
 def _cases():
     for command, table in EXPECTED.items():
+        if not _available(command):  # a command of a branch not merged yet
+            continue
         for name, expected in table.items():
             if expected is None:
                 continue
