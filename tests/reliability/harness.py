@@ -3,8 +3,8 @@ ended.
 
 A case ends in exactly one of
 - ``ok``:        exit status 0;
-- ``error``:     a non-zero exit whose stderr ends in ONE line ``error: ...`` (earlier ``note:`` /
-                 ``warning:`` lines allowed) and holds no Python traceback;
+- ``error``:     a non-zero exit whose stderr ends in ONE line ``error: ...`` (earlier progress,
+                 ``note:`` or ``warning:`` lines allowed) and holds no Python traceback;
 - ``traceback``: an exception escaped (in-process) or stderr shows ``Traceback``;
 - ``hang``:      no answer within the case's time limit;
 - ``messy``:     anything else (non-zero exit with a multi-line or unlabelled message).
@@ -58,8 +58,8 @@ def classify(code: int | None, out: str, err: str, escaped: BaseException | None
     if code == 0:
         return Result("ok", code, out, err)
     lines = [line for line in err.strip().splitlines() if line.strip()]
-    others = [line for line in lines[:-1] if not line.startswith(("note:", "warning:"))]
-    if lines and lines[-1].startswith("error: ") and not others:
+    # progress lines before it are fine (training logs its epochs); a second error line is not
+    if lines and lines[-1].startswith("error: ") and not any(line.startswith("error") for line in lines[:-1]):
         return Result("error", code, out, err)
     return Result("messy", code, out, err)
 
