@@ -158,9 +158,18 @@ def test_binary_file(workdir, monkeypatch, capsys, tmp_path) -> None:
     assert_one_line_error(run([str(path)], monkeypatch, capsys, workdir), "binary")
 
 
-def test_utf16_text_counts_as_binary(workdir, monkeypatch, capsys, tmp_path) -> None:
+def test_utf16_with_a_byte_order_mark_is_decoded(workdir, monkeypatch, capsys, tmp_path) -> None:
     path = tmp_path / "utf16.txt"
-    path.write_bytes(ARTICLE.encode("utf-16"))
+    path.write_bytes(ARTICLE.encode("utf-16"))                    # BOM + UTF-16-LE, as Notepad saves it
+    code, out, _ = run(["-m", "M1", str(path)], monkeypatch, capsys, workdir)
+    plain = tmp_path / "utf8.txt"
+    plain.write_text(ARTICLE, encoding="utf-8")
+    assert code == 0 and out == run(["-m", "M1", str(plain)], monkeypatch, capsys, workdir)[1]
+
+
+def test_utf16_without_a_byte_order_mark_counts_as_binary(workdir, monkeypatch, capsys, tmp_path) -> None:
+    path = tmp_path / "utf16.txt"
+    path.write_bytes(ARTICLE.encode("utf-16-le"))
     assert_one_line_error(run([str(path)], monkeypatch, capsys, workdir), "give UTF-8 text")
 
 
@@ -188,8 +197,8 @@ def test_no_trained_models(monkeypatch, capsys, tmp_path) -> None:
 def test_conflicting_and_bad_options(workdir, monkeypatch, capsys) -> None:
     assert_one_line_error(run(["--greedy", "--sample", "article.txt"], monkeypatch, capsys, workdir), "exclude")
     assert_one_line_error(run(["--per-line", "--per-block", "article.txt"], monkeypatch, capsys, workdir), "exclude")
-    assert_one_line_error(run(["--beam", "0", "article.txt"], monkeypatch, capsys, workdir), "decode.beam_size")
-    assert_one_line_error(run(["--top-p", "1.5", "--sample", "article.txt"], monkeypatch, capsys, workdir), "top_p")
+    assert_one_line_error(run(["--beam", "0", "article.txt"], monkeypatch, capsys, workdir), "--beam: must be >= 1")
+    assert_one_line_error(run(["--top-p", "1.5", "--sample", "article.txt"], monkeypatch, capsys, workdir), "--top-p: must be in (0, 1]")
     assert_one_line_error(run(["--beam", "2"], monkeypatch, capsys, workdir), "apply to an INPUT file")
 
 

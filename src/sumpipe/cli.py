@@ -44,17 +44,28 @@ app.add_typer(experiment_commands.numerals, name="numerals")
 
 
 def main() -> None:
-    """Console-script entry point: run the app, reporting user errors in one line."""
+    """Console-script entry point: run the app, reporting user errors in one line.
+
+    Click's own usage errors (a bad option value, a missing argument) are user errors too: they get
+    the same one `error:` line (and click's exit status 2) instead of a multi-line usage panel.
+    """
     from sumpipe.errors import SumpipeError
 
     try:
-        app()
+        code = app(standalone_mode=False)
     except SumpipeError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(1)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, typer.Abort):
         typer.echo("interrupted", err=True)
         sys.exit(130)
+    except typer.TyperException as exc:  # click.UsageError and its kin
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        if message:  # empty for "no arguments": the help text has been printed already
+            typer.echo(f"error: {message} (see --help)", err=True)
+        sys.exit(getattr(exc, "exit_code", 2))
+    if isinstance(code, int) and code:
+        sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ Supported annotations: bool, int, float (ints accepted), str, `X | None`, `Liter
 from __future__ import annotations
 
 import dataclasses
+import reprlib
 import types
 import typing
 from dataclasses import dataclass, field
@@ -37,6 +38,17 @@ def _type_name(tp: Any) -> str:
     return str(tp).replace("typing.", "")
 
 
+def _shown(value: Any) -> str:
+    """A bounded repr for error messages: a YAML alias bomb (a few lines that expand to a billion
+    items) must not be expanded into the message."""
+    return _SHORT_REPR.repr(value)
+
+
+_SHORT_REPR = reprlib.Repr()  # keyword arguments need Python 3.12
+_SHORT_REPR.maxlevel, _SHORT_REPR.maxlist, _SHORT_REPR.maxdict = 2, 4, 4
+_SHORT_REPR.maxstring = _SHORT_REPR.maxother = 60
+
+
 def _convert(value: Any, tp: Any, key: str) -> Any:
     """Check `value` against annotation `tp`; return it converted (dicts become dataclasses)."""
     origin = typing.get_origin(tp)
@@ -52,37 +64,37 @@ def _convert(value: Any, tp: Any, key: str) -> Any:
                 return _convert(value, arg, key)
             except ConfigError as exc:
                 errors.append(str(exc))
-        raise ConfigError(errors[0] if len(errors) == 1 else f"{key}: expected {_type_name(tp)}, got {value!r}")
+        raise ConfigError(errors[0] if len(errors) == 1 else f"{key}: expected {_type_name(tp)}, got {_shown(value)}")
     if origin is Literal:
         if value not in args:
             choices = ", ".join(repr(a) for a in args)
-            raise ConfigError(f"{key}: expected one of {choices}, got {value!r}")
+            raise ConfigError(f"{key}: expected one of {choices}, got {_shown(value)}")
         return value
     if origin is list:
         if not isinstance(value, list):
-            raise ConfigError(f"{key}: expected a list, got {value!r}")
+            raise ConfigError(f"{key}: expected a list, got {_shown(value)}")
         return [_convert(v, args[0], f"{key}[{i}]") for i, v in enumerate(value)]
     if origin is dict:
         if not isinstance(value, dict):
-            raise ConfigError(f"{key}: expected a mapping, got {value!r}")
+            raise ConfigError(f"{key}: expected a mapping, got {_shown(value)}")
         return {str(k): _convert(v, args[1], f"{key}.{k}") for k, v in value.items()}
     if dataclasses.is_dataclass(tp):
         return from_dict(tp, value, key)
     if tp is bool:
         if not isinstance(value, bool):
-            raise ConfigError(f"{key}: expected true or false, got {value!r}")
+            raise ConfigError(f"{key}: expected true or false, got {_shown(value)}")
         return value
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{key}: expected int, got {value!r}")
+            raise ConfigError(f"{key}: expected int, got {_shown(value)}")
         return value
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{key}: expected float, got {value!r}")
+            raise ConfigError(f"{key}: expected float, got {_shown(value)}")
         return float(value)
     if tp is str:
         if not isinstance(value, str):
-            raise ConfigError(f"{key}: expected str, got {value!r}")
+            raise ConfigError(f"{key}: expected str, got {_shown(value)}")
         return value
     raise TypeError(f"unsupported annotation {tp!r} for {key}")  # a programming error, not a user one
 
@@ -93,7 +105,7 @@ def from_dict(cls: type, data: Any, key: str = "") -> Any:
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise ConfigError(f"{where}expected a mapping, got {data!r}")
+        raise ConfigError(f"{where}expected a mapping, got {_shown(data)}")
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(map(str, data)) - set(fields))
@@ -414,6 +426,8 @@ class DecodeConfig:
         require(self.length_penalty >= 0, _k(key, "length_penalty"), "must be >= 0")
         require(self.min_length >= 0, _k(key, "min_length"), "must be >= 0")
         require(self.max_length is None or self.max_length >= 1, _k(key, "max_length"), "must be >= 1")
+        require(self.max_length is None or self.min_length <= self.max_length, _k(key, "min_length"),
+                f"must be <= max_length ({self.max_length})")
         require(self.block_ngram_repeat >= 0, _k(key, "block_ngram_repeat"), "must be >= 0 (0 = off)")
         require(self.top_k >= 0, _k(key, "top_k"), "must be >= 0")
         require(0.0 < self.top_p <= 1.0, _k(key, "top_p"), "must be in (0, 1]")
@@ -500,6 +514,20 @@ class Params:
 # --------------------------------------------------------------------------------------------
 # Loading
 # --------------------------------------------------------------------------------------------
+class _UniqueKeySafeLoader(yaml.SafeLoader):
+    """yaml.SafeLoader that rejects a key repeated in one mapping (YAML would silently keep the last
+    one, so an edit near the top of params.yaml could be overridden by a forgotten one below)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, typing.Hashable) and key in seen:
+                raise ConfigError(f"duplicate key {key!r} at line {key_node.start_mark.line + 1}")
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_params(path: str | Path = DEFAULT_PARAMS) -> Params:
     """Read and validate params.yaml; every problem is a one-line `ConfigError` naming the key."""
     return load_config(path, Params)
@@ -511,13 +539,15 @@ def load_config(path: str | Path, cls: type) -> Any:
     if not path.is_file():
         raise ConfigError(f"{path}: no such params file")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeySafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         raise ConfigError(f"{path}: not valid YAML{where}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not UTF-8 text") from None
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
     try:
         return from_dict(cls, data)
     except ConfigError as exc:

@@ -7,9 +7,13 @@ renames it into place (rename is atomic on POSIX within one file system).
 
 from __future__ import annotations
 
+import codecs
 import contextlib
+import errno
+import glob
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
@@ -31,20 +35,80 @@ def _current_umask() -> int:
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside `path`; on success rename it over `path`, else delete it."""
+    """Yield a temporary path beside `path`; on success rename it over `path`, else delete it.
+
+    The file system refusing the write (read-only or permission-less folder, full disk, quota, file
+    size limit) is a one-line SumpipeError naming `path`; whatever was at `path` before stays intact.
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _remove_stale_temporaries(path)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise _write_error(path, exc) from None
     os.close(fd)
     tmp_path = Path(tmp)
-    # mkstemp creates the file 0600; give the artifact the permissions a plain open() would.
-    tmp_path.chmod(0o666 & ~_current_umask())
     try:
+        # mkstemp creates the file 0600; give the artifact the permissions a plain open() would.
+        tmp_path.chmod(0o666 & ~_current_umask())
         yield tmp_path
         os.replace(tmp_path, path)
+    except OSError as exc:
+        if exc.errno not in WRITE_ERRNOS:
+            raise
+        raise _write_error(path, exc) from None
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
+
+
+@contextlib.contextmanager
+def native_write_errors() -> Iterator[None]:
+    """Around a writer implemented in Rust or C++ (safetensors, torch.save): re-raise a refused write
+    (full disk, size limit) as the OSError that `atomic_path` reports in one line; these libraries
+    raise their own exception types for it."""
+    try:
+        yield
+    except OSError:
+        raise
+    except Exception as exc:
+        text = str(exc)
+        code = re.search(r"os error (\d+)", text)  # safetensors: Rust's io::Error
+        if code:
+            raise OSError(int(code.group(1)), os.strerror(int(code.group(1)))) from exc
+        if "inline_container" in text:  # torch.save's stream writer: "unexpected pos", "file write failed"
+            raise OSError(errno.EIO, "write failed, is the disk full?") from exc
+        raise
+
+
+def _remove_stale_temporaries(path: Path) -> None:
+    """Delete temporaries of `path` whose writer is gone: a SIGKILLed writer runs no clean-up, and a
+    leftover inside a directory that DVC tracks (models/, checkpoints/) would change its hash. The
+    writer's pid is in the name (`.<name>.<pid>.<random>.tmp`); a live writer's file is left alone."""
+    prefix = f".{path.name}."
+    for tmp in path.parent.glob(f"{glob.escape(prefix)}*.tmp"):
+        pid = tmp.name[len(prefix):].split(".", 1)[0]
+        if pid.isdigit() and not _process_alive(int(pid)):
+            tmp.unlink(missing_ok=True)
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+# errno values that mean "the file system refused the write", not a bug or an unreadable input
+WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO}
+
+
+def _write_error(path: Path, exc: OSError) -> SumpipeError:
+    return SumpipeError(f"{path}: cannot write ({exc.strerror or exc}); the previous version, if any, is unchanged")
 
 
 def write_parquet(df: pd.DataFrame | pa.Table, path: str | os.PathLike) -> Path:
@@ -55,16 +119,32 @@ def write_parquet(df: pd.DataFrame | pa.Table, path: str | os.PathLike) -> Path:
     return Path(path)
 
 
-def read_parquet(path: str | os.PathLike, columns: list[str] | None = None) -> pd.DataFrame:
-    """Read a Parquet artifact, with a one-line error when it is missing (run the earlier stage)."""
+def read_table(path: str | os.PathLike, columns: list[str] | None = None) -> pa.Table:
+    """Read a Parquet artifact as an Arrow table; missing, truncated or corrupt files and absent
+    columns are one-line errors naming the file."""
     path = Path(path)
     if not path.is_file():
         raise SumpipeError(f"{path}: no such file (run the stage that writes it first, e.g. `dvc repro`)")
     try:
-        table = pq.read_table(path, columns=columns)
+        return pq.read_table(path, columns=columns)
     except (pa.ArrowException, OSError) as exc:  # a corrupt file, or a column it does not have
         raise SumpipeError(f"{path}: cannot read ({(str(exc).splitlines() or [''])[0]})") from None
-    return table.to_pandas()
+
+
+def open_parquet(path: str | os.PathLike) -> pq.ParquetFile:
+    """A Parquet artifact opened for streaming (`iter_batches`), with `read_table`'s one-line errors."""
+    path = Path(path)
+    if not path.is_file():
+        raise SumpipeError(f"{path}: no such file (run the stage that writes it first, e.g. `dvc repro`)")
+    try:
+        return pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:  # truncated or not Parquet at all
+        raise SumpipeError(f"{path}: cannot read ({(str(exc).splitlines() or [''])[0]})") from None
+
+
+def read_parquet(path: str | os.PathLike, columns: list[str] | None = None) -> pd.DataFrame:
+    """Read a Parquet artifact into pandas, with `read_table`'s one-line errors."""
+    return read_table(path, columns).to_pandas()
 
 
 def write_json(obj: Any, path: str | os.PathLike) -> Path:
@@ -89,3 +169,13 @@ def read_json(path: str | os.PathLike) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise SumpipeError(f"{path}: not valid JSON ({exc})") from None
+
+
+def text_encoding(head: bytes) -> str:
+    """The encoding of text that starts with `head`: UTF-16 or UTF-32 when it opens with their byte
+    order mark (Windows editors write UTF-16 this way), else UTF-8 (a UTF-8 BOM is dropped)."""
+    if head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        return "utf-32"
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    return "utf-8-sig"

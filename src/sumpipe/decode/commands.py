@@ -74,9 +74,32 @@ def decode(
     _run_input(input, params, model, overrides, per_line, per_block, as_json)
 
 
+# DecodeConfig field -> the option that sets it, so an out-of-range value is reported as typed
+OPTION_NAMES = {
+    "beam_size": "--beam", "top_k": "--top-k", "top_p": "--top-p", "temperature": "--temperature",
+    "seed": "--seed", "min_length": "--min-length", "max_length": "--max-length",
+    "length_penalty": "--length-penalty", "block_ngram_repeat": "--block-ngram",
+}
+
+
+def _decode_config(base, overrides: dict):
+    """`decode:` of params.yaml with the command-line overrides, validated by DecodeConfig.check;
+    a bad option value is a one-line error naming the option (`--beam: must be >= 1`)."""
+    from sumpipe.config import ConfigError, DecodeConfig, from_dict
+
+    try:
+        return from_dict(DecodeConfig, {**dataclasses.asdict(base), **overrides}, "")
+    except ConfigError as exc:
+        key, _, why = str(exc).partition(": ")
+        if key in overrides:
+            for field, option in OPTION_NAMES.items():
+                why = why.replace(field, option)
+            raise SumpipeError(f"{OPTION_NAMES[key]}: {why}") from None
+        raise ConfigError(f"decode.{exc}") from None
+
+
 def _run_input(input: str, params: Path, model: str | None, overrides: dict, per_line: bool,
                per_block: bool, as_json: bool) -> None:
-    from sumpipe.config import DecodeConfig, from_dict
     from sumpipe.decode.api import MAX_RAW_CHARS
     from sumpipe.decode.interactive import read_input, resolve_model, split_documents, summarize_input
 
@@ -86,7 +109,7 @@ def _run_input(input: str, params: Path, model: str | None, overrides: dict, per
     if not documents:
         raise SumpipeError(f"{'stdin' if input == '-' else input}: is empty")
     p = _load_params(params, input_mode=True)
-    cfg = from_dict(DecodeConfig, {**dataclasses.asdict(p.decode), **overrides}, "decode")
+    cfg = _decode_config(p.decode, overrides)
     model_dir = resolve_model(model, Path(p.paths.models), Path(p.paths.metrics) / "rouge.json", list(p.models))
     summarize_input(documents, model_dir, cfg, Path(p.paths.vocab), as_json, one_line=per_line,
                     echo=typer.echo, warn=lambda m: typer.echo(m, err=True))

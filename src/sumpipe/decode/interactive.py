@@ -6,7 +6,8 @@ n-gram table for a hybrid `ngram<N>` model) is loaded.
 
 Bad input is a one-line `SumpipeError`, decided as follows:
 - a missing path, a directory, an unreadable file: rejected;
-- NUL bytes in the first 64 KiB: rejected as binary (UTF-16 text included; save it as UTF-8);
+- UTF-16/UTF-32 with a byte order mark: decoded as such (a UTF-8 BOM is dropped);
+- otherwise NUL bytes in the first 64 KiB: rejected as binary;
 - other invalid UTF-8: decoded with U+FFFD replacements, which preprocessing drops;
 - empty or whitespace-only input: rejected;
 - a huge file: only the first `MAX_RAW_CHARS` characters (about 4 bytes each at most) of a single
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Iterable
 
 from sumpipe.errors import SumpipeError
+from sumpipe.io import text_encoding
 
 SNIFF_BYTES = 1 << 16
 NO_TEXT = "no Latin-script text to summarise (preprocessing keeps ASCII only)"
@@ -41,6 +43,8 @@ def read_input(source: str, limit_bytes: int | None = None) -> str:
     """The text of file `source` ("-" = stdin), checked as described in the module docstring."""
     name = "stdin" if source == "-" else source
     if source == "-":
+        if sys.stdin is None:  # the shell closed fd 0 (`0<&-`), so Python has no sys.stdin at all
+            raise SumpipeError("stdin: is closed; give a file or pipe text in")
         data = _read_bytes(sys.stdin.buffer, limit_bytes)
     else:
         path = Path(source)
@@ -53,9 +57,10 @@ def read_input(source: str, limit_bytes: int | None = None) -> str:
                 data = _read_bytes(f, limit_bytes)
         except OSError as exc:
             raise SumpipeError(f"{source}: cannot be read ({exc.strerror or exc})") from None
-    if b"\x00" in data[:SNIFF_BYTES]:
+    encoding = text_encoding(data[:4])
+    if encoding == "utf-8-sig" and b"\x00" in data[:SNIFF_BYTES]:
         raise SumpipeError(f"{name}: looks like a binary file (NUL bytes); give UTF-8 text")
-    text = data.decode("utf-8", errors="replace")
+    text = data.decode(encoding, errors="replace")
     if not text.strip():
         raise SumpipeError(f"{name}: is empty")
     return text

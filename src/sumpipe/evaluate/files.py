@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from sumpipe.errors import SumpipeError
+from sumpipe.io import text_encoding
 
 PREDICTION_COLUMNS = ("prediction", "summary", "hypothesis", "output")
 REFERENCE_COLUMNS = ("references", "reference", "target", "summary")
@@ -38,9 +39,11 @@ def file_kind(path: Path) -> str:
 
 
 def _open_text(path: Path):
-    if path.suffix.lower() == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return path.open("r", encoding="utf-8")
+    """Text mode, UTF-8 unless the file opens with a UTF-16/32 byte order mark."""
+    opener = gzip.open if path.suffix.lower() == ".gz" else open
+    with opener(path, "rb") as f:
+        head = f.read(4)
+    return opener(path, "rt", encoding=text_encoding(head))
 
 
 def _lookup(record: Any, dotted: str) -> Any:
@@ -80,6 +83,8 @@ def read_summaries(path: str | Path, column: str | None = None,
                    defaults: tuple[str, ...] = PREDICTION_COLUMNS) -> list[str | list[str]]:
     """The summaries in `path` (see the module docstring), one per example."""
     path = Path(path)
+    if path.is_dir():
+        raise SumpipeError(f"{path}: is a directory, not a file of summaries")
     if not path.is_file():
         raise SumpipeError(f"{path}: no such file")
     kind = file_kind(path)

@@ -68,11 +68,24 @@ def read_system(path: Path, column: str, refs_by_id: dict, where: str, rerun: st
         raise SumpipeError(f"{path}: missing column(s) {', '.join(sorted(missing))}")
     if not any(i in refs_by_id for i in frame["id"]):  # empty, or stale (another corpus or split)
         raise SumpipeError(f"{path}: no prediction for any example of {where} ({rerun})")
+    _check_one_per_example(path, frame["id"], refs_by_id, where, rerun)
     own = references_of(frame) if {"reference", "references"} & set(frame.columns) else [None] * len(frame)
     refs = [refs_by_id.get(i, r) for i, r in zip(frame["id"], own)]
     if any(r is None for r in refs):
         raise SumpipeError(f"{path}: ids without a reference in {where}")
     return pd.DataFrame({"id": frame["id"], "prediction": frame[column].fillna(""), "references": refs})
+
+
+def _check_one_per_example(path: Path, ids: pd.Series, refs_by_id: dict, where: str, rerun: str) -> None:
+    """Exactly one output per example of the split: a system scored on a subset (a cut or padded
+    file) would get a figure that is not comparable to the others'."""
+    repeated = ids[ids.duplicated()]
+    if len(repeated):
+        raise SumpipeError(f"{path}: {len(repeated)} repeated id(s), e.g. {repeated.iloc[0]!r} ({rerun})")
+    absent = len(set(refs_by_id) - set(ids))
+    if absent:
+        raise SumpipeError(f"{path}: {len(ids)} outputs for the {len(refs_by_id)} examples of {where}, "
+                           f"{absent} missing ({rerun})")
 
 
 def collect_systems(paths: PathsConfig, cfg: EvaluateConfig, model_names: list[str], baselines: list[str],

@@ -32,7 +32,7 @@ from sumpipe.errors import SumpipeError
 from sumpipe.extract.coverage import CoverageStats, coverage_of_hits, reference_hits, reference_words
 from sumpipe.extract.methods import FitContext, Selection, apply_selection, resolve_selections
 from sumpipe.extract.select import render
-from sumpipe.io import atomic_path, write_json
+from sumpipe.io import atomic_path, open_parquet, write_json
 from sumpipe.names import SPLITS
 from sumpipe.vocab.build import split_sentences
 
@@ -146,7 +146,7 @@ class BatchRunner:
 def extract_split(path: Path, out_dir: Path, runner: BatchRunner, progress: bool = True) -> CoverageStats:
     """Stream one processed split into `<out_dir>/<selection>/<split>.parquet` (atomic writes)."""
     outputs = runner.outputs
-    parquet = pq.ParquetFile(path)
+    parquet = open_parquet(path)
     columns = _columns(parquet.schema_arrow.names)
     stats = CoverageStats()
     split = path.stem
@@ -180,7 +180,7 @@ def extract(processed_dir: str | Path, vocab_dir: str | Path, out_dir: str | Pat
     if not paths:
         raise SumpipeError(f"{processed_dir}: no train/valid/test .parquet files (run `sumpipe preprocess` first)")
     # Worker processes pay a start-up (imports, loading the table): only worth it on a larger corpus.
-    n_docs = sum(pq.ParquetFile(p).metadata.num_rows for p in paths)
+    n_docs = sum(open_parquet(p).metadata.num_rows for p in paths)
     workers = cfg.workers if n_docs >= MIN_DOCS_PER_WORKER * cfg.workers else 1
     runner = BatchRunner(cfg.budgets, FitContext(Path(vocab_dir), processed_dir), workers)
     try:

@@ -25,10 +25,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load_model, save_model
 
 from sumpipe.errors import SumpipeError
-from sumpipe.io import atomic_path, write_json
+from sumpipe.io import atomic_path, native_write_errors, write_json
 from sumpipe.models.card import CARD_FILE, CARD_FORMAT, ModelCard, read_card
 from sumpipe.models.registry import get_family
 
@@ -64,7 +65,7 @@ def save_pretrained(model: torch.nn.Module, model_dir: str | os.PathLike, vocab:
     family = get_family(card.family)
     model_dir = Path(model_dir)
     model_dir.mkdir(parents=True, exist_ok=True)
-    with atomic_path(model_dir / WEIGHTS) as tmp:
+    with atomic_path(model_dir / WEIGHTS) as tmp, native_write_errors():
         save_model(model, str(tmp), metadata={"format": CARD_FORMAT})
     family.vocabulary.save(vocab, model_dir, card.arch)
     card = dataclasses.replace(card, weights_sha256=_sha256(model_dir / WEIGHTS))
@@ -92,8 +93,11 @@ def load_pretrained(model_dir: str | os.PathLike, device: str | torch.device = "
     misfit = f"{model_dir / WEIGHTS}: does not fit the architecture in config.json"
     try:
         # Into the CPU model, then one move: loading onto `device` would copy GPU -> CPU -> GPU. The
-        # file is the one save_pretrained wrote (its hash matched), so only its shapes can be wrong.
+        # file normally is the one save_pretrained wrote (its hash matched), so its shapes can be wrong;
+        # a file that is no safetensors at all (hash rewritten by hand) is never unpickled, only refused.
         missing, unexpected = load_model(model, str(model_dir / WEIGHTS), strict=False)
+    except SafetensorError as exc:  # a file whose hash config.json vouches for, yet no safetensors
+        raise SumpipeError(f"{model_dir / WEIGHTS}: not a readable safetensors file ({exc})") from None
     except RuntimeError as exc:  # load_state_dict: tensors of the wrong shape
         details = [line.strip() for line in str(exc).splitlines() if "size mismatch" in line]
         raise SumpipeError(f"{misfit} ({details[0] if details else 'shape mismatch'})") from None

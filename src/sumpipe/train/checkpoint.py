@@ -28,7 +28,7 @@ import torch
 from safetensors.torch import load_model, save_model
 
 from sumpipe.errors import SumpipeError
-from sumpipe.io import atomic_path
+from sumpipe.io import atomic_path, native_write_errors
 
 STATE_FILE = "state.pt"
 BEST_FILE = "best.safetensors"
@@ -101,7 +101,7 @@ def save_checkpoint(
         "position": asdict(position),
     }
     path = Path(directory) / STATE_FILE
-    with atomic_path(path) as tmp:
+    with atomic_path(path) as tmp, native_write_errors():
         torch.save(state, tmp)
     return path
 
@@ -142,7 +142,7 @@ def restore_checkpoint(
 def save_best(directory: Path, model: torch.nn.Module) -> Path:
     """Write the current weights as `directory/best.safetensors` (atomic)."""
     path = Path(directory) / BEST_FILE
-    with atomic_path(path) as tmp:
+    with atomic_path(path) as tmp, native_write_errors():
         save_model(model, str(tmp))
     return path
 

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from sumpipe.config import VocabConfig
 from sumpipe.errors import SumpipeError
+from sumpipe.io import open_parquet
 from sumpipe.vocab.ngrams import DROPPED, NgramCounter, NgramTable, ngram_windows, pack_ngrams
 from sumpipe.vocab.vocabulary import Vocabulary
 from sumpipe.vocab.words import is_content_word
@@ -104,7 +104,7 @@ class CorpusCounter:
 
 def count_corpus(train_path: Path, n: int, progress: bool = True) -> CorpusCounter:
     """Stream the train split through a `CorpusCounter`."""
-    parquet = pq.ParquetFile(train_path)
+    parquet = open_parquet(train_path)
     missing = {"source", "reference"} - set(parquet.schema_arrow.names)
     if missing:
         raise SumpipeError(f"{train_path}: missing column(s) {', '.join(sorted(missing))}")

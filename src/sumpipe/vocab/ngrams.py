@@ -33,10 +33,9 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from sumpipe.errors import SumpipeError
-from sumpipe.io import write_parquet
+from sumpipe.io import read_table, write_parquet
 from sumpipe.vocab.exact import inverse_log10, per_count
 from sumpipe.vocab.words import is_content_word
 
@@ -267,9 +266,9 @@ class NgramTable:
         for p in (path, words_path):
             if not p.is_file():
                 raise SumpipeError(f"{p}: no such file (run `sumpipe vocab` first)")
-        table = pq.read_table(path)
+        table = read_table(path)
         meta = table.schema.metadata or {}
-        words = pq.read_table(words_path, columns=["id", "token"])
+        words = read_table(words_path, columns=["id", "token"])
         if not np.array_equal(words.column("id").to_numpy(), np.arange(words.num_rows)):
             raise SumpipeError(f"{words_path}: ids must be 0..{words.num_rows - 1} in order")
         return cls(

@@ -30,10 +30,9 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from sumpipe.errors import SumpipeError
-from sumpipe.io import write_parquet
+from sumpipe.io import read_table, write_parquet
 from sumpipe.vocab.exact import exact_mean, inverse_ln1p, per_count
 
 SPECIALS = ("<unk>", "<pad>", "<s>", "</s>")  # ids 0..3, as in sumpipe.models.protocol
@@ -142,7 +141,7 @@ class Vocabulary:
         path = Path(path)
         if not path.is_file():
             raise SumpipeError(f"{path}: no such vocabulary file (run `sumpipe vocab` first)")
-        table = pq.read_table(path, columns=["token", "count"])
+        table = read_table(path, columns=["token", "count"])  # a corrupt file: one line naming it
         if size is not None:
             if size <= N_SPECIALS:
                 raise SumpipeError(f"vocabulary size must be > {N_SPECIALS}, got {size}")

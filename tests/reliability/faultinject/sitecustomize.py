@@ -1,0 +1,76 @@
+"""Fault injection for tests/reliability/test_rel_faults.py, loaded by every `sumpipe` child process
+whose PYTHONPATH starts with this folder (Python imports `sitecustomize` at start-up).
+
+It labels the process by its stage (`train@M1` for `sumpipe train --model M1`) and wraps os.replace,
+the commit step of every atomic artifact write (sumpipe.io.atomic_path). Environment:
+
+- RELIABILITY_LOG:   a file that gets one JSON line per stage process: {"stage", "writes", "seconds"}
+                     at a normal exit, {"stage", "killed_at", "when"} just before a kill, {"stage",
+                     "started"} when it holds (below);
+- RELIABILITY_FAULT: "<stage>:before:<k>" / "<stage>:after:<k>": SIGKILL this process just before / just
+                     after its k-th os.replace; "<stage>:hold:<seconds>": sleep that long at start-up
+                     (a stage that holds DVC's lock for a while).
+Other processes (dvc itself, pytest) are left alone.
+"""
+
+import json
+import os
+import signal
+import sys
+import time
+
+
+def _label():
+    argv = getattr(sys, "argv", None) or []
+    if not argv or not os.path.basename(argv[0]).startswith("sumpipe") or len(argv) < 2:
+        return None
+    label = argv[1]
+    if "--model" in argv[2:]:
+        i = argv.index("--model")
+        if i + 1 < len(argv):
+            label += "@" + argv[i + 1]
+    return label
+
+
+def _log(record):
+    path = os.environ.get("RELIABILITY_LOG")
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps(record) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def _install(label):
+    start = time.monotonic()
+    stage, when, arg = (os.environ.get("RELIABILITY_FAULT", "") + "::").split(":")[:3]
+    active = stage == label
+    if active and when == "hold":
+        _log({"stage": label, "started": True})
+        time.sleep(float(arg))
+    count = [0]
+    real_replace = os.replace
+
+    def kill(k):
+        _log({"stage": label, "killed_at": k, "when": when})
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    def replace(src, dst, *args, **kwargs):
+        count[0] += 1
+        if active and when == "before" and count[0] == int(arg):
+            kill(count[0])
+        result = real_replace(src, dst, *args, **kwargs)
+        if active and when == "after" and count[0] == int(arg):
+            kill(count[0])
+        return result
+
+    os.replace = replace
+
+    import atexit
+
+    atexit.register(lambda: _log({"stage": label, "writes": count[0], "seconds": round(time.monotonic() - start, 2)}))
+
+
+_LABEL = _label()
+if _LABEL is not None:
+    _install(_LABEL)

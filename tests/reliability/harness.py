@@ -1,0 +1,196 @@
+"""What every reliability case shares: run a `sumpipe` command as a user would, and classify how it
+ended.
+
+A case ends in exactly one of
+- ``ok``:        exit status 0;
+- ``error``:     a non-zero exit whose stderr ends in ONE line ``error: ...`` (earlier progress,
+                 ``note:`` or ``warning:`` lines allowed) and holds no Python traceback;
+- ``traceback``: an exception escaped (in-process) or stderr shows ``Traceback``;
+- ``hang``:      no answer within the case's time limit;
+- ``messy``:     anything else (non-zero exit with a multi-line or unlabelled message).
+
+Tables in the test files map a case to the expected outcome, ``"ok"`` or ``"error: <fragment>"``
+(the fragment must appear in the error line, so the message names the file, key or model).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SRC = REPO / "src"
+IN_PROCESS_LIMIT_S = 120  # far above any fast case; a hang ends as outcome "hang", not a stuck suite
+
+
+@dataclass
+class Result:
+    outcome: str  # ok | error | traceback | hang | messy
+    code: int | None
+    out: str
+    err: str
+
+    @property
+    def error_line(self) -> str:
+        lines = self.err.strip().splitlines()
+        return lines[-1] if lines else ""
+
+    def describe(self) -> str:
+        return f"{self.outcome} (exit {self.code}): stdout={self.out[-300:]!r} stderr={self.err[-1500:]!r}"
+
+
+def classify(code: int | None, out: str, err: str, escaped: BaseException | None = None) -> Result:
+    if escaped is not None:
+        return Result("traceback", code, out, f"{err}\n{type(escaped).__name__}: {escaped}")
+    if code is None:
+        return Result("hang", code, out, err)
+    if "Traceback (most recent call last)" in err:
+        return Result("traceback", code, out, err)
+    if code == 0:
+        return Result("ok", code, out, err)
+    lines = [line for line in err.strip().splitlines() if line.strip()]
+    # progress lines before it are fine (training logs its epochs); a second error line is not
+    if lines and lines[-1].startswith("error: ") and not any(line.startswith("error") for line in lines[:-1]):
+        return Result("error", code, out, err)
+    return Result("messy", code, out, err)
+
+
+def check(result: Result, expected: str) -> None:
+    """Assert that `result` ended as `expected` ("ok" or "error: <fragment>")."""
+    if expected == "ok":
+        assert result.outcome == "ok", result.describe()
+        return
+    kind, _, fragment = expected.partition(":")
+    assert kind == "error", expected
+    assert result.outcome == "error", result.describe()
+    assert fragment.strip() in result.error_line, result.describe()
+
+
+class _Alarm(Exception):
+    pass
+
+
+@contextmanager
+def _time_limit(seconds: int) -> Iterator[None]:
+    def ring(signum, frame):  # noqa: ARG001
+        raise _Alarm()
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def run_inprocess(args: list[str], cwd: Path, monkeypatch, capsys, stdin: bytes | None = None,
+                  limit_s: int = IN_PROCESS_LIMIT_S) -> Result:
+    """`sumpipe ARGS` through the console-script entry point, in this process (fast: torch is
+    imported once per test session). `capsys` None: output is not captured (module fixtures)."""
+    import torch
+
+    from sumpipe.cli import main
+
+    monkeypatch.chdir(cwd)
+    monkeypatch.setattr(sys, "argv", ["sumpipe", *args])
+    if stdin is not None:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
+    threads = torch.get_num_threads()
+    code: int | None = 0
+    escaped = None
+    try:
+        with _time_limit(limit_s):
+            main()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except _Alarm:
+        code = None
+    except Exception as exc:  # noqa: BLE001 - an escaped exception IS the finding
+        code, escaped = 1, exc
+    finally:
+        torch.set_num_threads(threads)
+    out, err = capsys.readouterr() if capsys is not None else ("", "")
+    return classify(code, out, err, escaped)
+
+
+def subprocess_env(extra: dict[str, str] | None = None, pythonpath: list[Path] = ()) -> dict[str, str]:
+    """The environment of a child `sumpipe`/`dvc`: this checkout's sources, one thread, no analytics."""
+    path = [str(p) for p in pythonpath] + [str(SRC)]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(path), "DVC_NO_ANALYTICS": "1", "OMP_NUM_THREADS": "1",
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}", **(extra or {})}
+
+
+def run_subprocess(argv: list[str], cwd: Path, timeout: float = 300, env: dict[str, str] | None = None,
+                   stdin=None, shell_prefix: str | None = None) -> Result:
+    """A child process; `shell_prefix` runs it through sh (e.g. "exec 0<&-;" to close stdin)."""
+    if shell_prefix is not None:
+        import shlex
+
+        command: list[str] | str = f"{shell_prefix} exec {shlex.join(argv)}"
+    else:
+        command = argv
+    try:
+        done = subprocess.run(command, cwd=cwd, env=env or subprocess_env(), capture_output=True, text=True,
+                              timeout=timeout, stdin=stdin, shell=shell_prefix is not None)
+    except subprocess.TimeoutExpired as exc:
+        return classify(None, str(exc.stdout or ""), str(exc.stderr or ""))
+    return classify(done.returncode, done.stdout, done.stderr)
+
+
+def sumpipe_argv(*args: str) -> list[str]:
+    return [sys.executable, "-m", "sumpipe.cli", *args]
+
+
+# --------------------------------------------------------------------------------------------
+# A tiny pipeline, run in-process once per session: download .. decode on 60 numerals examples
+# --------------------------------------------------------------------------------------------
+TINY = {
+    "data": {"dataset": "numerals", "numerals": {"size": 60, "max_length": 6, "max_number": 30}},
+    "preprocess": {"workers": 1},
+    "vocab": {"size": 120},
+    "extract": {"workers": 1, "budgets": [{"method": "first", "tokens": 400}, {"method": "ngram", "tokens": 200}]},
+    "model": {"d_model": 16, "d_ff": 32, "n_layers": 1, "n_heads": 2, "vocab_size": 100},
+    "models": {"M1": {"family": "transformer", "input": "first400"}},
+    "train": {"max_steps": 3, "batch_size": 8, "checkpoint_every": 1, "log_every": 1, "device": "cpu"},
+    "decode": {"max_length": 4, "device": "cpu", "beam_size": 2},
+    "evaluate": {"bootstrap_samples": 20},
+    "crosseval": {"data": {"dataset": "numerals", "seed": 99,
+                           "numerals": {"size": 20, "max_length": 6, "max_number": 30}},
+                  "max_examples": 8, "name": "numerals-99"},
+    "report": {"n_samples": 1, "n_heatmaps": 1},
+}
+TINY_STAGES = (["download"], ["preprocess"], ["vocab"], ["extract"], ["train", "--model", "M1"],
+               ["decode", "--model", "M1"])
+
+
+def tiny_params() -> dict:
+    import yaml
+
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    for key, value in TINY.items():
+        params[key] = {**params.get(key, {}), **value} if key not in ("models",) else value
+    return params
+
+
+@pytest.fixture(scope="session")
+def pipeline(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import yaml
+
+    root = tmp_path_factory.mktemp("rel-pipeline")
+    (root / "params.yaml").write_text(yaml.safe_dump(tiny_params(), sort_keys=False))
+    (root / "input.txt").write_text("1 2 3 4 5\n")
+    with pytest.MonkeyPatch.context() as mp:
+        for stage in TINY_STAGES:
+            result = run_inprocess(stage, root, mp, None)
+            assert result.outcome == "ok", (stage, result.describe())
+    return root

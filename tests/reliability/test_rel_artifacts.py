@@ -1,0 +1,80 @@
+"""Artifacts damaged between stages: the next stage names the file in one line (and writes nothing),
+never a traceback and never a silently wrong result.
+
+The `pipeline` fixture (harness) runs the stages in-process on a tiny numerals corpus; each case
+copies that folder, damages one artifact and runs the next stage.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from harness import check, pipeline, run_inprocess  # noqa: F401 - pipeline is a fixture
+
+def _truncate(path: str):
+    def mutate(root: Path) -> None:
+        p = root / path
+        p.write_bytes(p.read_bytes()[: p.stat().st_size // 2])
+    return mutate
+
+
+def _delete(path: str):
+    return lambda root: (root / path).unlink()
+
+
+def _rewrite_predictions(change):
+    def mutate(root: Path) -> None:
+        p = root / "predictions/M1/test.parquet"
+        pd.read_parquet(p).pipe(change).to_parquet(p)
+    return mutate
+
+
+# case -> (damage, command, expected, the artifact the command must not have written)
+CASES = {
+    "truncated processed train.parquet before vocab": (
+        _truncate("data/processed/train.parquet"), ["vocab"],
+        "error: data/processed/train.parquet: cannot read", "data/vocab/vocab.parquet"),
+    # by design a stage works on the splits present (a corpus may lack one) and says which it did
+    "deleted processed test.parquet before extract": (
+        _delete("data/processed/test.parquet"), ["extract"], "ok", None),
+    "truncated words.parquet before extract": (
+        _truncate("data/vocab/words.parquet"), ["extract"], "error: data/vocab/words.parquet", None),
+    "truncated ngrams.parquet before extract": (
+        _truncate("data/vocab/ngrams.parquet"), ["extract"], "error: data/vocab/ngrams.parquet", None),
+    "deleted config.json before decode": (
+        _delete("models/M1/config.json"), ["decode", "--model", "M1"], "error: models/M1: incomplete model directory, config.json is missing", None),
+    "truncated extracted selection before decode": (
+        _truncate("data/extracted/first400/test.parquet"), ["decode", "--model", "M1"],
+        "error: data/extracted/first400/test.parquet: cannot read", None),
+    "predictions of the wrong length before evaluate": (
+        _rewrite_predictions(lambda f: f.iloc[:-2]), ["evaluate"], "error: predictions/M1/test.parquet", None),
+    "predictions with extra rows before evaluate": (
+        _rewrite_predictions(lambda f: pd.concat([f, f.iloc[:1]])), ["evaluate"],
+        "error: predictions/M1/test.parquet", None),
+    "predictions without the prediction column": (
+        _rewrite_predictions(lambda f: f.drop(columns=["prediction"])), ["evaluate"],
+        "error: predictions/M1/test.parquet", None),
+    "truncated predictions before evaluate": (
+        _truncate("predictions/M1/test.parquet"), ["evaluate"], "error: predictions/M1/test.parquet", None),
+    "corrupt metrics/rouge.json before decode INPUT": (
+        lambda root: (root / "metrics").mkdir(exist_ok=True) or (root / "metrics/rouge.json").write_text("{oops"),
+        ["decode", "input.txt"], "ok", None),
+}
+
+
+@pytest.mark.parametrize(("damage", "command", "expected", "not_written"),
+                         [pytest.param(*v, id=k) for k, v in CASES.items()])
+def test_damaged_artifact(damage, command, expected, not_written, pipeline, tmp_path, monkeypatch, capsys) -> None:
+    root = tmp_path / "repo"
+    shutil.copytree(pipeline, root, symlinks=True)
+    if not_written:
+        (root / not_written).unlink()
+    damage(root)
+    result = run_inprocess(command, root, monkeypatch, capsys)
+    check(result, expected)
+    if not_written:
+        assert not (root / not_written).exists()

@@ -1,0 +1,81 @@
+"""Corpora for `data.dataset: local` through `sumpipe download`: a clear one-line error, or the right
+number of examples (rows without a source or a reference, and repeated ids, are dropped)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from harness import check, run_inprocess
+
+GOOD = [{"id": f"d{i}", "source": f"The cat number {i} sat on the mat. It was happy.", "reference": f"cat {i} sat"}
+        for i in range(6)]
+
+
+def _jsonl(rows) -> bytes:
+    return "".join(json.dumps(r) + "\n" for r in rows).encode()
+
+
+def _parquet(rows) -> bytes:
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.Table.from_pylist(rows), sink)
+    return sink.getvalue().to_pybytes()
+
+
+# name -> (file name, bytes, expected: number of examples kept, or "error: <fragment>")
+CASES = {
+    "good JSONL": ("c.jsonl", _jsonl(GOOD), 6),
+    "some empty sources": ("c.jsonl", _jsonl(GOOD + [{"id": "e", "source": "", "reference": "x y"}]), 6),
+    "all sources empty": ("c.jsonl", _jsonl([{**r, "source": ""} for r in GOOD]),
+                          "error: no examples with a source and a reference"),
+    "null references": ("c.jsonl", _jsonl(GOOD + [{"id": "n", "source": "a b c", "reference": None}]), 6),
+    "all references null": ("c.jsonl", _jsonl([{**r, "reference": None} for r in GOOD]),
+                            "error: no examples with a source and a reference"),
+    "1 MB source": ("c.jsonl", _jsonl(GOOD + [{"id": "big", "source": "The dog ran far. " * 62_000,
+                                               "reference": "dog ran"}]), 7),
+    "duplicated ids": ("c.jsonl", _jsonl(GOOD + GOOD[:2]), 6),
+    "non-UTF-8 lines": ("c.jsonl", _jsonl(GOOD).replace(b"sat on", b"sat \xff\xfe on"), 6),
+    "JSONL line not JSON": ("c.jsonl", _jsonl(GOOD[:2]) + b"{source: oops\n" + _jsonl(GOOD[2:]),
+                            "error: c.jsonl:3: not valid JSON"),
+    "JSONL line is a list": ("c.jsonl", _jsonl(GOOD[:2]) + b"[1, 2]\n", "error: c.jsonl:3: expected a JSON object"),
+    "CSV without reference": ("c.csv", b"id,source,summary\n1,the cat sat,cat\n",
+                              "error: no `reference` or `references` field"),
+    "CSV good": ("c.csv", b"id,source,reference\n1,the cat sat on the mat,cat sat\n2,a dog ran,dog\n", 2),
+    "empty file": ("c.jsonl", b"", "error: no examples with a source and a reference"),
+    "truncated Parquet": ("c.parquet", _parquet(GOOD)[:200], "error: c.parquet: not valid Parquet"),
+    "truncated .jsonl.gz": ("c.jsonl.gz", gzip.compress(_jsonl(GOOD))[:60], "error: c.jsonl.gz: cannot read"),
+    "unsupported suffix": ("c.txt", b"hello\n", "error: c.txt: unsupported file type"),
+    "references not a list": ("c.jsonl", _jsonl([{**r, "references": 5} for r in GOOD]),
+                              "error: `references` must be a list of strings"),
+}
+
+
+def _params(path: str) -> str:
+    return yaml.safe_dump({"data": {"dataset": "local", "path": path}, "preprocess": {"workers": 1}})
+
+
+@pytest.mark.parametrize(("name", "content", "expected"), [pytest.param(*v, id=k) for k, v in CASES.items()])
+def test_local_corpus(name, content, expected, tmp_path, monkeypatch, capsys) -> None:
+    (tmp_path / name).write_bytes(content)
+    (tmp_path / "params.yaml").write_text(_params(name))
+    result = run_inprocess(["download"], tmp_path, monkeypatch, capsys)
+    if isinstance(expected, int):
+        check(result, "ok")
+        counts = [int(n) for n in re.findall(r"(\d+) (?:train|valid|test)", result.out)]
+        assert sum(counts) == expected, result.out
+        total = sum(pq.read_metadata(tmp_path / "data/raw" / f"{s}.parquet").num_rows for s in ("train", "valid", "test"))
+        assert total == expected
+    else:
+        check(result, expected)
+        assert not (tmp_path / "data/raw/train.parquet").exists(), "a failed download left an artifact"
+
+
+def test_missing_path(tmp_path, monkeypatch, capsys) -> None:
+    (tmp_path / "params.yaml").write_text(_params("nowhere.jsonl"))
+    check(run_inprocess(["download"], tmp_path, monkeypatch, capsys), "error: nowhere.jsonl: no such file or folder")

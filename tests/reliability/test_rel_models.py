@@ -1,0 +1,125 @@
+"""Damaged model folders given to `sumpipe decode --model DIR`: one line naming the file, never a
+traceback, and never unpickled code.
+
+MUTATIONS maps a case to a function that damages a copy of a good model folder. A family whose
+model folder holds other files (a sentencepiece model, a pretrained encoder) adds its cases here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import pickle
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness import check, run_inprocess
+from test_decode_api import make_model_dir
+
+ARTICLE = "Police said the man was arrested on Monday after a long chase through the city.\n"
+MARKER = "pwned"  # a file the malicious pickle would create
+
+
+class _Exploit:
+    """Unpickling this calls Path.touch on the marker: proof that code ran."""
+
+    def __init__(self, target: Path) -> None:
+        self.target = target
+
+    def __reduce__(self):
+        return (Path.touch, (self.target,))
+
+
+def _card(d: Path) -> dict:
+    return json.loads((d / "config.json").read_text())
+
+
+def _write_card(d: Path, card: dict) -> None:
+    (d / "config.json").write_text(json.dumps(card))
+
+
+def _rehash(d: Path) -> None:
+    """Make config.json vouch for whatever model.safetensors now holds (an attacker controls both)."""
+    card = _card(d)
+    card["weights_sha256"] = hashlib.sha256((d / "model.safetensors").read_bytes()).hexdigest()
+    _write_card(d, card)
+
+
+def _truncate(d: Path) -> None:
+    w = d / "model.safetensors"
+    w.write_bytes(w.read_bytes()[: w.stat().st_size // 2])
+
+
+def _pickle(d: Path) -> None:
+    (d / "model.safetensors").write_bytes(pickle.dumps(_Exploit(d / MARKER)))
+
+
+def _set(key: str, value):
+    def mutate(d: Path) -> None:
+        card = _card(d)
+        card[key] = value
+        _write_card(d, card)
+    return mutate
+
+
+def _set_arch(key: str, value):
+    def mutate(d: Path) -> None:
+        card = _card(d)
+        card["arch"][key] = value
+        _write_card(d, card)
+    return mutate
+
+
+def _other_weights(d: Path) -> None:
+    """Weights of a differently shaped model, with a matching hash."""
+    card = _card(d)
+    card["arch"]["d_model"] = 32
+    card["arch"]["d_ff"] = 64
+    _write_card(d, card)
+
+
+def _both(*fs):
+    def mutate(d: Path) -> None:
+        for f in fs:
+            f(d)
+    return mutate
+
+
+MUTATIONS = {
+    "truncated model.safetensors": (_truncate, "error: model.safetensors: does not match config.json"),
+    "truncated weights, hash updated": (_both(_truncate, _rehash), "error: model.safetensors: not a readable"),
+    "weights deleted": (lambda d: (d / "model.safetensors").unlink(), "error: model.safetensors is missing"),
+    "config.json not JSON": (lambda d: (d / "config.json").write_text("{'family': transformer"),
+                             "error: config.json: not valid JSON"),
+    "config.json is a list": (lambda d: (d / "config.json").write_text("[1, 2]"), "error: config.json: format"),
+    "config.json non-UTF-8": (lambda d: (d / "config.json").write_bytes(b"{\"format\": \"\xff\xfe\"}"),
+                              "error: config.json: not valid JSON"),
+    "config.json deleted": (lambda d: (d / "config.json").unlink(), "error: unknown model"),
+    "config.json of an unknown family": (_set("family", "quantum"), "error: unknown model family 'quantum'"),
+    "config.json of another family's arch": (_set_arch("hidden_size", 128), "error: config.json: arch.hidden_size"),
+    "config.json arch wrong type": (_set_arch("d_model", "wide"), "error: config.json: arch.d_model"),
+    "config.json arch zero size": (_set_arch("n_heads", 0), "error: config.json: arch.n_heads"),
+    "config.json vs other weights": (_other_weights, "error: model.safetensors: does not fit the architecture"),
+    "vocab.parquet deleted": (lambda d: (d / "vocab.parquet").unlink(), "error: vocab.parquet"),
+    "vocab.parquet truncated": (lambda d: (d / "vocab.parquet").write_bytes(b"PAR1\x00\x00"), "error: vocab.parquet"),
+    "pickle as weights": (_pickle, "error: model.safetensors: does not match config.json"),
+    "pickle as weights, hash updated": (_both(_pickle, _rehash), "error: model.safetensors: not a readable"),
+}
+
+
+@pytest.fixture(scope="module")
+def good_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_model_dir(tmp_path_factory.mktemp("rel-models") / "M1", seed=0)
+
+
+@pytest.mark.parametrize(("mutate", "expected"), [pytest.param(*v, id=k) for k, v in MUTATIONS.items()])
+def test_damaged_model_folder(mutate, expected, good_model, tmp_path, monkeypatch, capsys) -> None:
+    model = tmp_path / "model"
+    shutil.copytree(good_model, model)
+    mutate(model)
+    (tmp_path / "article.txt").write_text(ARTICLE)
+    result = run_inprocess(["decode", "--model", str(model), "article.txt"], tmp_path, monkeypatch, capsys)
+    check(result, expected)
+    assert not (model / MARKER).exists(), "unpickling ran code from the model folder"

@@ -1,0 +1,87 @@
+"""Bad params.yaml files: every stage validates params.yaml first, so one command stands for all
+(`sumpipe decode` without INPUT, the decode stage). A params file that validates reaches the stage,
+which then says there is no trained model: that is the "accepted" outcome here.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import yaml
+
+from harness import REPO, check, run_inprocess
+
+ACCEPTED = "error: no trained models"
+
+# A billion-laughs alias bomb, written inline where a value is expected: 9 levels of 9 aliases,
+# 9**9 (387 M) strings if expanded.
+BOMB = "[" + ", ".join(['&l0 ["lol", "lol"]'] + [f"&l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, 9)]) + "]"
+
+
+def _default() -> dict:
+    return yaml.safe_load((REPO / "params.yaml").read_text())
+
+
+def _with(section: str, key: str, value) -> str:
+    params = _default()
+    params[section][key] = value
+    return yaml.safe_dump(params, sort_keys=False)
+
+
+def _without(*sections: str) -> str:
+    params = _default()
+    for section in sections:
+        del params[section]
+    return yaml.safe_dump(params, sort_keys=False)
+
+
+def _bomb_at(path: str) -> str:
+    """The bomb as the value of `path` (a.b.c)."""
+    *parents, leaf = path.split(".")
+    text, indent = "", ""
+    for part in parents:
+        text += f"{indent}{part}:\n"
+        indent += "  "
+    return text + f"{indent}{leaf}: {BOMB}\n"
+
+
+CASES = {
+    "wrong type (vocab.size: big)": (_with("vocab", "size", "big"), "error: vocab.size: expected int, got 'big'"),
+    "float for int (vocab.size: 1.5)": (_with("vocab", "size", 1.5), "error: vocab.size: expected int"),
+    "bool for int (vocab.size: true)": (_with("vocab", "size", True), "error: vocab.size: expected int"),
+    "negative size (vocab.size: -5)": (_with("vocab", "size", -5), "error: vocab.size"),
+    "zero size (model.d_model: 0)": (_with("model", "d_model", 0), "error: model.d_model"),
+    "zero batch (train.batch_size: 0)": (_with("train", "batch_size", 0), "error: train.batch_size"),
+    "NaN rate (train.lr: .nan)": (_with("train", "lr", float("nan")), "error: train.lr"),
+    "unknown top-level key": (_default() | {"modle": {}} and yaml.safe_dump(_default() | {"modle": {}}),
+                              "error: modle: unknown key"),
+    "unknown nested key": (_with("train", "lr_rate", 0.1), "error: train.lr_rate: unknown key"),
+    "missing sections (all but paths)": (yaml.safe_dump({"paths": _default()["paths"]}), ACCEPTED),
+    "missing models section": (_without("models"), ACCEPTED),
+    "empty file": ("", ACCEPTED),
+    "a list, not a mapping": ("- 1\n- 2\n", "error: expected a mapping"),
+    "YAML syntax error": ("vocab:\n  size: [1, 2\n", "error: params.yaml: not valid YAML at line"),
+    "duplicate key": ("vocab:\n  size: 10\nvocab:\n  size: 20\n", "error: params.yaml: duplicate key 'vocab'"),
+    "non-UTF-8 bytes": (b"vocab:\n  size: \xff\xfe\n", "error: params.yaml: not UTF-8 text"),
+    # a model's family and input are looked up by the stage that builds the model
+    "unknown model family (train)": ("models:\n  X: {family: quantum, input: first400}\n", "error: models.X",
+                                     ["train", "--model", "X"]),
+    "model input not a selection (train)": ("models:\n  X: {family: transformer, input: tfidf900}\n",
+                                            "error: models.X.input", ["train", "--model", "X"]),
+    "billion laughs at an unknown key": (_bomb_at("surprise"), "error: surprise: unknown key"),
+    "billion laughs in a list of str": (_bomb_at("data.pydoc.packages"), "error: data.pydoc.packages"),
+    "billion laughs in a mapping": (_bomb_at("data.pydoc"), "error: data.pydoc"),
+}
+
+
+@pytest.mark.parametrize(("content", "expected", "command"),
+                         [pytest.param(*v, *([["decode"]] if len(v) == 2 else []), id=k) for k, v in CASES.items()])
+def test_params_file(content, expected, command, tmp_path, monkeypatch, capsys) -> None:
+    data = content if isinstance(content, bytes) else content.encode()
+    (tmp_path / "params.yaml").write_bytes(data)
+    start = time.perf_counter()
+    result = run_inprocess([*command, "-p", "params.yaml"], tmp_path, monkeypatch, capsys, limit_s=60)
+    seconds = time.perf_counter() - start
+    check(result, expected)
+    assert seconds < 10, f"took {seconds:.1f} s: validation must fail fast"
