@@ -149,17 +149,20 @@ def coverage_section(coverage: dict | None, figures: Path, root: Path, example: 
     out += [
         "How much of the reference each model input contains (extract stage): mean distinct reference content "
         "words present in the input, their share of the reference's content words, and the number of input "
-        "tokens that are reference words (the thesis's count). `full` is the whole preprocessed document.",
+        "tokens that are reference words (the thesis's count). `full` is the whole preprocessed document. "
+        "`binds`: the share of documents longer than the budget, the only ones where a method had to choose "
+        "(elsewhere every selection is the whole document).",
         "",
-        "| split | input | words present | share | occurrences | examples |",
-        "|---|---|---:|---:|---:|---:|",
+        "| split | input | words present | share | occurrences | binds | examples |",
+        "|---|---|---:|---:|---:|---:|---:|",
     ]
     for split, selections in per_split.items():
         examples = coverage[split].get("examples", "")
         for name in sorted(selections, key=lambda s: (s != "full", s)):
             s = selections[name]
             out.append(f"| {split} | {name} | {s.get('words_present', float('nan')):.2f} | "
-                       f"{s.get('share', float('nan')):.3f} | {s.get('occurrences', float('nan')):.2f} | {examples} |")
+                       f"{s.get('share', float('nan')):.3f} | {s.get('occurrences', float('nan')):.2f} | "
+                       f"{s.get('binds', float('nan')):.3f} | {examples} |")
     made = [plots.coverage_bars(per_split, figures / "coverage.png")]
     out += ["", f"![coverage]({_rel(made[0], root)})", ""]
     if example is not None:
