@@ -16,9 +16,13 @@ def evaluate(params: ParamsOption = Path("params.yaml")) -> None:
     from sumpipe.evaluate.stage import run_evaluate
     from sumpipe.extract.methods import baseline_selections
 
+    from sumpipe.extract.scorers import METHODS
+
     p = load_params(params)
-    result = run_evaluate(p.paths, p.evaluate, list(p.models), baseline_selections(p.extract.budgets),
-                          split=p.decode.split)
+    systems = list(p.models) + [s for s in p.extractive.systems if s not in p.models]
+    readers = [s for s in p.extractive.systems if s in METHODS and METHODS[s].uses_reference]
+    result = run_evaluate(p.paths, p.evaluate, systems, baseline_selections(p.extract.budgets),
+                          split=p.decode.split, reads_reference=readers)
     for name in result.skipped:
         typer.echo(f"evaluate: no {p.decode.split} output for {name}, left out", err=True)
     best = max(result.summaries, key=lambda s: result.summaries[s]["rougeL"])

@@ -72,6 +72,12 @@ def take(order: Iterable[int], lengths: Sequence[int] | np.ndarray, limit: Limit
     return sorted(chosen)
 
 
+def fits_whole(doc: Document, limit: Limit) -> bool:
+    """Whether the whole document is within `limit` (then no method has anything to choose)."""
+    return ((limit.sentences is None or doc.n_sentences <= limit.sentences)
+            and (limit.tokens is None or int(doc.lengths.sum()) <= limit.tokens))
+
+
 def order_by_scores(scores: np.ndarray) -> np.ndarray:
     """Sentence indices by decreasing score; ties (and NaN-free equal scores) keep document order."""
     return np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
@@ -104,6 +110,8 @@ class Method:
         """The chosen sentence indices, in document order."""
         if doc.n_sentences == 0:
             return []
+        if fits_whole(doc, limit):  # nothing to choose: every method keeps the whole document
+            return list(range(doc.n_sentences))
         order = range(doc.n_sentences) if doc.n_terms == 0 else self.rank(doc)
         return take(order, doc.lengths, limit)
 

@@ -8,9 +8,9 @@ params are read. The ROUGE oracle is not registered: it reads the reference, whi
 must never see (it is an extractive *system* only, `sumpipe.extract.systems`).
 
 State: the methods that use corpus statistics (`CorpusStats`: idf, entropy weights) fit them on the
-training split, `<processed_dir>/train.parquet`, once per process for all of them (`corpus_state`
-keeps the last fit, keyed by the file's path, size and modification time). Without a processed
-folder (raw text at decode time) they fall back to statistics of the document itself.
+training split, `<processed_dir>/train.parquet`, once per process for all of them, and a batch of
+documents is analysed (stems, term counts) once for every method (`SharedAnalysis`). Without a
+processed folder (raw text at decode time) they fall back to statistics of the document itself.
 """
 
 from __future__ import annotations
@@ -29,50 +29,70 @@ from sumpipe.extract.scorers import METHODS, Analyzer, CorpusStats, Document, Li
 SELECTABLE = tuple(name for name, cls in METHODS.items() if not cls.uses_reference)
 
 
-@functools.lru_cache(maxsize=2)
-def _fit_train(path: str, size: int, mtime_ns: int) -> CorpusStats:
-    import pyarrow.parquet as pq
+class SharedAnalysis:
+    """What every registered scorer shares within one process: the analyzer (its stem cache), the
+    corpus statistics (fitted on first use) and the `Document`s of the batch being selected, so a
+    batch is analysed once for all the methods (the extract stage prepares each method in turn on
+    the same list of documents)."""
 
-    analyzer = Analyzer()
-    sources = pq.read_table(path, columns=["source"]).column("source").to_pylist()
-    return fit_corpus(analyzer.parse(s or "") for s in sources)
+    def __init__(self, processed_dir: str | None) -> None:
+        self.processed_dir = processed_dir
+        self.analyzer = Analyzer()
+        self._corpus: CorpusStats | None = None
+        self._batch: Sequence[list[list[str]]] | None = None
+        self._documents: list[Document] = []
+
+    @property
+    def corpus(self) -> CorpusStats:
+        if self._corpus is None:
+            self._corpus = self._fit_corpus()
+        return self._corpus
+
+    def _fit_corpus(self) -> CorpusStats:
+        if self.processed_dir is None:
+            return CorpusStats()
+        path = Path(self.processed_dir) / "train.parquet"
+        if not path.is_file():
+            raise SumpipeError(f"{path}: not found (the extractive selections fit their idf on the train split)")
+        import pyarrow.parquet as pq
+
+        sources = pq.read_table(path, columns=["source"]).column("source").to_pylist()
+        return fit_corpus(self.analyzer.parse(s or "") for s in sources)
+
+    def documents(self, docs: Sequence[list[list[str]]]) -> list[Document]:
+        if docs is not self._batch:  # the same list object: the previous method's batch
+            self._batch, self._documents = docs, [self.analyzer.document(d) for d in docs]
+        return self._documents
 
 
-def corpus_state(processed_dir: str | Path | None) -> CorpusStats:
-    """Corpus statistics of `<processed_dir>/train.parquet` (unfitted when there is no such file)."""
-    if processed_dir is None:
-        return CorpusStats()
-    path = Path(processed_dir) / "train.parquet"
-    if not path.is_file():
-        raise SumpipeError(f"{path}: not found (the extractive selections fit their idf on the train split)")
-    stat = path.stat()
-    return _fit_train(str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+@functools.lru_cache(maxsize=4)
+def shared_analysis(processed_dir: str | None) -> SharedAnalysis:
+    """One `SharedAnalysis` per processed folder and process (a cache: fitting and parsing are pure)."""
+    return SharedAnalysis(processed_dir)
 
 
 class ScorerState:
-    """A method's fitted state: the analyzer (with its stem cache), the corpus statistics and the
-    method objects built for each `options` seen."""
+    """A method's fitted state: the shared analysis and the method objects built for each `options`."""
 
-    def __init__(self, name: str, corpus: CorpusStats) -> None:
-        self.name, self.corpus, self.analyzer = name, corpus, Analyzer()
+    def __init__(self, name: str, shared: SharedAnalysis) -> None:
+        self.name, self.shared = name, shared
         self._built: dict[str, Method] = {}
 
     def method(self, options: dict[str, Any]) -> Method:
         key = repr(sorted(options.items()))
         if key not in self._built:
-            self._built[key] = build_method(self.name, options, self.corpus)
+            corpus = self.shared.corpus if METHODS[self.name].uses_corpus else None
+            self._built[key] = build_method(self.name, options, corpus)
         return self._built[key]
 
 
 def _selection(name: str) -> SelectionMethod:
-    cls = METHODS[name]
-
     def fit(ctx: FitContext) -> ScorerState:
-        return ScorerState(name, corpus_state(ctx.processed_dir) if cls.uses_corpus else CorpusStats())
+        return ScorerState(name, shared_analysis(None if ctx.processed_dir is None else str(ctx.processed_dir)))
 
     def prepare(state: ScorerState, docs: Sequence[list[list[str]]]) -> list[tuple[ScorerState, Document]]:
         # the analysis carries the state: `choose` receives only the document and its analysis
-        return [(state, state.analyzer.document(d)) for d in docs]
+        return [(state, doc) for doc in state.shared.documents(docs)]
 
     def check(budget: Budget, key: str) -> None:
         try:
