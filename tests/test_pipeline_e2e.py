@@ -35,6 +35,7 @@ TINY = {
                                                                            "max_number": 30}},
                   "max_examples": 8, "name": "numerals-99"},
     "report": {"n_samples": 1, "n_heatmaps": 1},
+    "extractive": {"systems": ["lead", "textrank", "oracle"]},   # the foreach, cheaply
 }
 
 

@@ -95,7 +95,7 @@ def rouge_section(summary: dict) -> list[str]:
             if best[t] == name:
                 cells[col] = f"**{cells[col]}**"
         if name in readers:
-            cells[0] += " †"
+            cells[0] += " ‡"
         lines[row] = " | ".join(cells)
     config = summary["config"]
     return [
@@ -108,7 +108,7 @@ def rouge_section(summary: dict) -> list[str]:
         "",
         *lines,
         "",
-        *([f"† reads the reference summary: an extractive upper bound, not a summarizer.", ""] if readers else []),
+        *([f"‡ reads the reference summary: an extractive upper bound, not a summarizer.", ""] if readers else []),
         config_line(config),
         "",
     ]
@@ -162,7 +162,7 @@ def abstractiveness_section(summary: dict) -> list[str]:
         v = table.get(name)
         if v is None:
             continue
-        row = (f"| {name}{' †' if name in readers else ''} | {v['novel_1gram']:.2f} | {v['novel_2gram']:.2f} | "
+        row = (f"| {name}{' ‡' if name in readers else ''} | {v['novel_1gram']:.2f} | {v['novel_2gram']:.2f} | "
                f"{v['novel_3gram']:.2f} | {v['novel_4gram']:.2f} | {v['repeated_3gram']:.2f} | {v['mean_length']:.1f} | "
                f"{v['compression']:.2f} |")
         if has_p_gen:
