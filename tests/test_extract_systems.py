@@ -40,6 +40,8 @@ def test_fit_then_systems_write_the_decode_format(params, tmp_path):
         assert result.binds == pytest.approx(2 / 3)
     oracle = pd.read_parquet(tmp_path / "predictions" / "oracle" / "test.parquet")
     assert oracle["prediction"][0] == "thousands lost power ."       # shares "power" with the reference
+    assert oracle["reads_reference"].all()                             # labelled as an upper bound
+    assert "reads_reference" not in pd.read_parquet(tmp_path / "predictions" / "lead" / "test.parquet")
 
 
 def test_unknown_system_is_a_one_line_error(params):

@@ -16,13 +16,10 @@ def evaluate(params: ParamsOption = Path("params.yaml")) -> None:
     from sumpipe.evaluate.stage import run_evaluate
     from sumpipe.extract.methods import baseline_selections
 
-    from sumpipe.extract.scorers import METHODS
-
     p = load_params(params)
     systems = list(p.models) + [s for s in p.extractive.systems if s not in p.models]
-    readers = [s for s in p.extractive.systems if s in METHODS and METHODS[s].uses_reference]
     result = run_evaluate(p.paths, p.evaluate, systems, baseline_selections(p.extract.budgets),
-                          split=p.decode.split, reads_reference=readers)
+                          split=p.decode.split)
     for name in result.skipped:
         typer.echo(f"evaluate: no {p.decode.split} output for {name}, left out", err=True)
     best = max(result.summaries, key=lambda s: result.summaries[s]["rougeL"])

@@ -77,6 +77,8 @@ def read_system(path: Path, column: str, refs_by_id: dict, where: str, rerun: st
     out = pd.DataFrame({"id": frame["id"], "prediction": frame[column].fillna(""), "references": refs})
     if "p_gen" in frame.columns:  # pointer models' generation probabilities (abstractiveness)
         out["p_gen"] = frame["p_gen"].to_numpy()
+    if "reads_reference" in frame.columns:  # the extractive oracle marks its outputs
+        out["reads_reference"] = frame["reads_reference"].to_numpy()
     return out
 
 
@@ -144,11 +146,11 @@ def abstractiveness_of(paths: PathsConfig, systems: dict[str, pd.DataFrame], spl
 
 
 def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, model_names: list[str], baselines: list[str],
-                 split: str = SPLIT, reads_reference: list[str] | None = None) -> EvaluationResult:
+                 split: str = SPLIT) -> EvaluationResult:
     """Score every system on `split` (the models and extractive systems by name, Lead-k, the
     `baselines` selections by name), write per-example scores, the summary, `rouge.json` and
-    `abstractiveness.json`. `reads_reference`: systems that saw the reference (the oracle), labelled
-    so in the summary."""
+    `abstractiveness.json`. Systems whose outputs carry a true `reads_reference` column (the extractive
+    oracle) are listed as such in the summary."""
     systems, skipped = collect_systems(paths, cfg, model_names, baselines, split)
     setup = setup_of(cfg)
     scores = score_systems(systems, cfg.use_stemmer)
@@ -169,7 +171,8 @@ def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, model_names: list[str]
     # JSON keys are written sorted; `order` keeps the report's row order (models, then baselines).
     write_json({"split": split, "config": setup.as_dict(), "order": list(summaries), "systems": summaries,
                 "comparisons": comparisons, "baselines": [b for b in summaries if b not in model_names],
-                "reads_reference": [n for n in (reads_reference or []) if n in summaries],
+                "reads_reference": [n for n, df in systems.items()
+                                    if "reads_reference" in df.columns and bool(df["reads_reference"].any())],
                 "abstractiveness": abstractive, "left_out": skipped}, scores_dir / "summary.json")
     write_json(summaries, Path(paths.metrics) / "rouge.json")
     write_json(abstractive, Path(paths.metrics) / "abstractiveness.json")

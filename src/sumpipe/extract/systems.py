@@ -10,6 +10,7 @@ Two stages (dvc.yaml):
 - `sumpipe extractive --system NAME` (DVC foreach over `extractive.systems`) writes
       predictions/<NAME>/<decode.split>.parquet   id, prediction, reference(, references),
                                                   decode_seconds, selected (sentence indices)
+                                                  (, reads_reference: the oracle)
   in the decode stage's format, so `evaluate`, the significance tests and the report treat it as
   any model. The budget is `extractive.sentences` sentences (and `extractive.tokens` tokens when set);
   sentences come out in document order. `oracle` reads the reference (an upper bound, labelled so).
@@ -127,5 +128,7 @@ def system_stage(name: str, paths: PathsConfig, cfg: ExtractiveConfig, split: st
         out["references"] = frame["references"]
     out["decode_seconds"] = seconds
     out["selected"] = selected
+    if method.uses_reference:
+        out["reads_reference"] = True  # evaluate and the report label this system as an upper bound
     path = write_parquet(pd.DataFrame(out), Path(paths.predictions) / name / f"{split}.parquet")
     return SystemResult(path, len(frame), binds / max(len(frame), 1), time.perf_counter() - started)
