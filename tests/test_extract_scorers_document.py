@@ -19,7 +19,7 @@ def test_counts_terms_and_words():
     assert doc.n_sentences == 2                                      # the empty line is dropped
     assert doc.terms == ["cat", "sat", "mat"]
     np.testing.assert_array_equal(doc.counts, [[1, 1, 0], [1, 1, 1]])
-    assert doc.words == [[-1, 0, 1], [0, 1, -1, -1, 2]]             # "the", "on", "2" are -1; "." left out
+    assert doc.words == [[-1, 0, 1], [0, 1, -1, 2]]                 # "the", "on" are -1; "2" and "." left out
     np.testing.assert_array_equal(doc.lengths, [4, 5])
     assert doc.text([1]) == "cats sat on 2 mats"
 

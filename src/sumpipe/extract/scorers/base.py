@@ -95,6 +95,7 @@ class Method:
     name: ClassVar[str] = ""
     uses_reference: ClassVar[bool] = False
     uses_corpus: ClassVar[bool] = False   # takes `corpus=CorpusStats` (fitted on the training documents)
+    uses_terms: ClassVar[bool] = True     # reads the document's words (lead and random never do)
 
     def fit(self, documents: Iterable[Document]) -> "Method":
         """Fit corpus state on the training documents (for a method with `uses_corpus`)."""
@@ -112,7 +113,7 @@ class Method:
             return []
         if fits_whole(doc, limit):  # nothing to choose: every method keeps the whole document
             return list(range(doc.n_sentences))
-        order = range(doc.n_sentences) if doc.n_terms == 0 else self.rank(doc)
+        order = range(doc.n_sentences) if self.uses_terms and doc.n_terms == 0 else self.rank(doc)
         return take(order, doc.lengths, limit)
 
 

@@ -12,6 +12,7 @@ class Lead(Method):
     """Sentences in document order: with a 3-sentence limit, Lead-3."""
 
     name = "lead"
+    uses_terms = False
 
     def rank(self, doc: Document) -> Iterable[int]:
         return range(doc.n_sentences)

@@ -1,7 +1,7 @@
 """Luhn (1958): sentences ranked by their densest cluster of significant words.
 
 Significant words are the document's content terms that occur more than once (Luhn's frequency
-cut, as sumy). Walking a sentence's words (punctuation left out, stop words and numbers kept as
+cut, as sumy). Walking a sentence's words (punctuation and numbers left out, stop words kept as
 insignificant words), a cluster starts at a significant word and ends after `max_gap` insignificant
 words in a row (Luhn's 4); trailing insignificant words are not part of it. A cluster with s
 significant words among n words rates s^2 / n, a cluster with a single significant word 0; the

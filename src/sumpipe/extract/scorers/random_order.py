@@ -17,6 +17,7 @@ from sumpipe.extract.scorers.document import Document
 
 class RandomOrder(Method):
     name = "random"
+    uses_terms = False
 
     def __init__(self, seed: int = 1234) -> None:
         self.seed = seed
