@@ -25,7 +25,6 @@ import subprocess
 import time
 from pathlib import Path
 
-import numpy as np
 from threadpoolctl import threadpool_limits
 
 from sumpipe.evaluate.rouge import FastRouge, score_pairs
