@@ -21,6 +21,7 @@ import gzip
 import json
 import multiprocessing
 import os
+import resource
 import subprocess
 import time
 from pathlib import Path
@@ -94,12 +95,23 @@ def _full_chunk(args: tuple) -> int:  # type: ignore[type-arg]
     return len(rows)
 
 
-def full_run(rows: list[dict], corpus, sentences: int, workers: int) -> float:  # type: ignore[no-untyped-def]
+def full_run(rows: list[dict], corpus, sentences: int, workers: int) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    """(wall seconds, CPU seconds of the worker processes) for every method over every story."""
     chunks = [(rows[i::workers * 8], corpus, sentences) for i in range(workers * 8)]
+    cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     with multiprocessing.get_context("fork").Pool(workers) as pool:
         assert sum(pool.map(_full_chunk, chunks)) == len(rows)
-    return time.perf_counter() - started
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime + after.ru_stime) - (cpu.ru_utime + cpu.ru_stime)
+
+
+def report_full_run(rows: list[dict], corpus, args: argparse.Namespace) -> None:  # type: ignore[no-untyped-def]
+    wall, cpu = full_run(rows, corpus, args.sentences, args.workers)
+    print(f"\nall {len(METHODS)} methods over all {len(rows):,} stories, {args.workers} processes: {wall:.1f} s "
+          f"wall, {cpu:.1f} s CPU (about {cpu / args.workers:.1f} s wall on {args.workers} idle cores; "
+          f"load average {os.getloadavg()[0]:.1f})")
 
 
 def main() -> None:
@@ -109,6 +121,7 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=3)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--no-full", action="store_true", help="skip step 3")
+    parser.add_argument("--only-full", action="store_true", help="only step 3")
     parser.add_argument("--cache", type=Path, help="JSON file keeping the preprocessed stories between runs")
     args = parser.parse_args()
 
@@ -121,6 +134,9 @@ def main() -> None:
     print(f"idf and entropy weights fitted on {sum(r['split'] == 'train' for r in rows):,} train stories in "
           f"{time.perf_counter() - started:.1f} s ({len(corpus.idf):,} terms)")
     limit = Limit(sentences=args.sentences)
+    if args.only_full:
+        report_full_run(rows, corpus, args)
+        return
 
     sumy = run_sumy(args.sumy_python, test, args.sentences) if args.sumy_python else {}
     print(f"\n{len(test)} test stories, {args.sentences} sentences; ROUGE F1 x 100; seconds for all stories; "
@@ -143,9 +159,7 @@ def main() -> None:
             print(row, flush=True)
 
     if not args.no_full:
-        seconds = full_run(rows, corpus, args.sentences, args.workers)
-        print(f"\nall {len(METHODS)} methods over all {len(rows):,} stories, {args.workers} processes: "
-              f"{seconds:.1f} s wall (load average {os.getloadavg()[0]:.1f})")
+        report_full_run(rows, corpus, args)
 
 
 if __name__ == "__main__":
