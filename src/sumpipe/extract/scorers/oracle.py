@@ -2,15 +2,16 @@
 
 Sentences are added one at a time, each time the one that most raises ROUGE-1 F1 + ROUGE-2 F1 of
 the selection against the reference, until no sentence raises it or the budget is reached (a
-sentence that would overflow the token budget is not a candidate). ROUGE is computed as the evaluate
-stage computes it (`sumpipe.evaluate.rouge.Tokenizer`: rouge-score's tokenizer and Porter stems),
-with bigrams counted within sentences. Only n-grams of the reference can match, so each sentence is a
+sentence that would overflow the token budget is not a candidate). ROUGE tokens are rouge-score's
+(`RougeTokens`: lowercase, runs outside [a-z0-9] separate, NLTK's Porter stem for words longer than
+three characters), as the evaluate stage scores them, with bigrams counted within sentences. Only n-grams of the reference can match, so each sentence is a
 count vector over the reference's distinct n-grams and every step scores all candidates at once.
 A document whose sentences share nothing with the reference gets the lead sentences.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -18,6 +19,30 @@ import numpy as np
 from sumpipe.errors import SumpipeError
 from sumpipe.extract.scorers.base import Limit, Method, take
 from sumpipe.extract.scorers.document import Document
+
+
+_NON_ALPHANUMERIC = re.compile(r"[^a-z0-9]+")
+
+
+class RougeTokens:
+    """rouge-score's DefaultTokenizer(use_stemmer=True) as small ints, each word stemmed once."""
+
+    def __init__(self) -> None:
+        from nltk.stem.porter import PorterStemmer
+
+        self._stem = PorterStemmer().stem
+        self._ids: dict[str, int] = {}      # word -> token id
+        self._tokens: dict[str, int] = {}   # stemmed token -> id
+
+    def __call__(self, text: str) -> list[int]:
+        out = []
+        for word in _NON_ALPHANUMERIC.sub(" ", text.lower()).split():
+            ident = self._ids.get(word)
+            if ident is None:
+                token = self._stem(word) if len(word) > 3 else word
+                ident = self._ids[word] = self._tokens.setdefault(token, len(self._tokens))
+            out.append(ident)
+        return out
 
 
 def _ngrams(ids: Sequence[int], n: int) -> list[tuple[int, ...]]:
@@ -85,9 +110,7 @@ class GreedyOracle(Method):
     uses_reference = True
 
     def __init__(self) -> None:
-        from sumpipe.evaluate.rouge import Tokenizer
-
-        self.tokenizer = Tokenizer(use_stemmer=True)
+        self.tokens = RougeTokens()
 
     def fit(self, documents: Iterable[Document]) -> "GreedyOracle":
         return self
@@ -97,7 +120,7 @@ class GreedyOracle(Method):
             raise SumpipeError("the oracle selection needs the reference (it is an upper bound, not a summarizer)")
         if doc.n_sentences == 0:
             return []
-        words = self.tokenizer.words
+        words = self.tokens
         chosen = greedy_oracle([words(" ".join(s)) for s in doc.sentences], words(" ".join(doc.reference)),
                                doc.lengths, limit)
         return chosen or take(range(doc.n_sentences), doc.lengths, limit)
