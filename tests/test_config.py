@@ -12,11 +12,14 @@ def test_repository_params_file_validates(repo_root: Path) -> None:
     params = load_params(repo_root / "params.yaml")
     assert isinstance(params, Params)
     assert params.data.dataset == "pydoc"
-    assert [(b.method, b.tokens, b.first_k) for b in params.extract.budgets] == [
+    assert [(b.method, b.tokens, b.first_k) for b in params.extract.budgets][:4] == [
         ("ngram", 200, 5), ("first", 200, None), ("ngram", 400, 10), ("first", 400, None)]
     assert {"transformer", "rnn"} <= {spec.family for spec in params.models.values()}
     assert {"M1", "M2", "M1-200", "M2-200", "M1-400", "M2-400", "PG-cov"} <= set(params.models)
     assert params.models["PG-cov"].family == "rnn" and params.families["rnn"]["cell"] == "lstm"
+    # the extractive methods compared at a budget that binds on the default corpus (issue 9)
+    assert {b.tokens for b in params.extract.budgets[4:]} == {30}
+    assert params.extractive.systems[-1] == "oracle" and params.extractive.sentences == 1
 
 
 @pytest.mark.parametrize(

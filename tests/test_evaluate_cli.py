@@ -120,3 +120,20 @@ def test_rouge_errors_are_one_line(tmp_path: Path, monkeypatch, capsys, setup: s
     assert err.startswith("error: ") and message in err
     assert err.strip().count("\n") == 0
     assert "Traceback" not in err
+
+
+def test_split_sentences_makes_rouge_lsum_summary_level(tmp_path: Path, monkeypatch, capsys) -> None:
+    # one summary per line; its two sentences come in the other order than the reference's
+    (tmp_path / "p.txt").write_text("The storm hit the coast. Thousands lost power.\n")
+    (tmp_path / "r.txt").write_text("Thousands lost power. The storm hit the coast.\n")
+    results = {}
+    for flag in ([], ["--split-sentences"]):
+        code, out, _ = run_cli(monkeypatch, capsys, "rouge", str(tmp_path / "p.txt"), str(tmp_path / "r.txt"),
+                               "--json", "--bootstrap", "10", *flag)
+        assert code == 0
+        results[bool(flag)] = json.loads(out)
+    plain, split = results[False], results[True]
+    assert plain["scores"]["rougeLsum"]["fmeasure"] == plain["scores"]["rougeL"]["fmeasure"] < 100
+    assert split["scores"]["rougeLsum"]["fmeasure"] == pytest.approx(100.0)   # union LCS over sentences
+    assert split["scores"]["rougeL"]["fmeasure"] == plain["scores"]["rougeL"]["fmeasure"]
+    assert "Punkt" in split["config_line"] and "Punkt" not in plain["config_line"]

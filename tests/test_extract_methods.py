@@ -28,8 +28,8 @@ def test_names_and_lookups() -> None:
 
 
 def test_unknown_method_and_unexpected_options_are_one_line_errors() -> None:
-    with pytest.raises(ConfigError, match=r"^extract.budgets\[1\].method: unknown selection method 'tfidf'"):
-        resolve_selections([Budget("first", 10), Budget("tfidf", 10)])
+    with pytest.raises(ConfigError, match=r"^extract.budgets\[1\].method: unknown selection method 'tfidf9'"):
+        resolve_selections([Budget("first", 10), Budget("tfidf9", 10)])
     with pytest.raises(ConfigError, match=r"^extract.budgets\[0\].options: the 'first' method takes no options$"):
         resolve_selections([Budget("first", 10, options={"topics": 3})])
 

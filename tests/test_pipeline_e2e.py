@@ -35,6 +35,7 @@ TINY = {
                                                                            "max_number": 30}},
                   "max_examples": 8, "name": "numerals-99"},
     "report": {"n_samples": 1, "n_heatmaps": 1},
+    "extractive": {"systems": ["lead", "textrank", "oracle"]},   # the foreach, cheaply
 }
 
 
@@ -72,14 +73,15 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_repro_produces_metrics_for_every_model_and_baseline(pipeline: Path) -> None:
     rouge = json.loads((pipeline / "metrics/rouge.json").read_text())
-    assert set(MODELS) | {"lead3", "first200", "first400"} <= set(rouge)
+    assert set(MODELS) | {"lead3", "first200", "first400", "lead", "textrank", "oracle"} <= set(rouge)
+    assert set(rouge) <= set(json.loads((pipeline / "metrics/abstractiveness.json").read_text()))
     for system in rouge.values():
         assert 0.0 <= system["rouge1"] <= 100.0
     for name in MODELS:
         assert (pipeline / "models" / name / "model.safetensors").is_file()
         assert (pipeline / "predictions" / name / "test.parquet").is_file()
     report = (pipeline / "reports/report.md").read_text()
-    assert "Table 5.1" in report and "M2-400" in report
+    assert "Table 5.1" in report and "M2-400" in report and "oracle ‡" in report
     assert json.loads((pipeline / "metrics/crosseval.json").read_text())
 
 

@@ -154,6 +154,7 @@ class PathsConfig:
     metrics: str = "metrics"
     crosseval: str = "crosseval"
     checkpoints: str = "checkpoints"
+    extractive: str = "data/extractive"  # the extractive systems' corpus statistics and NMF keywords
 
 
 @dataclass(frozen=True)
@@ -493,6 +494,35 @@ class CrossEvalConfig:
         require(bool(self.name.strip()), _k(key, "name"), "must not be empty")
 
 
+def _default_systems() -> list[str]:
+    return ["lead", "wordfreq", "tfidf", "lsa", "nmf", "textrank", "lexrank", "oracle"]
+
+
+@dataclass(frozen=True)
+class ExtractiveConfig:
+    """The extractive summarizers as systems (sumpipe.extract.systems): each named method's best
+    `sentences` sentences (and at most `tokens` tokens, when set) of every `decode.split` document,
+    evaluated like a model. `options`: per method, its keyword options (e.g. lexrank: {threshold: 0.1}).
+    `keywords`: topics and top words of the corpus's references (seed 000 §4.2, NMF)."""
+
+    systems: list[str] = field(default_factory=_default_systems)
+    sentences: int | None = 3
+    tokens: int | None = None
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    keyword_topics: int = 10
+    keyword_words: int = 10
+
+    def check(self, key: str) -> None:
+        # method names are checked against the scorers' catalogue where they are used (extract.systems)
+        require(len(set(self.systems)) == len(self.systems), _k(key, "systems"), "lists a method twice")
+        require(self.sentences is not None or self.tokens is not None, _k(key, "sentences"),
+                "a budget needs sentences or tokens")
+        require(self.sentences is None or self.sentences >= 1, _k(key, "sentences"), "must be >= 1")
+        require(self.tokens is None or self.tokens >= 1, _k(key, "tokens"), "must be >= 1")
+        require(self.keyword_topics >= 1, _k(key, "keyword_topics"), "must be >= 1")
+        require(self.keyword_words >= 1, _k(key, "keyword_words"), "must be >= 1")
+
+
 @dataclass(frozen=True)
 class Params:
     paths: PathsConfig = field(default_factory=PathsConfig)
@@ -509,6 +539,7 @@ class Params:
     evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
     report: ReportConfig = field(default_factory=ReportConfig)
     crosseval: CrossEvalConfig = field(default_factory=CrossEvalConfig)
+    extractive: ExtractiveConfig = field(default_factory=ExtractiveConfig)
 
 
 # --------------------------------------------------------------------------------------------

@@ -134,3 +134,17 @@ def _run_stage(params: Path, model: str | None) -> None:
         rate = result.n_documents / result.seconds if result.seconds > 0 else float("inf")
         typer.echo(f"decode {name}: {result.n_documents} summaries -> {result.path} "
                    f"({result.seconds:.1f} s, {rate:.1f} docs/s, max {result.max_length} words)")
+
+
+def summarize(
+    input: Annotated[str, typer.Argument(help="a text file, or - for stdin")],
+    method: Annotated[str, typer.Option("--method", help="extractive method: lead, wordfreq, tfidf, lsa, textrank, ...")] = "textrank",
+    sentences: Annotated[Optional[int], typer.Option("--sentences", min=1, help="summary sentences")] = 3,
+    tokens: Annotated[Optional[int], typer.Option("--tokens", min=1, help="at most this many tokens")] = None,
+    params: ParamsOption = Path("params.yaml"),
+) -> None:
+    """Summarize raw text with an extractive method (same preprocessing as the pipeline; corpus
+    statistics from the last `dvc repro` when present, else from the input alone)."""
+    from sumpipe.decode.extractive import summarize_text
+
+    typer.echo(summarize_text(input, method, sentences, tokens, params))

@@ -17,7 +17,8 @@ def evaluate(params: ParamsOption = Path("params.yaml")) -> None:
     from sumpipe.extract.methods import baseline_selections
 
     p = load_params(params)
-    result = run_evaluate(p.paths, p.evaluate, list(p.models), baseline_selections(p.extract.budgets),
+    systems = list(p.models) + [s for s in p.extractive.systems if s not in p.models]
+    result = run_evaluate(p.paths, p.evaluate, systems, baseline_selections(p.extract.budgets),
                           split=p.decode.split)
     for name in result.skipped:
         typer.echo(f"evaluate: no {p.decode.split} output for {name}, left out", err=True)
@@ -35,6 +36,9 @@ def rouge(
     seed: Annotated[int, typer.Option("--seed", help="bootstrap seed")] = 1234,
     no_stem: Annotated[bool, typer.Option("--no-stem", help="turn the Porter stemmer off")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of a table")] = False,
+    split_sentences: Annotated[bool, typer.Option(
+        "--split-sentences", help="split summaries into sentences with Punkt before ROUGE-Lsum "
+                                  "(rouge-score's split_summaries=True); default: a summary's lines")] = False,
 ) -> None:
     """Score two files with ROUGE-1/2/L/Lsum (rouge-score numbers) and print P, R, F1 with intervals."""
     import json
@@ -42,7 +46,7 @@ def rouge(
     from sumpipe.evaluate.score_files import render_rouge_table, score_files
 
     result = score_files(pred, ref, column=column, ref_column=ref_column, bootstrap=bootstrap, seed=seed,
-                         use_stemmer=not no_stem)
+                         use_stemmer=not no_stem, split_sentences=split_sentences)
     typer.echo(json.dumps(result, indent=2) if as_json else render_rouge_table(result))
 
 

@@ -11,10 +11,24 @@ from sumpipe.evaluate.rouge import ROUGE_TYPES, score_pairs
 from sumpipe.evaluate.summary import LABELS, ScoringSetup, summarize
 
 
+def punkt_lines(text: str) -> str:
+    """`text` with one sentence per line (Punkt, `sumpipe.text.sentences`): what ROUGE-Lsum reads as
+    summary sentences, like rouge-score's `split_summaries=True` (which uses NLTK's Punkt too)."""
+    from sumpipe.text.sentences import split_sentences
+
+    return "\n".join(split_sentences(text, "always"))
+
+
+def _split(value):  # type: ignore[no-untyped-def]
+    return [punkt_lines(v) for v in value] if isinstance(value, list) else punkt_lines(value or "")
+
+
 def score_texts(predictions: list, references: list, *, bootstrap: int = 1000, seed: int = 1234,
-                confidence: float = 0.95, use_stemmer: bool = True) -> dict:
+                confidence: float = 0.95, use_stemmer: bool = True, split_sentences: bool = False) -> dict:
     """Corpus ROUGE of aligned lists: {"n", "config", "scores": {type: {precision, recall, fmeasure,
-    fmeasure_low, fmeasure_high}}} with every figure x 100."""
+    fmeasure_low, fmeasure_high}}} with every figure x 100. `split_sentences`: split every text into
+    sentences with Punkt first, so that ROUGE-Lsum is summary-level over real sentences even when a
+    file holds one summary per line (otherwise a summary's sentences are its lines)."""
     if len(predictions) != len(references):
         raise SumpipeError(f"{len(predictions)} predictions but {len(references)} references: "
                            f"the files must have one summary per example, in the same order")
@@ -23,6 +37,9 @@ def score_texts(predictions: list, references: list, *, bootstrap: int = 1000, s
     if any(isinstance(p, list) for p in predictions):
         raise SumpipeError("a prediction must be one string, not a list")
     setup = ScoringSetup(use_stemmer=use_stemmer, bootstrap_samples=bootstrap, confidence=confidence, seed=seed)
+    if split_sentences:
+        predictions = [_split(p) for p in predictions]
+        references = [_split(r) for r in references]
     start = time.perf_counter()
     scores = score_pairs(predictions, references, use_stemmer=use_stemmer)
     seconds = time.perf_counter() - start
@@ -33,15 +50,19 @@ def score_texts(predictions: list, references: list, *, bootstrap: int = 1000, s
                "fmeasure_high": summary[f"{name}_high"]}
         for name in ROUGE_TYPES
     }
+    lsum = ("summaries split into sentences by Punkt first (--split-sentences)" if split_sentences
+            else "summaries not re-split: a summary's sentences are its lines")
     return {"n": len(predictions), "scoring_seconds": round(seconds, 3), "config": setup.as_dict(), "scores": table,
-            "config_line": setup.line()}
+            "split_sentences": split_sentences, "config_line": f"{setup.line()}; {lsum}"}
 
 
 def score_files(pred: str | Path, ref: str | Path, *, column: str | None = None, ref_column: str | None = None,
-                bootstrap: int = 1000, seed: int = 1234, use_stemmer: bool = True) -> dict:
+                bootstrap: int = 1000, seed: int = 1234, use_stemmer: bool = True,
+                split_sentences: bool = False) -> dict:
     predictions = read_summaries(pred, column, PREDICTION_COLUMNS)
     references = read_summaries(ref, ref_column, REFERENCE_COLUMNS)
-    result = score_texts(predictions, references, bootstrap=bootstrap, seed=seed, use_stemmer=use_stemmer)
+    result = score_texts(predictions, references, bootstrap=bootstrap, seed=seed, use_stemmer=use_stemmer,
+                         split_sentences=split_sentences)
     return {"predictions": str(pred), "references": str(ref), **result}
 
 

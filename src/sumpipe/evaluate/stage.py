@@ -24,6 +24,7 @@ import pandas as pd
 
 from sumpipe.config import EvaluateConfig, PathsConfig
 from sumpipe.errors import SumpipeError
+from sumpipe.evaluate.abstractiveness import abstractiveness
 from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, score_pairs
 from sumpipe.evaluate.summary import ScoringSetup, compare, summarize
 from sumpipe.io import read_parquet, write_json, write_parquet
@@ -73,7 +74,12 @@ def read_system(path: Path, column: str, refs_by_id: dict, where: str, rerun: st
     refs = [refs_by_id.get(i, r) for i, r in zip(frame["id"], own)]
     if any(r is None for r in refs):
         raise SumpipeError(f"{path}: ids without a reference in {where}")
-    return pd.DataFrame({"id": frame["id"], "prediction": frame[column].fillna(""), "references": refs})
+    out = pd.DataFrame({"id": frame["id"], "prediction": frame[column].fillna(""), "references": refs})
+    if "p_gen" in frame.columns:  # pointer models' generation probabilities (abstractiveness)
+        out["p_gen"] = frame["p_gen"].to_numpy()
+    if "reads_reference" in frame.columns:  # the extractive oracle marks its outputs
+        out["reads_reference"] = frame["reads_reference"].to_numpy()
+    return out
 
 
 def _check_one_per_example(path: Path, ids: pd.Series, refs_by_id: dict, where: str, rerun: str) -> None:
@@ -130,10 +136,21 @@ def score_systems(systems: dict[str, pd.DataFrame], use_stemmer: bool) -> dict[s
     return out
 
 
+def abstractiveness_of(paths: PathsConfig, systems: dict[str, pd.DataFrame], split: str) -> dict[str, dict]:
+    """Per system: novel n-grams, repeated 3-grams, length, compression, mean p_gen (`abstractiveness`)."""
+    processed = read_parquet(Path(paths.processed) / f"{split}.parquet")
+    sources = dict(zip(processed["id"], processed["source"].fillna("")))
+    return {name: abstractiveness(df["prediction"].tolist(), [sources.get(i, "") for i in df["id"]],
+                                  df["p_gen"] if "p_gen" in df.columns else None)
+            for name, df in systems.items()}
+
+
 def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, model_names: list[str], baselines: list[str],
                  split: str = SPLIT) -> EvaluationResult:
-    """Score every system on `split` (the models, Lead-k, the `baselines` selections by name), write
-    per-example scores, the summary and `rouge.json`."""
+    """Score every system on `split` (the models and extractive systems by name, Lead-k, the
+    `baselines` selections by name), write per-example scores, the summary, `rouge.json` and
+    `abstractiveness.json`. Systems whose outputs carry a true `reads_reference` column (the extractive
+    oracle) are listed as such in the summary."""
     systems, skipped = collect_systems(paths, cfg, model_names, baselines, split)
     setup = setup_of(cfg)
     scores = score_systems(systems, cfg.use_stemmer)
@@ -150,9 +167,13 @@ def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, model_names: list[str]
         name: {f"vs_{base}": compare(scores[name], scores[base], setup) for base in baselines if base != name}
         for name in scores
     }
+    abstractive = abstractiveness_of(paths, systems, split)
     # JSON keys are written sorted; `order` keeps the report's row order (models, then baselines).
     write_json({"split": split, "config": setup.as_dict(), "order": list(summaries), "systems": summaries,
                 "comparisons": comparisons, "baselines": [b for b in summaries if b not in model_names],
-                "left_out": skipped}, scores_dir / "summary.json")
+                "reads_reference": [n for n, df in systems.items()
+                                    if "reads_reference" in df.columns and bool(df["reads_reference"].any())],
+                "abstractiveness": abstractive, "left_out": skipped}, scores_dir / "summary.json")
     write_json(summaries, Path(paths.metrics) / "rouge.json")
+    write_json(abstractive, Path(paths.metrics) / "abstractiveness.json")
     return EvaluationResult(summaries=summaries, comparisons=comparisons, skipped=skipped)

@@ -7,7 +7,9 @@ Per example and per selection we record:
 - `words_present`: distinct reference content words that occur in the selected input;
 - `share`: `words_present` / distinct reference content words (examples without any are skipped);
 - `occurrences`: content tokens of the selected input that are reference words (the thesis's count:
-  a reference word repeated in the input counts each time).
+  a reference word repeated in the input counts each time);
+- `binds`: the share of documents longer than the selection's token budget, i.e. where the method
+  had to choose at all (below it every method keeps the whole document and they all agree).
 
 Content words as for the 3-grams (stop words and punctuation left out), so "the", "," and "." do not
 make every selection look complete. Distinct words for the share make it a recall in [0, 1],
@@ -49,6 +51,7 @@ class _Sums:
     occurrences: int = 0
     share: float = 0.0
     share_examples: int = 0
+    binds: int = 0
 
     def merge(self, other: "_Sums") -> None:
         for name, value in vars(other).items():
@@ -76,6 +79,10 @@ class CoverageStats:
             s.share += present / len(ref_words)
             s.share_examples += 1
 
+    def add_binding(self, selection: str, binds: bool) -> None:
+        """Count a document whose length exceeds `selection`'s budget."""
+        self.sums.setdefault(selection, _Sums()).binds += int(binds)
+
     def merge(self, other: "CoverageStats") -> None:
         self.examples += other.examples
         self.reference_words += other.reference_words
@@ -92,5 +99,6 @@ class CoverageStats:
                 "words_present": round(s.words_present / max(s.examples, 1), digits),
                 "share": round(s.share / max(s.share_examples, 1), digits),
                 "occurrences": round(s.occurrences / max(s.examples, 1), digits),
+                "binds": round(s.binds / max(s.examples, 1), digits),
             }
         return out

@@ -75,6 +75,7 @@ def extract_batch(batch: pa.RecordBatch, outputs: list[Selection],
             kept_hits = (hits[i] if len(k) == lengths[i] else reference_hits(k, ref_words)  # k: a cut sentence
                          for i, k in zip(chosen, kept))
             stats.add_counts(sel.name, *coverage_of_hits(kept_hits), ref_words)
+            stats.add_binding(sel.name, sum(lengths) > sel.budget.tokens)
     tables = {}
     for name, (texts, n_tokens, selected) in rows.items():
         columns = {"id": passthrough["id"], "source": pa.array(texts, pa.string())}

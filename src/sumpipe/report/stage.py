@@ -88,11 +88,14 @@ def rouge_section(summary: dict) -> list[str]:
     # Bold-face the best figure of each column, as the seed's tables do.
     lines = table.split("\n")
     names = list(systems)
+    readers = set(summary.get("reads_reference", []))
     for row, name in enumerate(names, start=2):
         cells = lines[row].split(" | ")
         for col, t in enumerate(TABLE_TYPES, start=1):
             if best[t] == name:
                 cells[col] = f"**{cells[col]}**"
+        if name in readers:
+            cells[0] += " ‡"
         lines[row] = " | ".join(cells)
     config = summary["config"]
     return [
@@ -100,10 +103,12 @@ def rouge_section(summary: dict) -> list[str]:
         "",
         f"F1 x 100, mean over the {split} examples, with {config['confidence']:.0%} bootstrap "
         f"intervals [low, high]; best of each column in bold. Baselines: `lead*` = the first sentences of "
-        f"the preprocessed source, `first<N>` = its first N tokens (the extract stage's selection).",
+        f"the preprocessed source, `first<N>` = its first N tokens (the extract stage's selection). "
+        f"Extractive systems (`extractive.systems`) are named by their method.",
         "",
         *lines,
         "",
+        *([f"‡ reads the reference summary: an extractive upper bound, not a summarizer.", ""] if readers else []),
         config_line(config),
         "",
     ]
@@ -138,6 +143,58 @@ def significance_section(summary: dict) -> list[str]:
     return out + [""]
 
 
+def abstractiveness_section(summary: dict) -> list[str]:
+    """Novel n-grams, repetition, length and compression per system (evaluate's `abstractiveness`)."""
+    table = summary.get("abstractiveness") or {}
+    if not table:
+        return []
+    readers = set(summary.get("reads_reference", []))
+    has_p_gen = any("mean_p_gen" in v for v in table.values())
+    out = ["## Abstractiveness and redundancy", "",
+           "Per system on the evaluated split (See et al. 2017): % of the summaries' n-grams absent from the "
+           "source (pooled over summaries), % of 3-grams repeating an earlier 3-gram of the same summary, mean "
+           "summary length in tokens and compression (source tokens / summary tokens)"
+           + (", mean generation probability p_gen of pointer models" if has_p_gen else "") + ".", "",
+           "| system | novel 1-grams | 2-grams | 3-grams | 4-grams | repeated 3-grams | length | compression |"
+           + (" p_gen |" if has_p_gen else ""),
+           "|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if has_p_gen else "")]
+    for name in ordered_systems(summary):
+        v = table.get(name)
+        if v is None:
+            continue
+        row = (f"| {name}{' ‡' if name in readers else ''} | {v['novel_1gram']:.2f} | {v['novel_2gram']:.2f} | "
+               f"{v['novel_3gram']:.2f} | {v['novel_4gram']:.2f} | {v['repeated_3gram']:.2f} | {v['mean_length']:.1f} | "
+               f"{v['compression']:.2f} |")
+        if has_p_gen:
+            row += f" {v['mean_p_gen']:.3f} |" if "mean_p_gen" in v else " |"
+        out.append(row)
+    return out + [""]
+
+
+def keywords_section(extractive_dir: Path) -> list[str]:
+    """The NMF topics of the references and their top words (seed 000 §4.2, `extractive-fit`)."""
+    path = extractive_dir / "keywords.parquet"
+    if not path.is_file():
+        return []
+    keywords = read_parquet(path)
+    if keywords.empty:
+        return ["## Reference topics (NMF keywords, seed 000 §4.2)", "", "No content words in the references.", ""]
+    topics_path = extractive_dir / "topics.parquet"
+    counts: dict[int, int] = {}
+    if topics_path.is_file():
+        topics = read_parquet(topics_path)
+        counts = topics[topics["split"] == "test"]["topic"].value_counts().to_dict()
+    out = ["## Reference topics (NMF keywords, seed 000 §4.2)", "",
+           "scikit-learn NMF of the TF-IDF matrix of the training references (as the seed's 10 topics over news "
+           "headlines): each topic's highest-weighted words, and how many test references have it as their most "
+           "probable topic.", "",
+           "| topic | top words (weight) | test references |", "|---:|---|---:|"]
+    for topic, group in keywords.groupby("topic", sort=True):
+        words = ", ".join(f"{w} ({x:.2f})" for w, x in zip(group.sort_values("rank")["word"], group.sort_values("rank")["weight"]))
+        out.append(f"| {topic} | {_escape(words)} | {counts.get(topic, 0)} |")
+    return out + [""]
+
+
 def coverage_section(coverage: dict | None, figures: Path, root: Path, example: dict | None) -> tuple[list[str], list[Path]]:
     out = ["## Input coverage (seed Fig. 5.2)", ""]
     if not coverage:
@@ -149,17 +206,20 @@ def coverage_section(coverage: dict | None, figures: Path, root: Path, example: 
     out += [
         "How much of the reference each model input contains (extract stage): mean distinct reference content "
         "words present in the input, their share of the reference's content words, and the number of input "
-        "tokens that are reference words (the thesis's count). `full` is the whole preprocessed document.",
+        "tokens that are reference words (the thesis's count). `full` is the whole preprocessed document. "
+        "`binds`: the share of documents longer than the budget, the only ones where a method had to choose "
+        "(elsewhere every selection is the whole document).",
         "",
-        "| split | input | words present | share | occurrences | examples |",
-        "|---|---|---:|---:|---:|---:|",
+        "| split | input | words present | share | occurrences | binds | examples |",
+        "|---|---|---:|---:|---:|---:|---:|",
     ]
     for split, selections in per_split.items():
         examples = coverage[split].get("examples", "")
         for name in sorted(selections, key=lambda s: (s != "full", s)):
             s = selections[name]
             out.append(f"| {split} | {name} | {s.get('words_present', float('nan')):.2f} | "
-                       f"{s.get('share', float('nan')):.3f} | {s.get('occurrences', float('nan')):.2f} | {examples} |")
+                       f"{s.get('share', float('nan')):.3f} | {s.get('occurrences', float('nan')):.2f} | "
+                       f"{s.get('binds', float('nan')):.3f} | {examples} |")
     made = [plots.coverage_bars(per_split, figures / "coverage.png")]
     out += ["", f"![coverage]({_rel(made[0], root)})", ""]
     if example is not None:
@@ -360,6 +420,8 @@ def build_report(paths: PathsConfig, cfg: ReportConfig, decode_cfg: DecodeConfig
              "outputs of `dvc repro`; every number below traces back to a file under the pipeline's folders.", ""]
     lines += rouge_section(summary)
     lines += significance_section(summary)
+    lines += abstractiveness_section(summary)
+    lines += keywords_section(Path(paths.extractive))
     made: list[Path] = []
     section, figs = coverage_section(coverage, figures, root, example)
     lines += section

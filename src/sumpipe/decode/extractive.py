@@ -1,0 +1,48 @@
+"""`sumpipe summarize`: raw text -> an extractive summary with any method of `sumpipe.extract.scorers`.
+
+The text goes through the pipeline's preprocessing (as `sumpipe decode` does); the method ranks the
+sentences and the best ones within the budget come out in document order, in the preprocessed form
+(lowercased tokens, one sentence per line). Methods that use corpus statistics (idf, entropy weights)
+read `<paths.extractive>/corpus.parquet` from the last `dvc repro` when params.yaml and the file are
+there, and otherwise take them from the input alone (every term equally rare). The oracle needs a
+reference and is refused.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sumpipe.errors import SumpipeError
+
+MAX_BYTES = 20_000_000
+
+
+def summarize_text(source: str, method_name: str, sentences: int | None, tokens: int | None,
+                   params_path: str | Path = "params.yaml") -> str:
+    """The summary of file `source` ("-" = stdin) as text (module docstring)."""
+    from sumpipe.decode.api import cap_raw
+    from sumpipe.decode.interactive import NO_TEXT, read_input
+    from sumpipe.extract.scorers import METHODS, Analyzer, Limit, build_method
+    from sumpipe.text.preprocess import preprocess_text
+
+    cls = METHODS.get(method_name)
+    if cls is None:
+        raise SumpipeError(f"--method: unknown extractive method {method_name!r} (known: {', '.join(sorted(METHODS))})")
+    if cls.uses_reference:
+        raise SumpipeError(f"--method: {method_name} reads the reference summary; it cannot summarize new text")
+    if sentences is None and tokens is None:
+        raise SumpipeError("give --sentences or --tokens")
+    options, corpus = {}, None
+    if Path(params_path).is_file():
+        from sumpipe.config import load_params
+        from sumpipe.extract.systems import CORPUS_FILE, load_corpus
+
+        p = load_params(params_path)
+        options = p.extractive.options.get(method_name, {})
+        if cls.uses_corpus and (Path(p.paths.extractive) / CORPUS_FILE).is_file():
+            corpus = load_corpus(p.paths.extractive)
+    text = preprocess_text(cap_raw(read_input(source, MAX_BYTES)))
+    if not any(c.isalnum() for c in text):
+        raise SumpipeError(f"{'stdin' if source == '-' else source}: {NO_TEXT}")
+    doc = Analyzer().parse(text)
+    return doc.text(build_method(method_name, options, corpus).select(doc, Limit(sentences=sentences, tokens=tokens)))

@@ -1,0 +1,65 @@
+"""Extractive methods: sentence scorers over a preprocessed `Document`, chosen under a `Limit`.
+
+One module per method; `METHODS` names them all. A method is built with its options (params), fitted
+once on the training documents when it needs corpus state (`CorpusStats`: the idf of `tfidf`,
+`lexrank`, `lexrank_continuous` and `nmf`, the entropy weights of `lsa` and `lsa_gongliu`; fitted once
+and shared), then selects per document:
+
+    analyzer = Analyzer()
+    corpus = fit_corpus(analyzer.parse(text) for text in train_texts)
+    method = build_method("lexrank", {"threshold": 0.1}, corpus)
+    method.select(analyzer.parse(text), Limit(sentences=3))   # sentence indices, in document order
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from sumpipe.errors import SumpipeError
+from sumpipe.extract.scorers.base import Limit, Method, ScoringMethod, take
+from sumpipe.extract.scorers.corpus import CorpusStats
+from sumpipe.extract.scorers.document import Analyzer, Document
+from sumpipe.extract.scorers.edmundson import Edmundson
+from sumpipe.extract.scorers.klsum import KlSum
+from sumpipe.extract.scorers.lead import Lead
+from sumpipe.extract.scorers.lexrank import ContinuousLexRank, LexRank
+from sumpipe.extract.scorers.lsa import LsaGongLiu, LsaSteinbergerJezek
+from sumpipe.extract.scorers.luhn import Luhn
+from sumpipe.extract.scorers.nmf import NmfRelevance
+from sumpipe.extract.scorers.oracle import GreedyOracle
+from sumpipe.extract.scorers.random_order import RandomOrder
+from sumpipe.extract.scorers.reduction import Reduction
+from sumpipe.extract.scorers.sumbasic import SumBasic
+from sumpipe.extract.scorers.textrank import TextRank
+from sumpipe.extract.scorers.tfidf import TfidfCentroid
+from sumpipe.extract.scorers.wordfreq import WordFrequency
+
+METHODS: dict[str, type[Method]] = {cls.name: cls for cls in (
+    Lead, WordFrequency, TfidfCentroid, LsaSteinbergerJezek, LsaGongLiu, NmfRelevance, TextRank, LexRank,
+    ContinuousLexRank, Luhn, Edmundson, SumBasic, KlSum, Reduction, RandomOrder, GreedyOracle,
+)}
+
+__all__ = ["Analyzer", "CorpusStats", "Document", "Limit", "METHODS", "Method", "ScoringMethod",
+           "build_method", "fit_corpus", "take"]
+
+
+def build_method(name: str, options: Mapping[str, Any] | None = None, corpus: CorpusStats | None = None) -> Method:
+    """A method by name, with its options (constructor keywords from params) and, for the methods
+    that use it, the shared `corpus` state (`fit_corpus`)."""
+    cls = METHODS.get(name)
+    if cls is None:
+        raise SumpipeError(f"unknown extractive method {name!r} (known: {', '.join(sorted(METHODS))})")
+    kwargs = dict(options or {})
+    if cls.uses_corpus:
+        kwargs["corpus"] = corpus
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:
+        raise SumpipeError(f"extractive method {name!r}: bad option ({exc})") from None
+
+
+def fit_corpus(documents: Iterable[Document]) -> CorpusStats:
+    """The corpus state (idf, entropy weights) every method that uses it shares, fitted once on the
+    training documents."""
+    return CorpusStats.fit(documents)

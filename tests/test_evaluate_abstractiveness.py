@@ -1,0 +1,33 @@
+"""Abstractiveness and redundancy figures, by hand."""
+
+import pytest
+
+from sumpipe.evaluate.abstractiveness import abstractiveness
+
+
+def test_an_extract_has_no_novel_ngrams():
+    source = "the storm hit the coast .\nthousands lost power ."
+    out = abstractiveness(["the storm hit the coast ."], [source])
+    assert out["novel_1gram"] == out["novel_2gram"] == out["novel_4gram"] == 0.0
+    assert out["mean_length"] == 6.0 and out["compression"] == pytest.approx(10 / 6, abs=0.01)
+
+
+def test_novel_and_repeated_ngrams_by_hand():
+    source = "a b c d"
+    out = abstractiveness(["a b x a b x"], [source])
+    # 1-grams: a b x a b x -> x twice novel of 6; 2-grams: ab bx xa ab bx -> only "a b" is in the source
+    assert out["novel_1gram"] == pytest.approx(100 * 2 / 6, abs=0.01)
+    assert out["novel_2gram"] == pytest.approx(100 * 3 / 5, abs=0.01)
+    # 3-grams: abx bxa xab abx -> one repeat of 4
+    assert out["repeated_3gram"] == 25.0
+
+
+def test_p_gen_when_present():
+    out = abstractiveness(["a"], ["a"], p_gen=[[0.2, 0.4], None, 0.9])
+    assert out["mean_p_gen"] == pytest.approx((0.3 + 0.9) / 2)
+    assert "mean_p_gen" not in abstractiveness(["a"], ["a"])
+
+
+def test_empty_summaries():
+    out = abstractiveness(["", ""], ["a b", "c"])
+    assert out["mean_length"] == 0.0 and out["compression"] == 0.0 and out["novel_1gram"] == 0.0
