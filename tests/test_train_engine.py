@@ -289,3 +289,43 @@ def test_early_stopping_count_survives_a_kill(tmp_path) -> None:
     task.validations = 3  # epochs 1-3 were validated before the kill
     result = fit(tiny_model(), task, config(epochs=8, patience=2), tmp_path, fingerprint="p", progress=False)
     assert result.resumed_from_step == 15 and result.position.epoch == 4
+
+
+def no_dropout_model(seed: int = 3) -> torch.nn.Module:
+    seed_everything(seed)
+    return torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+
+
+def test_accumulated_batches_make_the_update_of_one_big_batch(tmp_path: Path) -> None:
+    # batches of 4 taken 2 at a time hold exactly the examples of the batches of 8 (same permutation)
+    big, small = no_dropout_model(), no_dropout_model()
+    fit(big, TinyTask(batch_size=8), config(epochs=1, grad_clip=0.0), None, progress=False)
+    result = fit(small, TinyTask(batch_size=4), config(epochs=1, grad_clip=0.0, batch_size=4, accumulate=2),
+                 None, progress=False)
+    assert result.position.step == 5 and result.position.batch == 0 and result.position.epoch == 1
+    for (name, a), b in zip(big.state_dict().items(), small.state_dict().values()):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6, msg=name)
+    untouched = no_dropout_model()
+    assert not torch.allclose(untouched[0].weight, small[0].weight)
+
+
+def test_a_short_last_group_ends_the_epoch() -> None:
+    # uneven groups: 10 batches of 4 per epoch, 3 per update -> updates of 3, 3, 3, 1 batches
+    model = no_dropout_model()
+    result = fit(model, TinyTask(batch_size=4), config(epochs=2, batch_size=4, accumulate=3, log_every=1),
+                 None, progress=False)
+    assert result.position.step == 8
+    assert [r["step"] for r in result.log_rows][:4] == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("kill_at", [2, 5])  # 5 batches of 8 an epoch -> updates of 3 and 2 batches
+def test_killed_and_resumed_run_with_accumulation_ends_bit_identical(tmp_path: Path, kill_at: int) -> None:
+    cfg = config(batch_size=4, accumulate=3, checkpoint_every=2)
+    straight, straight_result = run(tmp_path / "straight", cfg)
+    with pytest.raises(Killed):
+        run(tmp_path / "resumed", cfg, kill_at=kill_at)
+    resumed, resumed_result = run(tmp_path / "resumed", cfg)
+    assert resumed_result.resumed_from_step > 0
+    assert_identical(weights(straight), weights(resumed))
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "tokens_per_s"} for r in rows]  # noqa: E731
+    assert strip(resumed_result.log_rows) == strip(straight_result.log_rows)

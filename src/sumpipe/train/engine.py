@@ -12,6 +12,8 @@ batch its data and compute a summed loss) and:
   figures); validation stays eager. Batch shapes vary (source/target lengths, OOV count), so it
   compiles once with dynamic sizes rather than once per shape;
 - builds the optimizer and schedule of `sumpipe.train.optim`, clips gradients, counts steps;
+- accumulates gradients over `cfg.accumulate` consecutive batches per update (seed 003: batch 2 ×
+  36), weighting every target token equally, exactly as one batch of all of them would;
 - logs a row every `cfg.log_every` updates (step, epoch, loss, valid_loss, lr, tokens_per_s) and
   validates at each epoch end (and when `cfg.max_steps` cuts an epoch short);
 - saves a checkpoint every `cfg.checkpoint_every` updates and at each epoch end, and keeps the
@@ -228,7 +230,7 @@ class _Loop:
         first = self._epoch_batches(0)
         if not first:
             raise SumpipeError("no training batches: the training split is empty")
-        total = len(first) * cfg.epochs
+        total = math.ceil(len(first) / cfg.accumulate) * cfg.epochs
         if cfg.max_steps is not None:
             total = min(total, cfg.max_steps)
         show = None if progress is None else progress
@@ -240,7 +242,7 @@ class _Loop:
                 batches = first if pos.epoch == 0 else self._epoch_batches(pos.epoch)
                 self.epoch_len = len(batches)
                 while pos.batch < len(batches) and not self._capped():
-                    self._train_step(batches[pos.batch])
+                    self._train_step(batches[pos.batch : pos.batch + cfg.accumulate])
                     bar.update(1)
                     if pos.step % cfg.log_every == 0:
                         row = self._log_row()
@@ -264,31 +266,49 @@ class _Loop:
             batches = [b for b in batches if len(b) >= self.ctx.world_size]
         return batches
 
-    def _train_step(self, global_batch: Sequence[int]) -> None:
+    def _train_step(self, group: Sequence[Sequence[int]]) -> None:
+        """One update from a group of `cfg.accumulate` global batches (fewer at an epoch's end).
+
+        The gradient is that of ∑loss / (target tokens of the whole group): after each batch the
+        running gradient is rescaled by seen / (seen + new) and the new batch enters with weight
+        1 / (seen + new), so with one batch this is exactly the plain update, and the tokens of
+        every batch count alike whatever the batch lengths.
+        """
         pos, cfg, ctx = self.position, self.cfg, self.ctx
         started = time.perf_counter()
-        batch = self.task.collate(shard(global_batch, ctx), "train")
-        tokens = self.task.count_tokens(batch)
-        batch = move_to_device(batch, self.device)
         self.wrapped.train()
-        with _autocast(self.device, cfg.bf16):
-            loss_sum, local_targets = self.train_loss(batch)
-        loss_sum, local_targets = loss_sum.float(), local_targets.detach().to(torch.float32)
-        global_targets = all_reduce_sum(local_targets.clone(), ctx).clamp(min=1)
-        # rank share of ∑loss / global target count, × world because DDP averages gradients (ddp.py)
-        (loss_sum * ctx.world_size / global_targets).backward()
+        seen = None
+        for i, global_batch in enumerate(group):
+            batch = self.task.collate(shard(global_batch, ctx), "train")
+            tokens = self.task.count_tokens(batch)
+            batch = move_to_device(batch, self.device)
+            # DDP all-reduces gradients in backward; only the group's last batch needs to
+            sync = contextlib.nullcontext() if i == len(group) - 1 or not ctx.is_distributed else self.wrapped.no_sync()
+            with sync:
+                with _autocast(self.device, cfg.bf16):
+                    loss_sum, local_targets = self.train_loss(batch)
+                loss_sum, local_targets = loss_sum.float(), local_targets.detach().to(torch.float32)
+                global_targets = all_reduce_sum(local_targets.clone(), ctx).clamp(min=1)
+                total = global_targets if seen is None else seen + global_targets
+                if seen is not None:
+                    for p in self.model.parameters():
+                        if p.grad is not None:
+                            p.grad.mul_(seen / total)
+                # rank share of ∑loss / global target count, × world because DDP averages gradients (ddp.py)
+                (loss_sum * ctx.world_size / total).backward()
+            seen = total
+            self.interval_loss += loss_sum.detach().double()
+            self.interval_targets += local_targets.double()
+            self.interval_tokens += tokens
+            self.tokens_seen += tokens
         clip_gradients(self.model.parameters(), cfg.grad_clip)
         self.last_lr = self.optimizer.param_groups[0]["lr"]
         self.optimizer.step()
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
         pos.step += 1
-        pos.batch += 1
-        self.interval_loss += loss_sum.detach().double()
-        self.interval_targets += local_targets.double()
-        self.interval_tokens += tokens
+        pos.batch += len(group)
         self.interval_steps += 1
-        self.tokens_seen += tokens
         if self.device.type == "cuda" and pos.step % cfg.log_every == 0:
             torch.cuda.synchronize(self.device)  # so the interval's time covers its GPU work
         elapsed = time.perf_counter() - started
