@@ -18,6 +18,7 @@ from sumpipe.evaluate import commands as evaluate_commands
 from sumpipe.experiments import commands as experiment_commands
 from sumpipe.extract import commands as extract_commands
 from sumpipe.report import commands as report_commands
+from sumpipe.subword import commands as subword_commands
 from sumpipe.text import commands as text_commands
 from sumpipe.train import commands as train_commands
 from sumpipe.vocab import commands as vocab_commands
@@ -37,6 +38,8 @@ app.command("extract")(extract_commands.extract)
 app.command("extractive-fit")(extract_commands.extractive_fit)
 app.command("extractive")(extract_commands.extractive)
 app.command("summarize")(decode_commands.summarize)
+app.command("subword")(subword_commands.subword)
+app.command("pretrain")(train_commands.pretrain)
 app.command("train")(train_commands.train)
 app.command("decode")(decode_commands.decode)
 app.command("evaluate")(evaluate_commands.evaluate)

@@ -155,6 +155,8 @@ class PathsConfig:
     crosseval: str = "crosseval"
     checkpoints: str = "checkpoints"
     extractive: str = "data/extractive"  # the extractive systems' corpus statistics and NMF keywords
+    subword: str = "data/subword"
+    pretrain: str = "pretrain"
 
 
 @dataclass(frozen=True)
@@ -403,6 +405,84 @@ class TrainConfig:
         require(self.grad_clip >= 0, _k(key, "grad_clip"), "must be >= 0")
 
 
+# ---- seed 003: subword vocabulary and the pre-trained BERT-style encoder ----------------------
+@dataclass(frozen=True)
+class SubwordConfig:
+    """The subword stage (sumpipe.subword): a sentencepiece model of `size` pieces (a soft limit:
+    five specials included; seed 003: WordPiece, 30,000), `model_type` bpe or unigram, trained on
+    at most `max_sentences` lines (null: all; a sample seeded by `seed`) with `threads` threads."""
+
+    size: int = 4000
+    model_type: Literal["bpe", "unigram"] = "bpe"
+    character_coverage: float = 1.0
+    max_sentences: int | None = None
+    threads: int = 1
+    seed: int = 1234
+
+    def check(self, key: str) -> None:
+        require(self.size >= 16, _k(key, "size"), "must be >= 16 (five specials plus pieces)")
+        require(0.9 <= self.character_coverage <= 1.0, _k(key, "character_coverage"), "must be in [0.9, 1]")
+        require(self.max_sentences is None or self.max_sentences >= 1, _k(key, "max_sentences"), "must be >= 1")
+        require(self.threads >= 1, _k(key, "threads"), "must be >= 1")
+
+
+@dataclass(frozen=True)
+class EncoderConfig:
+    """A BERT-style encoder (Devlin et al. 2019; seed 003 ch. 9): learned positions, GELU, post-LN.
+
+    Seed 003: BERT-base, 12 layers, 12 heads, d_model 768, d_ff 3072, 512 positions, dropout 0.1.
+    """
+
+    d_model: int = 64
+    n_layers: int = 2
+    n_heads: int = 4
+    d_ff: int = 256
+    dropout: float = 0.1
+    max_positions: int = 512
+    type_vocab_size: int = 2
+    layer_norm_eps: float = 1e-12
+
+    def check(self, key: str) -> None:
+        for name in ("d_model", "n_layers", "n_heads", "d_ff", "max_positions", "type_vocab_size"):
+            require(getattr(self, name) >= 1, _k(key, name), "must be >= 1")
+        require(self.d_model % self.n_heads == 0, _k(key, "n_heads"), "must divide d_model")
+        require(0.0 <= self.dropout < 1.0, _k(key, "dropout"), "must be in [0, 1)")
+        require(self.layer_norm_eps > 0, _k(key, "layer_norm_eps"), "must be > 0")
+
+
+def _pretrain_train() -> "TrainConfig":
+    return TrainConfig(lr=1e-3, warmup_steps=50, label_smoothing=0.0, batch_size=32)
+
+
+@dataclass(frozen=True)
+class PretrainConfig:
+    """The pretrain stage (sumpipe.pretrain): masked-LM pre-training of the encoder on train sources.
+
+    Sources are cut into sequences of `max_tokens` pieces (`<s>` and `</s>` included); of the
+    pieces that are not specials, `mask_prob` (BERT: 15 %) are predicted, and of those
+    `mask_token_prob` become `<mask>`, `random_token_prob` a random non-special piece, the rest
+    stay (80/10/10). `init_from` names a local Hugging Face BERT folder (config.json,
+    model.safetensors, vocab.txt) to start from instead of random weights. `train` is the training
+    loop's configuration for this stage (same keys as the `train:` section).
+    """
+
+    encoder: EncoderConfig = field(default_factory=EncoderConfig)
+    max_tokens: int = 128
+    mask_prob: float = 0.15
+    mask_token_prob: float = 0.8
+    random_token_prob: float = 0.1
+    init_from: str | None = None
+    train: "TrainConfig" = field(default_factory=_pretrain_train)
+
+    def check(self, key: str) -> None:
+        require(3 <= self.max_tokens <= self.encoder.max_positions, _k(key, "max_tokens"),
+                "must be between 3 and encoder.max_positions")
+        require(0.0 < self.mask_prob < 1.0, _k(key, "mask_prob"), "must be in (0, 1)")
+        require(0.0 <= self.mask_token_prob <= 1.0, _k(key, "mask_token_prob"), "must be in [0, 1]")
+        require(0.0 <= self.random_token_prob <= 1.0 - self.mask_token_prob, _k(key, "random_token_prob"),
+                "must be in [0, 1 - mask_token_prob]")
+
+
 @dataclass(frozen=True)
 class DecodeConfig:
     """Decoding (seed 001 §2.3.4; seed 003 for sampling); see `sumpipe.decode.search`.
@@ -544,6 +624,8 @@ class Params:
     report: ReportConfig = field(default_factory=ReportConfig)
     crosseval: CrossEvalConfig = field(default_factory=CrossEvalConfig)
     extractive: ExtractiveConfig = field(default_factory=ExtractiveConfig)
+    subword: SubwordConfig = field(default_factory=SubwordConfig)
+    pretrain: PretrainConfig = field(default_factory=PretrainConfig)
 
 
 # --------------------------------------------------------------------------------------------

@@ -146,16 +146,22 @@ def key_padding_bias(keep: torch.Tensor, dtype: torch.dtype = torch.float32) -> 
 # Feed-forward block and positional encoding
 # --------------------------------------------------------------------------------------------
 class FeedForward(nn.Module):
-    """Position-wise Linear(D, F) -> ReLU -> dropout -> Linear(F, D) (Vaswani et al. §3.3)."""
+    """Position-wise Linear(D, F) -> ReLU -> dropout -> Linear(F, D) (Vaswani et al. §3.3).
 
-    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0) -> None:
+    `activation="gelu"` is BERT's (Devlin et al. 2019; seed 003 §9.8.3: the exact, erf-based GELU).
+    """
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "relu") -> None:
         super().__init__()
+        if activation not in ("relu", "gelu"):
+            raise ValueError(f"activation must be 'relu' or 'gelu', got {activation!r}")
         self.fc1 = nn.Linear(d_model, d_ff)
         self.fc2 = nn.Linear(d_ff, d_model)
         self.dropout = nn.Dropout(dropout)
+        self.activation = F.gelu if activation == "gelu" else F.relu
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc2(self.dropout(F.relu(self.fc1(x))))
+        return self.fc2(self.dropout(self.activation(self.fc1(x))))
 
 
 def sinusoidal_table(n_positions: int, d_model: int) -> torch.Tensor:
@@ -305,3 +311,40 @@ class AdditiveAttention(nn.Module):
 def coverage_loss(weights: torch.Tensor, coverage: torch.Tensor) -> torch.Tensor:
     """See et al. Eqn 12: Σ_i min(a_i, c_i) per step; weights, coverage (..., S) -> (...)."""
     return torch.minimum(weights, coverage).sum(dim=-1)
+
+
+# --------------------------------------------------------------------------------------------
+# Bilinear copy attention with a copy gate (seed 003 Eqn 10.4-10.6)
+# --------------------------------------------------------------------------------------------
+class CopyOutput(NamedTuple):
+    copy_attn: torch.Tensor  # a (..., S), 0 at padding
+    copy_gate: torch.Tensor  # g (...,), the probability of copying
+    context: torch.Tensor  # c = Σ_j a_j h_j (..., D)
+
+
+class BilinearCopyGate(nn.Module):
+    """u_t^j = o_t W_c h_j, a_t = softmax_j(u_t) (Eqn 10.4-10.5), and the copy gate
+    g_t = σ(w_g·[o_t; c_t] + b_g) with c_t = Σ_j a_t^j h_j (the seed leaves g's inputs open; the
+    decoder state and what it would copy from are what See et al.'s p_gen reads too).
+
+    The final distribution P(w) = (1 − g)·P_vocab(w) + g·Σ_{i: x_i = w} a_i is `pointer_mix` with
+    p_gen = 1 − g. Project the encoder states once with `project_keys` (W_c h, (B, S, D)).
+    """
+
+    def __init__(self, d_model: int) -> None:
+        super().__init__()
+        self.w_c = nn.Linear(d_model, d_model, bias=False)
+        self.gate = nn.Linear(2 * d_model, 1)
+
+    def project_keys(self, memory: torch.Tensor) -> torch.Tensor:
+        """h (B, S, D) -> W_c h (B, S, D)"""
+        return self.w_c(memory)
+
+    def forward(self, o: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor, memory_bias: torch.Tensor) -> CopyOutput:
+        """o (B, T, D) decoder outputs, memory h (B, S, D), keys = project_keys(memory),
+        memory_bias (B, 1, 1, S) additive (-inf at padding)."""
+        scores = (o @ keys.transpose(1, 2)).float() + memory_bias[:, 0].float()  # (B, T, S)
+        attn = torch.softmax(scores, dim=-1)
+        context = attn.to(memory.dtype) @ memory
+        gate = torch.sigmoid(self.gate(torch.cat([o, context], dim=-1))).squeeze(-1)
+        return CopyOutput(attn, gate, context)

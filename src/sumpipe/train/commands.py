@@ -27,3 +27,17 @@ def train(
             f"{inputs.name}: {summary['steps']} steps, best valid loss {summary['best_valid_loss']:.4f} "
             f"at step {summary['best_step']} -> {inputs.out_dir}"
         )
+
+
+def pretrain(
+    params: ParamsOption = Path("params.yaml"),
+    resume: Annotated[bool, typer.Option(help="continue from the checkpoint when it matches")] = True,
+) -> None:
+    """Pre-train the BERT-style encoder with masked-LM on the train sources (seed 003)."""
+    from sumpipe.config import load_params
+    from sumpipe.train.pretrain import pretrain_encoder, resolve_pretrain_inputs
+
+    inputs = resolve_pretrain_inputs(load_params(params))
+    summary = pretrain_encoder(inputs, resume=resume)
+    typer.echo(f"pretrain: {summary['steps']} steps, best valid MLM loss {summary['best_valid_loss']:.4f} "
+               f"at step {summary['best_step']} -> {inputs.out_dir}")

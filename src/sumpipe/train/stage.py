@@ -181,12 +181,17 @@ def run_fingerprint(inputs: TrainInputs, files: list[Path]) -> str:
     import sumpipe.models
     import sumpipe.train
 
-    train = {k: v for k, v in dataclasses.asdict(inputs.train).items() if k not in _RESUME_NEUTRAL}
-    digest = hashlib.sha256(json.dumps({
-        "spec": dataclasses.asdict(inputs.spec), "arch": dataclasses.asdict(inputs.arch), "train": train,
-        "torch": torch.__version__,
-    }, sort_keys=True).encode())
-    code = [p for pkg in (sumpipe.models, sumpipe.train) for p in sorted(Path(pkg.__file__).parent.glob("*.py"))]
+    return fingerprint_of({"spec": dataclasses.asdict(inputs.spec), "arch": dataclasses.asdict(inputs.arch)},
+                          inputs.train, files, [sumpipe.models, sumpipe.train])
+
+
+def fingerprint_of(settings: dict[str, Any], train: TrainConfig, files: list[Path], packages: list[Any]) -> str:
+    """SHA-256 over `settings`, the resume-relevant `train` settings, torch's version, `files` and the
+    `*.py` files of `packages` (see `run_fingerprint`)."""
+    loop = {k: v for k, v in dataclasses.asdict(train).items() if k not in _RESUME_NEUTRAL}
+    digest = hashlib.sha256(json.dumps({**settings, "train": loop, "torch": torch.__version__},
+                                       sort_keys=True).encode())
+    code = [p for pkg in packages for p in sorted(Path(pkg.__file__).parent.glob("*.py"))]
     for path in [*files, *code]:
         digest.update(path.name.encode())
         with open(path, "rb") as f:

@@ -1,0 +1,295 @@
+"""BERT encoder with a two-stage decoder and a copy gate (seed 003 ch. 10, after Zhang et al. 2019).
+
+    x = <s> x_1 … x_m </s> ──BERT──► H (B, S, D)                                          (Eqn 10.1)
+    stage 1 (draft):  <s> a_<t ─BERT embeddings─► N × causal decoder layer (H) ─► o_t ─► P(a_t | a_<t, H)
+    stage 2 (refine): <s> a_1 … [MASK]_t … a_L </s> ─BERT─► N × decoder layer (H) ─► o_t ─► P(y_t | a_≠t, H)
+    both stages:      u_t^j = o_t W_c h_j, a = softmax(u), g_t = σ(w_g·[o_t; Σ a h])
+                      P_t(w) = (1 − g_t)·P_vocab(w) + g_t·Σ_{i: x_i = w} a_t^i     (Eqn 10.4-10.6)
+    L = L_dec1 + L_dec2 (Eqn 10.7), both teacher forced: in training the draft is the reference.
+
+Choices the seed leaves open, made here:
+- **Post-LN decoder layers** like the BERT encoder (seed §9.8.5: "followed in the decoder side as
+  well"), GELU feed-forward, the shared attention/feed-forward layers of `sumpipe.models.layers`.
+- **Embeddings**: both decoders read BERT's embedding layer (word + learned position + LayerNorm)
+  and predict through its word embeddings, transposed (tied), plus an output bias; `<mask>` is never
+  predicted.
+- **The refine decoder** reads BERT's contextual vectors of the masked draft with bidirectional
+  self-attention (the masked position hides the word, the other words are all visible: a_≠t) and
+  cross-attends to H; its output at the masked position predicts y_t.
+- **Batched masking**: the L masked variants of a draft are one (B·L, L + 2) batch through BERT and
+  the refine decoder's self-attention; its cross-attention sees them as one (B, L·(L + 2)) query
+  sequence per document, so H is never copied L times.
+- **Refining at inference** masks each draft position against the same draft (as in training) and
+  takes the best non-special piece at every position at once: one batched pass, deterministic.
+- Sources enter as `<s>` pieces `</s>` (BERT's [CLS] … [SEP]); the copy vocabulary is the piece
+  vocabulary itself, so there are no out-of-vocabulary extended ids (`n_oov` = 0).
+
+Decoding the draft implements `sumpipe.models.protocol.Decodable` (beam, greedy, sampling of
+`sumpipe.decode.search`); `refine(batch, drafts)` then rewrites the drafts.
+Shapes: B batch, S source pieces, T summary positions, L draft words, D width, V pieces.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from sumpipe.config import EncoderConfig, require
+from sumpipe.models.batching import Batch, Example
+from sumpipe.models.bert import BertEncoder, init_bert_weights
+from sumpipe.models.layers import BilinearCopyGate, FeedForward, MultiHeadAttention, key_padding_bias, pointer_mix
+from sumpipe.models.loss import label_smoothed_nll
+from sumpipe.models.protocol import BOS, EOS, PAD
+
+KV = tuple[torch.Tensor, torch.Tensor]
+NEG_INF = float("-inf")
+
+
+@dataclass(frozen=True)
+class Bert2StageArch:
+    """The family's own settings (the encoder's come from the pretrain stage's config.json).
+
+    Seed 003: 12 decoder layers in each stage (as many as BERT-base's encoder), dropout 0.1.
+    `max_source_tokens` / `max_summary_tokens` count pieces, `<s>`/`</s>` of the source included.
+    """
+
+    n_decoder_layers: int = 2
+    dropout: float = 0.1
+    max_source_tokens: int = 400
+    max_summary_tokens: int = 60
+    refine: bool = True  # decoding runs the refine pass after the draft
+
+    def check(self, key: str) -> None:
+        require(self.n_decoder_layers >= 1, f"{key}.n_decoder_layers", "must be >= 1")
+        require(0.0 <= self.dropout < 1.0, f"{key}.dropout", "must be in [0, 1)")
+        require(self.max_source_tokens >= 3, f"{key}.max_source_tokens", "must be >= 3")
+        require(self.max_summary_tokens >= 1, f"{key}.max_summary_tokens", "must be >= 1")
+
+
+# --------------------------------------------------------------------------------------------
+# Pieces -> examples
+# --------------------------------------------------------------------------------------------
+def encode_pieces_example(example_id: str, source_ids: Sequence[int], summary_ids: Sequence[int],
+                          max_source_tokens: int, max_summary_tokens: int) -> Example:
+    """A `Batch`-compatible example over pieces: src = `<s>` pieces `</s>` (cut to max_source_tokens),
+    trg_inp = `<s>` summary, trg_ext = summary `</s>` (summary cut to max_summary_tokens pieces);
+    src_ext = src (copying needs no extended ids), src_freq = 0, no OOV words."""
+    src = np.array([BOS, *list(source_ids)[: max_source_tokens - 2], EOS], dtype=np.int64)
+    trg = np.asarray(list(summary_ids)[:max_summary_tokens], dtype=np.int64)
+    return Example(id=example_id, src=src, src_ext=src, src_freq=np.zeros(len(src), np.float32),
+                   trg_inp=np.concatenate([[BOS], trg]).astype(np.int64),
+                   trg_ext=np.concatenate([trg, [EOS]]).astype(np.int64), oov_words=[])
+
+
+# --------------------------------------------------------------------------------------------
+# Layers
+# --------------------------------------------------------------------------------------------
+class PostLNDecoderLayer(nn.Module):
+    """y = LN(y + SelfAttn(y)); y = LN(y + CrossAttn(y, H)); y = LN(y + FF(y)).
+
+    `variants` > 1: y holds B·variants rows whose cross-attention goes to the same document's H
+    (B rows of memory): they are folded into one longer query sequence per document.
+    """
+
+    def __init__(self, cfg: EncoderConfig, dropout: float) -> None:
+        super().__init__()
+        d = cfg.d_model
+        self.self_attn = MultiHeadAttention(d, cfg.n_heads)
+        self.norm1 = nn.LayerNorm(d, eps=cfg.layer_norm_eps)
+        self.cross_attn = MultiHeadAttention(d, cfg.n_heads)
+        self.norm2 = nn.LayerNorm(d, eps=cfg.layer_norm_eps)
+        self.ff = FeedForward(d, cfg.d_ff, activation="gelu")
+        self.norm3 = nn.LayerNorm(d, eps=cfg.layer_norm_eps)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, y: torch.Tensor, memory_kv: KV, memory_bias: torch.Tensor, *, causal: bool,
+                self_bias: torch.Tensor | None = None, past_kv: KV | None = None,
+                variants: int = 1) -> tuple[torch.Tensor, KV]:
+        att = self.self_attn(y, past_kv=past_kv, bias=self_bias, causal=causal and past_kv is None)
+        y = self.norm1(y + self.dropout(att.out))
+        n, t, d = y.shape
+        folded = y.reshape(n // variants, variants * t, d)
+        cross = self.cross_attn(folded, kv=memory_kv, bias=memory_bias).out.reshape(n, t, d)
+        y = self.norm2(y + self.dropout(cross))
+        return self.norm3(y + self.dropout(self.ff(y))), att.kv
+
+
+@dataclass
+class Bert2StageState:
+    """Draft-decoding state for N rows; caches are per decoder layer, (N, H, L, Dh)."""
+
+    src: torch.Tensor  # (N, S) piece ids (the copy vocabulary)
+    memory: torch.Tensor  # H (N, S, D)
+    memory_bias: torch.Tensor  # (N, 1, 1, S)
+    cross_kv: list[KV]
+    copy_keys: torch.Tensor  # W_c H (N, S, D)
+    self_kv: list[KV]
+    step: int
+    doc: torch.Tensor  # (N,) which document's H row i holds
+
+    def index_select(self, idx: torch.Tensor) -> "Bert2StageState":
+        idx = idx.to(self.src.device)
+        pick = lambda kv: (kv[0].index_select(0, idx), kv[1].index_select(0, idx))  # noqa: E731
+        doc = self.doc.index_select(0, idx)
+        if torch.equal(doc, self.doc):  # beams reordered within their documents: H-side caches stay
+            return replace(self, self_kv=[pick(kv) for kv in self.self_kv])
+        return Bert2StageState(
+            src=self.src.index_select(0, idx), memory=self.memory.index_select(0, idx),
+            memory_bias=self.memory_bias.index_select(0, idx), cross_kv=[pick(kv) for kv in self.cross_kv],
+            copy_keys=self.copy_keys.index_select(0, idx), self_kv=[pick(kv) for kv in self.self_kv],
+            step=self.step, doc=doc)
+
+
+# --------------------------------------------------------------------------------------------
+# The model
+# --------------------------------------------------------------------------------------------
+class Bert2Stage(nn.Module):
+    """See the module docstring. `vocab_size` V = the subword model's pieces."""
+
+    def __init__(self, encoder_cfg: EncoderConfig, arch: Bert2StageArch, vocab_size: int) -> None:
+        super().__init__()
+        self.encoder_cfg, self.arch, self.vocab_size = encoder_cfg, arch, vocab_size
+        self.encoder = BertEncoder(encoder_cfg, vocab_size)
+        self.draft_layers = nn.ModuleList(PostLNDecoderLayer(encoder_cfg, arch.dropout)
+                                          for _ in range(arch.n_decoder_layers))
+        self.refine_layers = nn.ModuleList(PostLNDecoderLayer(encoder_cfg, arch.dropout)
+                                           for _ in range(arch.n_decoder_layers))
+        self.draft_copy = BilinearCopyGate(encoder_cfg.d_model)
+        self.refine_copy = BilinearCopyGate(encoder_cfg.d_model)
+        self.output_bias = nn.Parameter(torch.zeros(vocab_size))
+        for module in (self.draft_layers, self.refine_layers, self.draft_copy, self.refine_copy):
+            init_bert_weights(module)
+        from sumpipe.subword.pieces import MASK
+
+        never = torch.zeros(vocab_size, dtype=torch.bool)
+        never[MASK] = True
+        self.register_buffer("never_predicted", never, persistent=False)
+
+    # ---- pieces ------------------------------------------------------------------------------
+    def encode(self, src: torch.Tensor, src_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """src, src_mask (B, S) -> H (B, S, D), memory bias (B, 1, 1, S)."""
+        return self.encoder(src, src_mask), key_padding_bias(src_mask)
+
+    def _output(self, o: torch.Tensor, copy: BilinearCopyGate, memory: torch.Tensor, copy_keys: torch.Tensor,
+                memory_bias: torch.Tensor, src: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """o (B, T, D) -> log P (B, T, V) with the copy gate mixed in, and {"p_gen", "attn"}."""
+        logits = o @ self.encoder.embeddings.word.weight.t() + self.output_bias
+        logits = logits.masked_fill(self.never_predicted, NEG_INF)
+        c = copy(o, memory, copy_keys, memory_bias)
+        log_probs = pointer_mix(logits, 1.0 - c.copy_gate, c.copy_attn, src, 0)
+        return log_probs, {"p_gen": 1.0 - c.copy_gate.float(), "attn": c.copy_attn.float()}
+
+    def _draft(self, x: torch.Tensor, cross_kv: list[KV], memory_bias: torch.Tensor,
+               past: list[KV] | None) -> tuple[torch.Tensor, list[KV]]:
+        new = []
+        for i, layer in enumerate(self.draft_layers):
+            x, kv = layer(x, cross_kv[i], memory_bias, causal=True, past_kv=None if past is None else past[i])
+            new.append(kv)
+        return x, new
+
+    # ---- teacher forcing ---------------------------------------------------------------------
+    def forward(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        """(draft log P (B, T, V) over trg_ext, refine log P (B, L, V) over the L = T − 1 words)."""
+        memory, bias = self.encode(batch.src, batch.src_mask)
+        cross_kv = [layer.cross_attn.project_kv(memory) for layer in self.draft_layers]
+        keys = self.draft_copy.project_keys(memory)
+        o, _ = self._draft(self.encoder.embeddings(batch.trg_inp), cross_kv, bias, None)
+        draft, _ = self._output(o, self.draft_copy, memory, keys, bias, batch.src)
+        words = batch.trg_inp[:, 1:]
+        refine = self._refine_log_probs(memory, bias, batch.src, words, words != PAD)
+        return draft, refine
+
+    def summed_loss(self, batch: Batch, smoothing: float) -> tuple[torch.Tensor, torch.Tensor]:
+        """(L_dec1 + L_dec2 summed over tokens, number of draft target tokens) (Eqn 10.7)."""
+        draft, refine = self(batch)
+        mean1, n1 = label_smoothed_nll(draft, batch.trg_ext, batch.trg_mask, smoothing, self.vocab_size)
+        words = batch.trg_inp[:, 1:]
+        mean2, n2 = label_smoothed_nll(refine, words, words != PAD, smoothing, self.vocab_size)
+        return mean1 * n1 + mean2 * n2, n1
+
+    # ---- stage 2 -----------------------------------------------------------------------------
+    @staticmethod
+    def masked_variants(words: torch.Tensor, keep: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """words, keep (B, L) -> (B·L, L + 2) ids of `<s>` words `</s>` with word t of variant (b, t)
+        replaced by `<mask>`, and their keep-mask. Variants t >= the draft's length are padding."""
+        from sumpipe.subword.pieces import MASK
+
+        b, length = words.shape
+        lengths = keep.sum(dim=1)
+        seq = torch.full((b, length + 2), PAD, dtype=words.dtype, device=words.device)
+        seq[:, 0] = BOS
+        seq[:, 1:-1] = torch.where(keep, words, PAD)
+        seq.scatter_(1, (lengths + 1)[:, None], EOS)
+        seq_keep = seq != PAD
+        hide = torch.eye(length, dtype=torch.bool, device=words.device)  # variant t hides word t
+        hide = torch.nn.functional.pad(hide, (1, 1))  # (L, L + 2): position t + 1
+        variants = torch.where(hide[None], torch.full_like(seq, MASK)[:, None, :], seq[:, None, :])
+        return variants.reshape(b * length, length + 2), seq_keep[:, None, :].expand(b, length, length + 2).reshape(
+            b * length, length + 2)
+
+    def _refine_log_probs(self, memory: torch.Tensor, bias: torch.Tensor, src: torch.Tensor,
+                          words: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        """log P(y_t | a_≠t, H) (B, L, V) for every word position t of the drafts `words` (B, L)."""
+        b, length = words.shape
+        if length == 0:
+            return memory.new_zeros(b, 0, self.vocab_size)
+        ids, ids_keep = self.masked_variants(words, keep)
+        context = self.encoder(ids, ids_keep)  # (B·L, L + 2, D)
+        self_bias = key_padding_bias(ids_keep)
+        y = context
+        for layer in self.refine_layers:
+            kv = layer.cross_attn.project_kv(memory)
+            y, _ = layer(y, kv, bias, causal=False, self_bias=self_bias, variants=length)
+        at_mask = y.view(b, length, length + 2, -1)[:, torch.arange(length), torch.arange(length) + 1]  # (B, L, D)
+        log_probs, _ = self._output(at_mask, self.refine_copy, memory, self.refine_copy.project_keys(memory),
+                                    bias, src)
+        return log_probs
+
+    @torch.inference_mode()
+    def refine(self, batch: Batch, drafts: Sequence[Sequence[int]]) -> list[list[int]]:
+        """Refined drafts: each word position masked against the draft, the best non-special piece
+        predicted there (all positions and documents in one batch). Drafts keep their lengths."""
+        from sumpipe.subword.pieces import N_SPECIAL_PIECES
+
+        device = self.output_bias.device
+        batch = batch.to(device)
+        length = max((len(d) for d in drafts), default=0)
+        if length == 0:
+            return [[] for _ in drafts]
+        words = torch.full((len(drafts), length), PAD, dtype=torch.long, device=device)
+        for i, d in enumerate(drafts):
+            words[i, : len(d)] = torch.as_tensor(list(d), dtype=torch.long)
+        keep = words != PAD
+        memory, bias = self.encode(batch.src, batch.src_mask)
+        log_probs = self._refine_log_probs(memory, bias, batch.src, words, keep)
+        log_probs[..., :N_SPECIAL_PIECES] = NEG_INF
+        best = log_probs.argmax(dim=-1)
+        return [best[i, : len(d)].tolist() for i, d in enumerate(drafts)]
+
+    # ---- draft decoding (sumpipe.models.protocol) ----------------------------------------------
+    def start_decoding(self, batch: Batch) -> Bert2StageState:
+        device = self.output_bias.device
+        batch = batch.to(device)
+        memory, bias = self.encode(batch.src, batch.src_mask)
+        n, heads = memory.shape[0], self.encoder_cfg.n_heads
+        empty = memory.new_zeros(n, heads, 0, self.encoder_cfg.d_model // heads)
+        return Bert2StageState(
+            src=batch.src, memory=memory, memory_bias=bias,
+            cross_kv=[layer.cross_attn.project_kv(memory) for layer in self.draft_layers],
+            copy_keys=self.draft_copy.project_keys(memory), self_kv=[(empty, empty) for _ in self.draft_layers],
+            step=0, doc=torch.arange(n, device=device))
+
+    def decode_step(self, state: Bert2StageState, prev_tokens: torch.Tensor
+                    ) -> tuple[torch.Tensor, Bert2StageState, dict[str, torch.Tensor]]:
+        """prev_tokens (N,) -> log P (N, V), the advanced state, {"p_gen": (N,), "attn": (N, S)}."""
+        x = self.encoder.embeddings(prev_tokens.to(state.src.device)[:, None], offset=state.step)
+        o, kvs = self._draft(x, state.cross_kv, state.memory_bias, state.self_kv)
+        log_probs, info = self._output(o, self.draft_copy, state.memory, state.copy_keys, state.memory_bias,
+                                       state.src)
+        return log_probs[:, 0], replace(state, self_kv=kvs, step=state.step + 1), {
+            "p_gen": info["p_gen"][:, 0], "attn": info["attn"][:, 0]}
+

@@ -1,0 +1,102 @@
+"""The `pretrain` stage: masked-LM pre-training of the BERT-style encoder on the train sources.
+
+Seed 003 starts from BERT-base; pre-trained weights cannot be downloaded here, so the encoder is
+pre-trained on the corpus itself (`sumpipe.train.mlm`: 15 % of the pieces, 80/10/10), or started
+from a local Hugging Face checkpoint named by `pretrain.init_from` (`sumpipe.models.hf_bert`) and
+adapted to the corpus's pieces by the same training. Reads `<processed>/{train,valid}.parquet`
+(sources only) and `<subword>/subword.model`; trains with the shared engine (`sumpipe.train.engine.fit`:
+exact resume from `<checkpoints>/pretrain`, best-validation weights kept) and writes to
+`<pretrain>/`: `encoder.safetensors` + `config.json` (`sumpipe.models.bert.save_encoder`) and
+`pretrain_log.csv` (step, epoch, loss, valid_loss, lr, tokens_per_s; loss = MLM cross-entropy per
+predicted piece).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from sumpipe.config import Params
+from sumpipe.errors import SumpipeError
+from sumpipe.io import file_sha256, read_parquet
+
+LOG_FILE = "pretrain_log.csv"
+CHECKPOINT_NAME = "pretrain"
+
+
+@dataclasses.dataclass(frozen=True)
+class PretrainInputs:
+    processed_dir: Path
+    subword_dir: Path
+    out_dir: Path
+    checkpoint_dir: Path
+    cfg: Any  # PretrainConfig
+
+
+def resolve_pretrain_inputs(params: Params) -> PretrainInputs:
+    paths = params.paths
+    return PretrainInputs(Path(paths.processed), Path(paths.subword), Path(paths.pretrain),
+                          Path(paths.checkpoints) / CHECKPOINT_NAME, params.pretrain)
+
+
+def pretrain_encoder(inputs: PretrainInputs, *, resume: bool = True, progress: bool | None = None) -> dict[str, Any]:
+    """Pre-train (or resume) the encoder and write `<pretrain>/`; returns the training summary."""
+    import sumpipe.models
+    import sumpipe.subword
+    import sumpipe.train
+    from sumpipe.models.bert import BertForMaskedLM, save_encoder
+    from sumpipe.subword.pieces import MODEL_FILE, SubwordVocab
+    from sumpipe.train.engine import fit, resolve_device, seed_everything
+    from sumpipe.train.mlm import MLMTask, source_windows
+    from sumpipe.train.stage import fingerprint_of, training_summary, write_log
+
+    cfg = inputs.cfg
+    vocab = SubwordVocab.load(inputs.subword_dir)
+    files = [inputs.processed_dir / f"{split}.parquet" for split in ("train", "valid")]
+    windows = []
+    for path in files:
+        sources = read_parquet(path, columns=["source"])["source"].tolist()
+        if not sources:
+            raise SumpipeError(f"{path}: no examples to pre-train on")
+        windows.append(source_windows(vocab.encode_many(sources), cfg.max_tokens))
+    task = MLMTask(windows[0], windows[1], vocab.special_mask(), batch_size=cfg.train.batch_size,
+                   seed=cfg.train.seed, mask_prob=cfg.mask_prob, mask_token_prob=cfg.mask_token_prob,
+                   random_token_prob=cfg.random_token_prob)
+
+    seed_everything(cfg.train.seed)
+    model = BertForMaskedLM(cfg.encoder, len(vocab))
+    init = None
+    if cfg.init_from:
+        from sumpipe.models.hf_bert import load_hf_bert
+
+        init = {"from": cfg.init_from, **load_hf_bert(model, cfg.init_from, vocab.itos, cfg.encoder)}
+    subword_file = inputs.subword_dir / MODEL_FILE
+    settings = {k: v for k, v in dataclasses.asdict(cfg).items() if k != "train"}
+    fingerprint = fingerprint_of(settings, cfg.train, [*files, subword_file],
+                                 [sumpipe.models, sumpipe.train, sumpipe.subword])
+    result = fit(model, task, cfg.train, inputs.checkpoint_dir, fingerprint=fingerprint, resume=resume,
+                 progress=progress, description="pretrain")
+    device = resolve_device(cfg.train.device)
+    summary = training_summary(result, model, cfg.train, len(windows[0]), len(windows[1]), device)
+    save_encoder(model.cpu(), inputs.out_dir, {
+        "subword_sha256": file_sha256(subword_file), "init": init, "mask_prob": cfg.mask_prob,
+        "max_tokens": cfg.max_tokens, "training": summary,
+    })
+    write_log(result.log_rows, inputs.out_dir / LOG_FILE)
+    return summary
+
+
+def mlm_accuracy(model: torch.nn.Module, task: Any) -> float:
+    """Share of validation targets the model predicts exactly (for tests and reports)."""
+    model.eval()
+    right = total = 0
+    with torch.no_grad():
+        for indices in task.valid_batches():
+            batch = task.collate(indices, "valid")
+            logits = model(batch.inputs, batch.keep, batch.targets)
+            right += int((logits.argmax(-1) == batch.labels[batch.targets]).sum())
+            total += int(batch.targets.sum())
+    return right / max(total, 1)
