@@ -422,7 +422,8 @@ class SubwordConfig:
     def check(self, key: str) -> None:
         require(self.size >= 16, _k(key, "size"), "must be >= 16 (five specials plus pieces)")
         require(0.9 <= self.character_coverage <= 1.0, _k(key, "character_coverage"), "must be in [0.9, 1]")
-        require(self.max_sentences is None or self.max_sentences >= 1, _k(key, "max_sentences"), "must be >= 1")
+        require(self.max_sentences is None or self.max_sentences > 100, _k(key, "max_sentences"),
+                "must be > 100 (sentencepiece's minimum sample) or null")
         require(self.threads >= 1, _k(key, "threads"), "must be >= 1")
 
 
