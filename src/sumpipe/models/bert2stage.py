@@ -215,7 +215,8 @@ class Bert2Stage(nn.Module):
     @staticmethod
     def masked_variants(words: torch.Tensor, keep: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """words, keep (B, L) -> (B·L, L + 2) ids of `<s>` words `</s>` with word t of variant (b, t)
-        replaced by `<mask>`, and their keep-mask. Variants t >= the draft's length are padding."""
+        replaced by `<mask>`, and their keep-mask. Variants t >= the draft's length are padding (the
+        unmasked draft; their outputs are never used)."""
         from sumpipe.subword.pieces import MASK
 
         b, length = words.shape
@@ -226,8 +227,8 @@ class Bert2Stage(nn.Module):
         seq.scatter_(1, (lengths + 1)[:, None], EOS)
         seq_keep = seq != PAD
         hide = torch.eye(length, dtype=torch.bool, device=words.device)  # variant t hides word t
-        hide = torch.nn.functional.pad(hide, (1, 1))  # (L, L + 2): position t + 1
-        variants = torch.where(hide[None], torch.full_like(seq, MASK)[:, None, :], seq[:, None, :])
+        hide = torch.nn.functional.pad(hide, (1, 1))[None] & keep[:, :, None]  # (B, L, L + 2): position t + 1
+        variants = torch.where(hide, torch.full_like(seq, MASK)[:, None, :], seq[:, None, :])
         return variants.reshape(b * length, length + 2), seq_keep[:, None, :].expand(b, length, length + 2).reshape(
             b * length, length + 2)
 

@@ -1,0 +1,145 @@
+"""The two-stage BERT summarizer (seed 003): masking, copy gate, incremental drafts, refine."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from sumpipe.config import DecodeConfig, EncoderConfig
+from sumpipe.decode.search import decode_batch, make_generator
+from sumpipe.models.batching import collate
+from sumpipe.models.bert2stage import Bert2Stage, Bert2StageArch, encode_pieces_example
+from sumpipe.models.layers import BilinearCopyGate, key_padding_bias, pointer_mix
+from sumpipe.models.protocol import BOS, EOS, PAD
+from sumpipe.subword.pieces import MASK
+
+V = 50
+
+
+def tiny_model(seed: int = 0, dropout: float = 0.1) -> Bert2Stage:
+    torch.manual_seed(seed)
+    enc = EncoderConfig(d_model=32, n_layers=2, n_heads=4, d_ff=64, max_positions=64, dropout=dropout)
+    return Bert2Stage(enc, Bert2StageArch(n_decoder_layers=2, dropout=dropout), V)
+
+
+def tiny_batch():
+    return collate([encode_pieces_example("a", [10, 11, 12, 13, 14, 15, 16], [12, 13, 20, 21], 20, 10),
+                    encode_pieces_example("b", [30, 31, 32], [33, 31], 20, 10),
+                    encode_pieces_example("c", [40, 41, 42, 43], [41, 42, 43, 44, 45, 46], 20, 10)])
+
+
+def test_examples_wrap_the_source_and_shift_the_summary() -> None:
+    e = encode_pieces_example("x", [7, 8, 9, 10], [11, 12, 13], max_source_tokens=5, max_summary_tokens=2)
+    assert e.src.tolist() == [BOS, 7, 8, 9, EOS] and e.src_ext.tolist() == e.src.tolist()
+    assert e.trg_inp.tolist() == [BOS, 11, 12] and e.trg_ext.tolist() == [11, 12, EOS]
+    assert e.oov_words == []
+
+
+def test_each_variant_hides_exactly_its_position() -> None:
+    words = torch.tensor([[5, 6, 7], [8, 9, PAD]])
+    variants, keep = Bert2Stage.masked_variants(words, words != PAD)
+    assert variants.tolist() == [
+        [BOS, MASK, 6, 7, EOS], [BOS, 5, MASK, 7, EOS], [BOS, 5, 6, MASK, EOS],
+        [BOS, MASK, 9, EOS, PAD], [BOS, 8, MASK, EOS, PAD], [BOS, 8, 9, EOS, PAD],  # last: padding variant
+    ]
+    assert keep.tolist()[3] == [True, True, True, True, False]
+
+
+def test_refine_prediction_at_t_does_not_see_the_word_at_t() -> None:
+    model = tiny_model().eval()
+    batch = tiny_batch()
+    memory, bias = model.encode(batch.src, batch.src_mask)
+    words = batch.trg_inp[:, 1:]
+    keep = words != PAD
+    base = model._refine_log_probs(memory, bias, batch.src, words, keep)
+    changed = words.clone()
+    changed[0, 1] = 49  # another word at position 1 of document 0
+    other = model._refine_log_probs(memory, bias, batch.src, changed, keep)
+    torch.testing.assert_close(other[0, 1], base[0, 1])  # position 1 is masked: its word is unseen
+    assert not torch.allclose(other[0, 0], base[0, 0])  # the other positions see it
+    torch.testing.assert_close(other[1:], base[1:])  # other documents are untouched
+
+
+def test_copy_gate_mix_sums_to_one_and_copies_onto_the_source_piece() -> None:
+    torch.manual_seed(1)
+    gate = BilinearCopyGate(8)
+    memory = torch.randn(1, 4, 8)
+    src = torch.tensor([[2, 7, 9, 7]])  # piece 7 at positions 1 and 3
+    keep = torch.tensor([[True, True, True, False]])  # position 3 is padding
+    bias = key_padding_bias(keep)
+    with torch.no_grad():
+        out = gate(torch.randn(1, 1, 8), memory, gate.project_keys(memory), bias)
+    a, g = out.copy_attn[0, 0], out.copy_gate[0, 0]
+    assert a[3] == 0 and float(a.sum()) == pytest.approx(1.0, abs=1e-6)
+    logits = torch.zeros(1, 1, 12)  # P_vocab uniform: 1/12 each
+    probs = pointer_mix(logits, 1.0 - out.copy_gate, out.copy_attn, src, 0).exp()[0, 0]
+    assert float(probs.sum()) == pytest.approx(1.0, abs=1e-6)
+    assert float(probs[7]) == pytest.approx(float((1 - g) / 12 + g * a[1]), abs=1e-6)
+    assert float(probs[9]) == pytest.approx(float((1 - g) / 12 + g * a[2]), abs=1e-6)
+    assert float(probs[5]) == pytest.approx(float((1 - g) / 12), abs=1e-6)
+
+
+def test_model_distributions_sum_to_one_and_never_predict_mask() -> None:
+    model = tiny_model().eval()
+    draft, refine = model(tiny_batch())
+    assert draft.shape == (3, 7, V) and refine.shape == (3, 6, V)
+    torch.testing.assert_close(draft.exp().sum(-1), torch.ones(3, 7))
+    torch.testing.assert_close(refine.exp().sum(-1), torch.ones(3, 6))
+    assert float(draft[..., MASK].exp().max()) < 1e-9
+
+
+def test_incremental_draft_decoding_equals_teacher_forcing() -> None:
+    model = tiny_model(dropout=0.3).eval()
+    batch = tiny_batch()
+    forced, _ = model(batch)
+    state = model.start_decoding(batch)
+    steps = []
+    for t in range(batch.trg_inp.shape[1]):
+        log_probs, state, info = model.decode_step(state, batch.trg_inp[:, t])
+        steps.append(log_probs)
+        assert info["attn"].shape == (3, batch.src.shape[1]) and info["p_gen"].shape == (3,)
+    incremental = torch.stack(steps, dim=1)
+    mask = batch.trg_mask
+    torch.testing.assert_close(incremental[mask], forced[mask], atol=1e-5, rtol=1e-5)
+
+
+def test_loss_is_the_sum_of_both_stages() -> None:
+    model = tiny_model().eval()
+    batch = tiny_batch()
+    total, n = model.summed_loss(batch, smoothing=0.0)
+    draft, refine = model(batch)
+    nll1 = -draft.gather(-1, batch.trg_ext[..., None])[..., 0][batch.trg_mask].sum()
+    words = batch.trg_inp[:, 1:]
+    nll2 = -refine.gather(-1, words[..., None])[..., 0][words != PAD].sum()
+    assert int(n) == int(batch.trg_mask.sum()) == 15
+    assert float(total) == pytest.approx(float(nll1 + nll2), rel=1e-5)
+    assert float(nll2) > 0 and math.isfinite(float(total))
+
+
+def test_refined_samples_are_deterministic_for_a_seed() -> None:
+    model = tiny_model().eval()
+    batch = tiny_batch()
+    cfg = DecodeConfig(strategy="sample", top_k=10, top_p=0.92, block_ngram_repeat=0)
+
+    def run(seed: int) -> tuple[list[list[int]], list[list[int]]]:
+        hyps = decode_batch(model, batch, cfg, 8, generator=make_generator(seed))
+        drafts = [h.tokens for h in hyps]
+        return drafts, model.refine(batch, drafts)
+
+    first, again, other = run(3), run(3), run(4)
+    assert first == again
+    assert [len(d) for d in first[1]] == [len(d) for d in first[0]]  # refining keeps the lengths
+    assert all(t >= 5 for d in first[1] for t in d)  # never a special piece
+    assert first[0] != other[0]
+
+
+def test_beam_and_greedy_drafts_refine() -> None:
+    model = tiny_model().eval()
+    batch = tiny_batch()
+    for strategy in ("beam", "greedy"):
+        hyps = decode_batch(model, batch, DecodeConfig(strategy=strategy, beam_size=3), 6)
+        refined = model.refine(batch, [h.tokens for h in hyps])
+        assert [len(r) for r in refined] == [len(h.tokens) for h in hyps]
+    assert model.refine(batch, [[], [], []]) == [[], [], []]
