@@ -371,18 +371,26 @@ def decode_batch(
 
     Sampling draws from `generator`, or from a fresh one seeded with `cfg.seed`; pass one
     generator to a run over many batches so they do not all replay the same random stream.
+    A model with a second pass (`sumpipe.models.protocol.Refinable`, seed 003's refine decoder)
+    rewrites the tokens of the hypotheses the search found; scores and details stay the draft's.
     """
     min_length = min(cfg.min_length, max_length)
     common = dict(max_length=max_length, min_length=min_length, alpha=cfg.length_penalty,
                   block_ngram=cfg.block_ngram_repeat, details=details)
     if cfg.strategy == "beam":
-        return beam_search(model, batch, cfg.beam_size, **common)
-    if cfg.strategy == "greedy":
-        return sample_search(model, batch, greedy=True, **common)
-    if generator is None:
-        generator = make_generator(cfg.seed, _device(model, batch))
-    return sample_search(model, batch, greedy=False, top_k=cfg.top_k, top_p=cfg.top_p,
-                         temperature=cfg.temperature, generator=generator, **common)
+        hyps = beam_search(model, batch, cfg.beam_size, **common)
+    elif cfg.strategy == "greedy":
+        hyps = sample_search(model, batch, greedy=True, **common)
+    else:
+        if generator is None:
+            generator = make_generator(cfg.seed, _device(model, batch))
+        hyps = sample_search(model, batch, greedy=False, top_k=cfg.top_k, top_p=cfg.top_p,
+                             temperature=cfg.temperature, generator=generator, **common)
+    refine = getattr(model, "refine", None)
+    if callable(refine):
+        for hyp, tokens in zip(hyps, refine(batch, [h.tokens for h in hyps])):
+            hyp.tokens = list(tokens)
+    return hyps
 
 
 def make_generator(seed: int, device: torch.device | str = "cpu") -> torch.Generator:

@@ -31,19 +31,25 @@ Shapes: B batch, S source pieces, T summary positions, L draft words, D width, V
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Sequence
+import dataclasses
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Sequence
 
 import numpy as np
 import torch
 from torch import nn
 
-from sumpipe.config import EncoderConfig, require
-from sumpipe.models.batching import Batch, Example
+from sumpipe.config import EncoderConfig, Params, from_dict, require
+from sumpipe.errors import ConfigError, SumpipeError
+from sumpipe.models.batching import Batch, Example, collate
 from sumpipe.models.bert import BertEncoder, init_bert_weights
 from sumpipe.models.layers import BilinearCopyGate, FeedForward, MultiHeadAttention, key_padding_bias, pointer_mix
 from sumpipe.models.loss import label_smoothed_nll
 from sumpipe.models.protocol import BOS, EOS, PAD
+from sumpipe.models.registry import Family, TaskData, VocabularyKind, register_family
+from sumpipe.models.task import SummarizationTask
+from sumpipe.subword.pieces import MASK, MODEL_FILE, N_SPECIAL_PIECES, VOCAB_TABLE, SubwordVocab
 
 KV = tuple[torch.Tensor, torch.Tensor]
 NEG_INF = float("-inf")
@@ -51,23 +57,36 @@ NEG_INF = float("-inf")
 
 @dataclass(frozen=True)
 class Bert2StageArch:
-    """The family's own settings (the encoder's come from the pretrain stage's config.json).
+    """The family's architecture: `families.bert2stage` in params.yaml, with `encoder` (the
+    `pretrain.encoder` section) and the two folders training reads (`paths.subword`, `paths.pretrain`:
+    recorded in the model card, never read when decoding) filled in from params.
 
     Seed 003: 12 decoder layers in each stage (as many as BERT-base's encoder), dropout 0.1.
-    `max_source_tokens` / `max_summary_tokens` count pieces, `<s>`/`</s>` of the source included.
+    `max_source_tokens` / `max_summary_tokens` count pieces, the source's `<s>`/`</s>` included;
+    `vocab_size` is set from the subword model at training. `pretrained: false` starts the encoder
+    from random weights (an ablation); `refine: false` decodes the draft only.
     """
 
     n_decoder_layers: int = 2
     dropout: float = 0.1
     max_source_tokens: int = 400
     max_summary_tokens: int = 60
-    refine: bool = True  # decoding runs the refine pass after the draft
+    refine: bool = True
+    pretrained: bool = True
+    vocab_size: int = 0
+    encoder: EncoderConfig = field(default_factory=EncoderConfig)
+    subword_dir: str = "data/subword"
+    encoder_dir: str = "pretrain"
 
     def check(self, key: str) -> None:
         require(self.n_decoder_layers >= 1, f"{key}.n_decoder_layers", "must be >= 1")
         require(0.0 <= self.dropout < 1.0, f"{key}.dropout", "must be in [0, 1)")
         require(self.max_source_tokens >= 3, f"{key}.max_source_tokens", "must be >= 3")
+        require(self.max_source_tokens <= self.encoder.max_positions, f"{key}.max_source_tokens",
+                f"must be <= the encoder's max_positions ({self.encoder.max_positions})")
         require(self.max_summary_tokens >= 1, f"{key}.max_summary_tokens", "must be >= 1")
+        require(self.max_summary_tokens + 2 <= self.encoder.max_positions, f"{key}.max_summary_tokens",
+                f"must be <= the encoder's max_positions - 2 ({self.encoder.max_positions - 2})")
 
 
 # --------------------------------------------------------------------------------------------
@@ -148,10 +167,13 @@ class Bert2StageState:
 # The model
 # --------------------------------------------------------------------------------------------
 class Bert2Stage(nn.Module):
-    """See the module docstring. `vocab_size` V = the subword model's pieces."""
+    """See the module docstring. V = `arch.vocab_size`, the subword model's pieces."""
 
-    def __init__(self, encoder_cfg: EncoderConfig, arch: Bert2StageArch, vocab_size: int) -> None:
+    def __init__(self, arch: Bert2StageArch) -> None:
         super().__init__()
+        encoder_cfg, vocab_size = arch.encoder, arch.vocab_size
+        if vocab_size <= N_SPECIAL_PIECES:
+            raise ValueError(f"vocab_size must be > {N_SPECIAL_PIECES} (set it from the subword model)")
         self.encoder_cfg, self.arch, self.vocab_size = encoder_cfg, arch, vocab_size
         self.encoder = BertEncoder(encoder_cfg, vocab_size)
         self.draft_layers = nn.ModuleList(PostLNDecoderLayer(encoder_cfg, arch.dropout)
@@ -163,8 +185,6 @@ class Bert2Stage(nn.Module):
         self.output_bias = nn.Parameter(torch.zeros(vocab_size))
         for module in (self.draft_layers, self.refine_layers, self.draft_copy, self.refine_copy):
             init_bert_weights(module)
-        from sumpipe.subword.pieces import MASK
-
         never = torch.zeros(vocab_size, dtype=torch.bool)
         never[MASK] = True
         self.register_buffer("never_predicted", never, persistent=False)
@@ -206,10 +226,7 @@ class Bert2Stage(nn.Module):
     def summed_loss(self, batch: Batch, smoothing: float) -> tuple[torch.Tensor, torch.Tensor]:
         """(L_dec1 + L_dec2 summed over tokens, number of draft target tokens) (Eqn 10.7)."""
         draft, refine = self(batch)
-        mean1, n1 = label_smoothed_nll(draft, batch.trg_ext, batch.trg_mask, smoothing, self.vocab_size)
-        words = batch.trg_inp[:, 1:]
-        mean2, n2 = label_smoothed_nll(refine, words, words != PAD, smoothing, self.vocab_size)
-        return mean1 * n1 + mean2 * n2, n1
+        return two_stage_loss(draft, refine, batch, smoothing, self.vocab_size)
 
     # ---- stage 2 -----------------------------------------------------------------------------
     @staticmethod
@@ -217,8 +234,6 @@ class Bert2Stage(nn.Module):
         """words, keep (B, L) -> (B·L, L + 2) ids of `<s>` words `</s>` with word t of variant (b, t)
         replaced by `<mask>`, and their keep-mask. Variants t >= the draft's length are padding (the
         unmasked draft; their outputs are never used)."""
-        from sumpipe.subword.pieces import MASK
-
         b, length = words.shape
         lengths = keep.sum(dim=1)
         seq = torch.full((b, length + 2), PAD, dtype=words.dtype, device=words.device)
@@ -252,10 +267,11 @@ class Bert2Stage(nn.Module):
 
     @torch.inference_mode()
     def refine(self, batch: Batch, drafts: Sequence[Sequence[int]]) -> list[list[int]]:
-        """Refined drafts: each word position masked against the draft, the best non-special piece
-        predicted there (all positions and documents in one batch). Drafts keep their lengths."""
-        from sumpipe.subword.pieces import N_SPECIAL_PIECES
-
+        """Refined drafts (`sumpipe.models.protocol.Refinable`): each word position masked against the
+        draft, the best non-special piece predicted there (all positions and documents in one batch).
+        Drafts keep their lengths; with `arch.refine` off they come back unchanged."""
+        if not self.arch.refine:
+            return [list(d) for d in drafts]
         device = self.output_bias.device
         batch = batch.to(device)
         length = max((len(d) for d in drafts), default=0)
@@ -294,3 +310,128 @@ class Bert2Stage(nn.Module):
         return log_probs[:, 0], replace(state, self_kv=kvs, step=state.step + 1), {
             "p_gen": info["p_gen"][:, 0], "attn": info["attn"][:, 0]}
 
+
+def two_stage_loss(draft: torch.Tensor, refine: torch.Tensor, batch: Batch, smoothing: float,
+                   vocab_size: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """L = L_dec1 + L_dec2 (Eqn 10.7), each label-smoothed and summed over its tokens, and the number
+    of draft targets (the engine divides by it: the loss per summary token, both stages counted)."""
+    mean1, n1 = label_smoothed_nll(draft, batch.trg_ext, batch.trg_mask, smoothing, vocab_size)
+    words = batch.trg_inp[:, 1:]
+    mean2, n2 = label_smoothed_nll(refine, words, words != PAD, smoothing, vocab_size)
+    return mean1 * n1 + mean2 * n2, n1
+
+
+# --------------------------------------------------------------------------------------------
+# The `bert2stage` family (sumpipe.models.registry)
+# --------------------------------------------------------------------------------------------
+class Bert2StageTask(SummarizationTask):
+    """The summarization task over pieces with the two-stage loss (teacher forced in both stages)."""
+
+    def loss(self, model: nn.Module, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        draft, refine = model(batch)
+        return two_stage_loss(draft, refine, batch, self.label_smoothing, self.vocab_size)
+
+
+class SubwordCodec:
+    """Decode-time text <-> pieces (`sumpipe.models.registry.Codec`): a document becomes `<s>` pieces
+    `</s>`; generated pieces become words again (sentencepiece detokenisation), so ROUGE and every
+    reader see words."""
+
+    def __init__(self, vocab: SubwordVocab, max_source_tokens: int) -> None:
+        self.vocab, self.max_source_tokens = vocab, max_source_tokens
+
+    def encode(self, example_id: str, source: str) -> Example:
+        return encode_pieces_example(example_id, self.vocab.encode(source), [], self.max_source_tokens, 1)
+
+    def collate(self, examples: Sequence[Example]) -> Batch:
+        return collate(examples)
+
+    def words(self, ids: Sequence[int], example: Example) -> list[str]:
+        return self.vocab.decode(list(ids)).split()
+
+    def source_tokens(self, source: str) -> list[str]:
+        """The pieces the model reads (the copy attention's columns), `<s>` and `</s>` included."""
+        ids = self.vocab.encode(source)[: self.max_source_tokens - 2]
+        return ["<s>", *(self.vocab.itos[i] for i in ids), "</s>"]
+
+
+def make_task(data: TaskData) -> Bert2StageTask:
+    """Sources and references as pieces (`<s>` source `</s>`; summary cut to max_summary_tokens)."""
+    arch, cfg, vocab = data.arch, data.cfg, data.vocab
+
+    def encode(df: Any) -> list[Example]:
+        ids, sources, refs = df["id"].astype(str).tolist(), df["source"].tolist(), df["reference"].tolist()
+        return [encode_pieces_example(i, s, r, arch.max_source_tokens, arch.max_summary_tokens)
+                for i, s, r in zip(ids, vocab.encode_many(sources), vocab.encode_many(refs))]
+
+    return Bert2StageTask(encode(data.train), encode(data.valid), batch_size=cfg.batch_size, seed=cfg.seed,
+                          label_smoothing=cfg.label_smoothing, vocab_size=len(vocab))
+
+
+def arch_defaults(params: Params) -> dict[str, Any]:
+    """`families.bert2stage` + the pre-trained encoder's architecture and the folders training reads."""
+    base = dict(params.families.get("bert2stage", {}))
+    for key in ("encoder", "subword_dir", "encoder_dir", "vocab_size"):
+        if key in base:
+            raise ConfigError(f"families.bert2stage.{key}: set by the pipeline (pretrain.encoder, paths), not here")
+    base.update(encoder=dataclasses.asdict(params.pretrain.encoder), subword_dir=params.paths.subword,
+                encoder_dir=params.paths.pretrain)
+    return dataclasses.asdict(from_dict(Bert2StageArch, base, "families.bert2stage"))
+
+
+def _vocab_for_training(vocab_dir: Path, arch: Bert2StageArch) -> tuple[SubwordVocab, Bert2StageArch]:
+    """The subword stage's model (`arch.subword_dir`; the word vocabulary is not used)."""
+    vocab = SubwordVocab.load(arch.subword_dir)
+    return vocab, replace(arch, vocab_size=len(vocab))
+
+
+def warm_start(model: Bert2Stage, arch: Bert2StageArch) -> list[Path]:
+    """Copy the pre-trained encoder (`arch.encoder_dir`, the pretrain stage) into the fresh model.
+
+    The encoder must have been pre-trained on this subword model with this architecture: anything
+    else is a one-line error. Returns the files read (for the resume fingerprint)."""
+    from sumpipe.io import file_sha256
+    from sumpipe.models.bert import ENCODER_CONFIG, ENCODER_WEIGHTS, load_encoder
+
+    subword = Path(arch.subword_dir) / MODEL_FILE
+    if not arch.pretrained:
+        return [subword]
+    folder = Path(arch.encoder_dir)
+    pretrained, config = load_encoder(folder)
+    if config.get("subword_sha256") != file_sha256(subword):
+        raise SumpipeError(f"{folder}: pre-trained on another subword model than {subword} (run `sumpipe pretrain`)")
+    if pretrained.encoder.cfg != arch.encoder or pretrained.encoder.vocab_size != arch.vocab_size:
+        raise SumpipeError(f"{folder}: the encoder's architecture differs from pretrain.encoder in params.yaml "
+                           "(run `sumpipe pretrain`)")
+    model.encoder.load_state_dict(pretrained.encoder.state_dict())
+    return [subword, folder / ENCODER_CONFIG, folder / ENCODER_WEIGHTS]
+
+
+def _save_vocab(vocab: SubwordVocab, model_dir: Path, arch: Bert2StageArch) -> None:
+    from sumpipe.io import write_parquet
+
+    write_parquet(vocab.to_table(), Path(model_dir) / VOCAB_TABLE)
+
+
+def _load_vocab(model_dir: Path, arch: Bert2StageArch) -> SubwordVocab:
+    vocab = SubwordVocab.from_table(Path(model_dir) / VOCAB_TABLE)
+    if len(vocab) != arch.vocab_size:
+        raise SumpipeError(f"{Path(model_dir) / VOCAB_TABLE}: has {len(vocab)} pieces, config.json says "
+                           f"{arch.vocab_size}")
+    return vocab
+
+
+SUBWORD_VOCABULARY = VocabularyKind(_vocab_for_training, _save_vocab, _load_vocab)
+
+FAMILY = register_family(Family(
+    name="bert2stage",
+    arch_type=Bert2StageArch,
+    build=lambda arch, spec: Bert2Stage(arch),
+    make_task=make_task,
+    codec=lambda vocab, arch: SubwordCodec(vocab, arch.max_source_tokens),
+    vocabulary=SUBWORD_VOCABULARY,
+    card_section=lambda model: {"parameters": sum(p.numel() for p in model.parameters()),
+                                "encoder_parameters": sum(p.numel() for p in model.encoder.parameters())},
+    arch_defaults=arch_defaults,
+    warm_start=warm_start,
+))

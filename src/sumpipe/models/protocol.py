@@ -44,3 +44,10 @@ class Decodable(Protocol):
     def decode_step(
         self, state: DecoderState, prev_tokens: torch.Tensor
     ) -> tuple[torch.Tensor, DecoderState, dict[str, torch.Tensor]]: ...
+
+
+class Refinable(Protocol):
+    """Optional second pass of a `Decodable` (seed 003's refine decoder): `decode_batch` hands it the
+    batch and the searched drafts (extended ids, no `</s>`) and keeps the tokens it returns."""
+
+    def refine(self, batch: Any, drafts: list[list[int]]) -> list[list[int]]: ...

@@ -29,6 +29,8 @@ plus its params. What a family brings:
         phases=None,                    # (arch, train cfg, batches per epoch) -> [TrainPhase]: a
                                         #   training schedule in phases (rnn: See et al.'s coverage
                                         #   phase); default one phase, the `train:` section
+        warm_start=None,                # (untrained model, arch) -> files read: start from an earlier
+                                        #   stage's weights (bert2stage: the pre-trained encoder)
     )
 
 `resolve_model(params, name)` applies a model's overrides once (family defaults <- `models.<name>.arch`)
@@ -55,6 +57,7 @@ if TYPE_CHECKING:
 BUILTIN: dict[str, str] = {
     "transformer": "sumpipe.models.transformer",
     "rnn": "sumpipe.models.rnn",
+    "bert2stage": "sumpipe.models.bert2stage",
 }
 
 
@@ -153,6 +156,9 @@ class Family:
     card_section: Callable[["nn.Module"], dict[str, Any]] = field(default=lambda model: {})
     arch_defaults: Callable[[Params], dict[str, Any]] | None = None
     phases: Callable[[Any, TrainConfig, int], list[TrainPhase]] | None = None
+    # Called by the trainer on the freshly built model, before training (a resumed run's checkpoint
+    # then overrides it); returns the files it read, which join the resume fingerprint.
+    warm_start: Callable[["nn.Module", Any], list[Path]] | None = None
 
     def training_phases(self, arch: Any, cfg: TrainConfig, n_batches: int) -> list[TrainPhase]:
         """The schedule for `arch` (`n_batches` training batches an epoch): the family's, or one phase."""

@@ -10,17 +10,23 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from sumpipe.errors import SumpipeError
 from sumpipe.models.protocol import BOS, EOS, PAD, SPECIAL_TOKENS, UNK
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 MASK = len(SPECIAL_TOKENS)  # 4
 MASK_PIECE = "<mask>"
 N_SPECIAL_PIECES = MASK + 1
 MODEL_FILE = "subword.model"
 VOCAB_FILE = "subword.vocab"
+VOCAB_TABLE = "vocab.parquet"  # in a model directory: the pieces, the serialized model in its metadata
+_PROTO_KEY = b"sentencepiece_model"
 
 # sentencepiece trainer options that fix the special ids (the rest come from params.yaml)
 SPECIAL_OPTIONS = {
@@ -57,6 +63,33 @@ class SubwordVocab:
         if not path.is_file():
             raise SumpipeError(f"{path}: no such subword model (run `sumpipe subword`)")
         return cls(path.read_bytes(), str(path))
+
+    @classmethod
+    def from_table(cls, path: str | os.PathLike) -> "SubwordVocab":
+        """From a model directory's `vocab.parquet` (`to_table`)."""
+        import pyarrow.parquet as pq
+
+        path = Path(path)
+        if not path.is_file():
+            raise SumpipeError(f"{path}: no such file (an incomplete model directory)")
+        try:
+            metadata = pq.read_schema(path).metadata or {}
+        except (OSError, ValueError) as exc:
+            raise SumpipeError(f"{path}: not a Parquet file ({str(exc).splitlines()[0]})") from None
+        if _PROTO_KEY not in metadata:
+            raise SumpipeError(f"{path}: holds no sentencepiece model (not a subword model's vocabulary)")
+        return cls(metadata[_PROTO_KEY], str(path))
+
+    def to_table(self) -> "pa.Table":
+        """The pieces as the data contract's vocabulary table (id, token, count, rarity: no counts or
+        rarity scores for pieces, 0), with the serialized sentencepiece model in the schema metadata,
+        so one file makes a model directory self-contained."""
+        import pyarrow as pa
+
+        size = len(self)
+        table = pa.table({"id": pa.array(np.arange(size, dtype=np.int32)), "token": pa.array(self.itos),
+                          "count": pa.array(np.zeros(size, np.int64)), "rarity": pa.array(np.zeros(size))})
+        return table.replace_schema_metadata({_PROTO_KEY: self.model_proto})
 
     def __len__(self) -> int:
         return len(self.itos)

@@ -107,10 +107,11 @@ def train_model(inputs: TrainInputs, *, resume: bool = True, progress: bool | No
     init_process_group(ctx, device)
     seed_everything(cfg.seed)
     model = family.build(arch, inputs.spec)
+    started_from = family.warm_start(model, arch) if family.warm_start is not None else []
     if ctx.rank:
         seed_everything(cfg.seed + ctx.rank)  # own dropout masks per rank; DDP copies rank 0's weights
     vocab_files = sorted(p for p in inputs.vocab_dir.iterdir() if p.is_file())
-    fingerprint = run_fingerprint(inputs, [train_path, valid_path, *vocab_files])
+    fingerprint = run_fingerprint(inputs, [train_path, valid_path, *vocab_files, *started_from])
     phases = family.training_phases(arch, cfg, len(task.epoch_batches(0)))
     result = fit_phases(model, task, phases, inputs.checkpoint_dir, fingerprint=fingerprint, resume=resume,
                         ctx=ctx, progress=progress, description=inputs.name)
