@@ -44,3 +44,18 @@ def test_dvc_exp_run_flags_give_the_same_params(repo_root: Path, tmp_path: Path)
     assert flags[::2] == ["-S"] * (len(flags) // 2)
     apply_overrides(copy, flags[1::2])
     assert yaml.safe_load(copy.read_text()) == paper_params(repo_root / "params.yaml")
+
+
+def test_seed_003_values(repo_root: Path) -> None:
+    from sumpipe.train.stage import resolve_inputs
+
+    params = load_params(repo_root / "params-paper.yaml")
+    e = params.pretrain.encoder
+    assert (e.d_model, e.n_layers, e.n_heads, e.d_ff, e.dropout) == (768, 12, 12, 3072, 0.1)  # BERT-base
+    assert params.subword.size == 30000
+    inputs = resolve_inputs(params, "BERT2S")
+    assert (inputs.arch.n_decoder_layers, inputs.arch.dropout, inputs.arch.encoder) == (12, 0.1, e)
+    t = inputs.train
+    assert (t.optimizer, t.batch_size, t.accumulate, t.epochs, t.label_smoothing) == ("adam", 2, 36, 4, 0.1)
+    assert resolve_inputs(params, "M1").train.optimizer == "adagrad"  # the thesis models keep theirs
+    assert params.decode.length_penalty == 1.0

@@ -82,6 +82,39 @@ PAPER_OVERRIDES: dict[str, Any] = {
     "models.BiLSTM-000.train.epochs": 50,
     "models.BiLSTM-000.train.patience": 3,
     "models.BiLSTM-000.train.label_smoothing": 0.0,
+    # ---- seed 003 (family bert2stage, model BERT2S): BERT-base encoder over 30,000 subwords, 12
+    # decoder layers per stage, dropout 0.1, Adam, batch 2 x 36 accumulation steps, label smoothing
+    # 0.1, 4 epochs; beam 2-4 with length penalty 1 (decode.* above). BERT's weights cannot be
+    # downloaded here, so the encoder is pre-trained on the corpus (masked LM, 512-piece windows,
+    # effective batch 256 as BERT) unless pretrain.init_from names a local checkpoint. The seed leaves
+    # the learning rates open: 1e-4 peaks after 10,000 / 1,000 warm-up updates (BERT / BERT fine-tuning).
+    "subword.size": 30000,
+    "pretrain.encoder.d_model": 768,
+    "pretrain.encoder.n_layers": 12,
+    "pretrain.encoder.n_heads": 12,
+    "pretrain.encoder.d_ff": 3072,
+    "pretrain.encoder.dropout": 0.1,
+    "pretrain.encoder.max_positions": 512,
+    "pretrain.max_tokens": 512,
+    "pretrain.train.lr": 0.0001,
+    "pretrain.train.warmup_steps": 10000,
+    "pretrain.train.batch_size": 32,
+    "pretrain.train.accumulate": 8,
+    "pretrain.train.epochs": 10,
+    "pretrain.train.max_steps": None,
+    "pretrain.train.log_every": 100,
+    "pretrain.train.checkpoint_every": 1000,
+    "families.bert2stage.n_decoder_layers": 12,
+    "families.bert2stage.dropout": 0.1,
+    "families.bert2stage.max_source_tokens": 512,
+    "families.bert2stage.max_summary_tokens": 100,
+    "models.BERT2S.train.optimizer": "adam",
+    "models.BERT2S.train.lr": 0.0001,
+    "models.BERT2S.train.warmup_steps": 1000,
+    "models.BERT2S.train.batch_size": 2,
+    "models.BERT2S.train.accumulate": 36,
+    "models.BERT2S.train.epochs": 4,
+    "models.BERT2S.train.label_smoothing": 0.1,
 }
 
 HEADER = """\
