@@ -20,6 +20,7 @@ def test_repository_params_file_validates(repo_root: Path) -> None:
     # the extractive methods compared at a budget that binds on the default corpus (issue 9)
     assert {b.tokens for b in params.extract.budgets[4:]} == {30}
     assert params.extractive.systems[-1] == "oracle" and params.extractive.sentences == 1
+    assert params.models["BERT2S"].family == "bert2stage"  # seed 003
 
 
 @pytest.mark.parametrize(
