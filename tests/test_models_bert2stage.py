@@ -144,3 +144,16 @@ def test_beam_and_greedy_drafts_refine() -> None:
         refined = model.refine(batch, [h.tokens for h in hyps])
         assert [len(r) for r in refined] == [len(h.tokens) for h in hyps]
     assert model.refine(batch, [[], [], []]) == [[], [], []]
+
+
+def test_computing_only_the_masked_positions_changes_nothing() -> None:
+    model = tiny_model().eval()
+    layer = model.refine_layers[0]
+    memory = torch.randn(2, 5, 32)
+    bias = key_padding_bias(torch.ones(2, 5, dtype=torch.bool))
+    y = torch.randn(2 * 3, 4, 32)  # 2 documents x 3 variants, 4 positions each
+    index = torch.tensor([1, 2, 3, 1, 2, 3])
+    kv = layer.cross_attn.project_kv(memory)
+    full, _ = layer(y, kv, bias, causal=False, variants=3)
+    pruned, _ = layer(y, kv, bias, causal=False, variants=3, query_index=index)
+    torch.testing.assert_close(pruned[:, 0], full[torch.arange(6), index], atol=1e-5, rtol=1e-5)

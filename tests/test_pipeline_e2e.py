@@ -19,7 +19,7 @@ import yaml
 
 pytestmark = pytest.mark.slow
 
-MODELS = ["M1", "M2", "M1-200", "M2-200", "M1-400", "M2-400", "PG-cov"]
+MODELS = ["M1", "M2", "M1-200", "M2-200", "M1-400", "M2-400", "PG-cov", "BERT2S"]
 TINY = {
     "data": {"dataset": "numerals", "numerals": {"size": 90, "max_length": 6, "max_number": 30}},
     "preprocess": {"workers": 1},
@@ -36,6 +36,12 @@ TINY = {
                   "max_examples": 8, "name": "numerals-99"},
     "report": {"n_samples": 1, "n_heatmaps": 1},
     "extractive": {"systems": ["lead", "textrank", "oracle"]},   # the foreach, cheaply
+    # seed 003: subword + pretrain stages and the bert2stage family
+    "subword": {"size": 60},
+    "pretrain": {"encoder": {"d_model": 16, "n_layers": 1, "n_heads": 2, "d_ff": 32, "max_positions": 64},
+                 "max_tokens": 16, "train": {"max_steps": 3, "batch_size": 8, "checkpoint_every": 2, "log_every": 1,
+                                             "device": "cpu"}},
+    "families": {"bert2stage": {"max_source_tokens": 40, "max_summary_tokens": 12}},
 }
 
 

@@ -112,6 +112,8 @@ class PostLNDecoderLayer(nn.Module):
 
     `variants` > 1: y holds B·variants rows whose cross-attention goes to the same document's H
     (B rows of memory): they are folded into one longer query sequence per document.
+    `query_index` (N,): compute only that position of each row (its keys and values still come
+    from every position): the refine decoder's last layer needs just the masked position.
     """
 
     def __init__(self, cfg: EncoderConfig, dropout: float) -> None:
@@ -127,9 +129,10 @@ class PostLNDecoderLayer(nn.Module):
 
     def forward(self, y: torch.Tensor, memory_kv: KV, memory_bias: torch.Tensor, *, causal: bool,
                 self_bias: torch.Tensor | None = None, past_kv: KV | None = None,
-                variants: int = 1) -> tuple[torch.Tensor, KV]:
-        att = self.self_attn(y, past_kv=past_kv, bias=self_bias, causal=causal and past_kv is None)
-        y = self.norm1(y + self.dropout(att.out))
+                variants: int = 1, query_index: torch.Tensor | None = None) -> tuple[torch.Tensor, KV]:
+        query = y if query_index is None else y[torch.arange(y.shape[0], device=y.device), query_index][:, None]
+        att = self.self_attn(query, y, past_kv=past_kv, bias=self_bias, causal=causal and past_kv is None)
+        y = self.norm1(query + self.dropout(att.out))
         n, t, d = y.shape
         folded = y.reshape(n // variants, variants * t, d)
         cross = self.cross_attn(folded, kv=memory_kv, bias=memory_bias).out.reshape(n, t, d)
@@ -256,11 +259,13 @@ class Bert2Stage(nn.Module):
         ids, ids_keep = self.masked_variants(words, keep)
         context = self.encoder(ids, ids_keep)  # (B·L, L + 2, D)
         self_bias = key_padding_bias(ids_keep)
+        masked_at = (torch.arange(length, device=words.device) + 1).repeat(b)  # variant (b, t) hides t + 1
         y = context
-        for layer in self.refine_layers:
-            kv = layer.cross_attn.project_kv(memory)
-            y, _ = layer(y, kv, bias, causal=False, self_bias=self_bias, variants=length)
-        at_mask = y.view(b, length, length + 2, -1)[:, torch.arange(length), torch.arange(length) + 1]  # (B, L, D)
+        for i, layer in enumerate(self.refine_layers):
+            last = i == len(self.refine_layers) - 1
+            y, _ = layer(y, layer.cross_attn.project_kv(memory), bias, causal=False, self_bias=self_bias,
+                         variants=length, query_index=masked_at if last else None)
+        at_mask = y.view(b, length, -1)  # the last layer computed the masked positions only
         log_probs, _ = self._output(at_mask, self.refine_copy, memory, self.refine_copy.project_keys(memory),
                                     bias, src)
         return log_probs
