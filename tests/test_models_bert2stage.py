@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -84,8 +85,8 @@ def test_copy_gate_mix_sums_to_one_and_copies_onto_the_source_piece() -> None:
 
 def test_model_distributions_sum_to_one_and_never_predict_mask() -> None:
     model = tiny_model().eval()
-    draft, refine = model(tiny_batch())
-    assert draft.shape == (3, 7, V) and refine.shape == (3, 6, V)
+    draft, refine, targets = model(tiny_batch())
+    assert draft.shape == (3, 7, V) and refine.shape == (3, 6, V) and targets.shape == (3, 6)
     torch.testing.assert_close(draft.exp().sum(-1), torch.ones(3, 7))
     torch.testing.assert_close(refine.exp().sum(-1), torch.ones(3, 6))
     assert float(draft[..., MASK].exp().max()) < 1e-9
@@ -94,7 +95,7 @@ def test_model_distributions_sum_to_one_and_never_predict_mask() -> None:
 def test_incremental_draft_decoding_equals_teacher_forcing() -> None:
     model = tiny_model(dropout=0.3).eval()
     batch = tiny_batch()
-    forced, _ = model(batch)
+    forced, _, _ = model(batch)
     state = model.start_decoding(batch)
     steps = []
     for t in range(batch.trg_inp.shape[1]):
@@ -110,7 +111,8 @@ def test_loss_is_the_sum_of_both_stages() -> None:
     model = tiny_model().eval()
     batch = tiny_batch()
     total, n = model.summed_loss(batch, smoothing=0.0)
-    draft, refine = model(batch)
+    draft, refine, targets = model(batch)
+    assert torch.equal(targets, batch.trg_inp[:, 1:])
     nll1 = -draft.gather(-1, batch.trg_ext[..., None])[..., 0][batch.trg_mask].sum()
     words = batch.trg_inp[:, 1:]
     nll2 = -refine.gather(-1, words[..., None])[..., 0][words != PAD].sum()
@@ -157,3 +159,21 @@ def test_computing_only_the_masked_positions_changes_nothing() -> None:
     full, _ = layer(y, kv, bias, causal=False, variants=3)
     pruned, _ = layer(y, kv, bias, causal=False, variants=3, query_index=index)
     torch.testing.assert_close(pruned[:, 0], full[torch.arange(6), index], atol=1e-5, rtol=1e-5)
+
+
+def test_sampled_stage_two_positions_are_real_words_and_follow_the_generator() -> None:
+    model = tiny_model(dropout=0.0)
+    model.arch = dataclasses.replace(model.arch, refine_positions=2)
+    batch = tiny_batch()
+    keep = batch.trg_inp[:, 1:] != PAD
+    torch.manual_seed(5)
+    positions = model.train().refine_positions(keep)
+    assert positions.shape == (3, 2)
+    assert keep.gather(1, positions).all()  # every summary has >= 2 words: only real positions
+    assert (positions[:, 1] > positions[:, 0]).all()  # without replacement, in order
+    torch.manual_seed(5)
+    assert torch.equal(model.refine_positions(keep), positions)
+    assert model.eval().refine_positions(keep).shape == (3, 6)  # validation and decoding: every position
+    model.train()
+    total, n = model.summed_loss(batch, smoothing=0.0)
+    assert math.isfinite(float(total)) and int(n) == 15

@@ -64,7 +64,9 @@ class Bert2StageArch:
     Seed 003: 12 decoder layers in each stage (as many as BERT-base's encoder), dropout 0.1.
     `max_source_tokens` / `max_summary_tokens` count pieces, the source's `<s>`/`</s>` included;
     `vocab_size` is set from the subword model at training. `pretrained: false` starts the encoder
-    from random weights (an ablation); `refine: false` decodes the draft only.
+    from random weights (an ablation); `refine: false` decodes the draft only. `refine_positions` = k
+    trains stage 2 on k random positions per summary instead of all L (a cheaper, unbiased estimate of
+    L_dec2; null = all, as the seed).
     """
 
     n_decoder_layers: int = 2
@@ -72,6 +74,7 @@ class Bert2StageArch:
     max_source_tokens: int = 400
     max_summary_tokens: int = 60
     refine: bool = True
+    refine_positions: int | None = None  # stage-2 positions per summary in training (null: all, the seed)
     pretrained: bool = True
     vocab_size: int = 0
     encoder: EncoderConfig = field(default_factory=EncoderConfig)
@@ -85,6 +88,8 @@ class Bert2StageArch:
         require(self.max_source_tokens <= self.encoder.max_positions, f"{key}.max_source_tokens",
                 f"must be <= the encoder's max_positions ({self.encoder.max_positions})")
         require(self.max_summary_tokens >= 1, f"{key}.max_summary_tokens", "must be >= 1")
+        require(self.refine_positions is None or self.refine_positions >= 1, f"{key}.refine_positions",
+                "must be >= 1 (or null: every position)")
         require(self.max_summary_tokens + 2 <= self.encoder.max_positions, f"{key}.max_summary_tokens",
                 f"must be <= the encoder's max_positions - 2 ({self.encoder.max_positions - 2})")
 
@@ -215,57 +220,83 @@ class Bert2Stage(nn.Module):
         return x, new
 
     # ---- teacher forcing ---------------------------------------------------------------------
-    def forward(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
-        """(draft log P (B, T, V) over trg_ext, refine log P (B, L, V) over the L = T − 1 words)."""
+    def forward(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Draft log P (B, T, V) over trg_ext; refine log P (B, K, V) at K word positions of each
+        reference and their targets (B, K) (`<pad>` where a summary has fewer words). K = every
+        position, or in training `arch.refine_positions` drawn at random (see `refine_positions`)."""
         memory, bias = self.encode(batch.src, batch.src_mask)
         cross_kv = [layer.cross_attn.project_kv(memory) for layer in self.draft_layers]
         keys = self.draft_copy.project_keys(memory)
         o, _ = self._draft(self.encoder.embeddings(batch.trg_inp), cross_kv, bias, None)
         draft, _ = self._output(o, self.draft_copy, memory, keys, bias, batch.src)
         words = batch.trg_inp[:, 1:]
-        refine = self._refine_log_probs(memory, bias, batch.src, words, words != PAD)
-        return draft, refine
+        keep = words != PAD
+        positions = self.refine_positions(keep)
+        refine = self._refine_log_probs(memory, bias, batch.src, words, keep, positions)
+        targets = torch.where(keep.gather(1, positions), words.gather(1, positions), PAD)
+        return draft, refine, targets
+
+    def refine_positions(self, keep: torch.Tensor) -> torch.Tensor:
+        """(B, K) word positions stage 2 masks: all L (K = L), or in training with
+        `arch.refine_positions` = k, k of each summary's positions drawn uniformly without
+        replacement (torch's global generator, so a resumed run draws the same; K = min(k, L)).
+        The sampled L_dec2 estimates the full sum (two_stage_loss scales it), at k/L of the cost."""
+        b, length = keep.shape
+        k = self.arch.refine_positions
+        if not self.training or k is None or k >= length:
+            return torch.arange(length, device=keep.device).expand(b, length)
+        draw = torch.rand(b, length).to(keep.device).masked_fill(~keep, -1.0)  # padding last
+        return draw.topk(k, dim=1).indices.sort(dim=1).values
 
     def summed_loss(self, batch: Batch, smoothing: float) -> tuple[torch.Tensor, torch.Tensor]:
         """(L_dec1 + L_dec2 summed over tokens, number of draft target tokens) (Eqn 10.7)."""
-        draft, refine = self(batch)
-        return two_stage_loss(draft, refine, batch, smoothing, self.vocab_size)
+        return two_stage_loss(*self(batch), batch, smoothing, self.vocab_size)
 
     # ---- stage 2 -----------------------------------------------------------------------------
     @staticmethod
-    def masked_variants(words: torch.Tensor, keep: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """words, keep (B, L) -> (B·L, L + 2) ids of `<s>` words `</s>` with word t of variant (b, t)
-        replaced by `<mask>`, and their keep-mask. Variants t >= the draft's length are padding (the
-        unmasked draft; their outputs are never used)."""
+    def masked_variants(words: torch.Tensor, keep: torch.Tensor, positions: torch.Tensor | None = None
+                        ) -> tuple[torch.Tensor, torch.Tensor]:
+        """words, keep (B, L), positions (B, K) (default: all L) -> (B·K, L + 2) ids of `<s>` words
+        `</s>` with word positions[b, k] of variant (b, k) replaced by `<mask>`, and their keep-mask.
+        A variant whose position is past the summary's end is padding (the unmasked summary; its
+        output is never used)."""
         b, length = words.shape
+        if positions is None:
+            positions = torch.arange(length, device=words.device).expand(b, length)
+        k = positions.shape[1]
         lengths = keep.sum(dim=1)
         seq = torch.full((b, length + 2), PAD, dtype=words.dtype, device=words.device)
         seq[:, 0] = BOS
         seq[:, 1:-1] = torch.where(keep, words, PAD)
         seq.scatter_(1, (lengths + 1)[:, None], EOS)
         seq_keep = seq != PAD
-        hide = torch.eye(length, dtype=torch.bool, device=words.device)  # variant t hides word t
-        hide = torch.nn.functional.pad(hide, (1, 1))[None] & keep[:, :, None]  # (B, L, L + 2): position t + 1
-        variants = torch.where(hide, torch.full_like(seq, MASK)[:, None, :], seq[:, None, :])
-        return variants.reshape(b * length, length + 2), seq_keep[:, None, :].expand(b, length, length + 2).reshape(
-            b * length, length + 2)
+        columns = torch.arange(length + 2, device=words.device)
+        hide = (columns[None, None, :] == positions[:, :, None] + 1) & keep.gather(1, positions)[:, :, None]
+        variants = torch.where(hide, torch.full_like(seq, MASK)[:, None, :], seq[:, None, :])  # (B, K, L + 2)
+        return variants.reshape(b * k, length + 2), seq_keep[:, None, :].expand(b, k, length + 2).reshape(
+            b * k, length + 2)
 
     def _refine_log_probs(self, memory: torch.Tensor, bias: torch.Tensor, src: torch.Tensor,
-                          words: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
-        """log P(y_t | a_≠t, H) (B, L, V) for every word position t of the drafts `words` (B, L)."""
+                          words: torch.Tensor, keep: torch.Tensor, positions: torch.Tensor | None = None
+                          ) -> torch.Tensor:
+        """log P(y_t | a_≠t, H) (B, K, V) at the word positions (B, K) (default: all) of the drafts
+        `words` (B, L)."""
         b, length = words.shape
-        if length == 0:
-            return memory.new_zeros(b, 0, self.vocab_size)
-        ids, ids_keep = self.masked_variants(words, keep)
-        context = self.encoder(ids, ids_keep)  # (B·L, L + 2, D)
+        if positions is None:
+            positions = torch.arange(length, device=words.device).expand(b, length)
+        k = positions.shape[1]
+        if length == 0 or k == 0:
+            return memory.new_zeros(b, k, self.vocab_size)
+        ids, ids_keep = self.masked_variants(words, keep, positions)
+        context = self.encoder(ids, ids_keep)  # (B·K, L + 2, D)
         self_bias = key_padding_bias(ids_keep)
-        masked_at = (torch.arange(length, device=words.device) + 1).repeat(b)  # variant (b, t) hides t + 1
+        masked_at = positions.reshape(-1) + 1
         y = context
         for i, layer in enumerate(self.refine_layers):
             last = i == len(self.refine_layers) - 1
             y, _ = layer(y, layer.cross_attn.project_kv(memory), bias, causal=False, self_bias=self_bias,
-                         variants=length, query_index=masked_at if last else None)
-        at_mask = y.view(b, length, -1)  # the last layer computed the masked positions only
+                         variants=k, query_index=masked_at if last else None)
+        at_mask = y.view(b, k, -1)  # the last layer computed the masked positions only
         log_probs, _ = self._output(at_mask, self.refine_copy, memory, self.refine_copy.project_keys(memory),
                                     bias, src)
         return log_probs
@@ -316,14 +347,16 @@ class Bert2Stage(nn.Module):
             "p_gen": info["p_gen"][:, 0], "attn": info["attn"][:, 0]}
 
 
-def two_stage_loss(draft: torch.Tensor, refine: torch.Tensor, batch: Batch, smoothing: float,
-                   vocab_size: int) -> tuple[torch.Tensor, torch.Tensor]:
+def two_stage_loss(draft: torch.Tensor, refine: torch.Tensor, refine_targets: torch.Tensor, batch: Batch,
+                   smoothing: float, vocab_size: int) -> tuple[torch.Tensor, torch.Tensor]:
     """L = L_dec1 + L_dec2 (Eqn 10.7), each label-smoothed and summed over its tokens, and the number
-    of draft targets (the engine divides by it: the loss per summary token, both stages counted)."""
+    of draft targets (the engine divides by it: the loss per summary token, both stages counted).
+    When stage 2 saw a sample of the positions, its mean × the number of summary words estimates
+    its sum."""
     mean1, n1 = label_smoothed_nll(draft, batch.trg_ext, batch.trg_mask, smoothing, vocab_size)
-    words = batch.trg_inp[:, 1:]
-    mean2, n2 = label_smoothed_nll(refine, words, words != PAD, smoothing, vocab_size)
-    return mean1 * n1 + mean2 * n2, n1
+    mean2, _ = label_smoothed_nll(refine, refine_targets, refine_targets != PAD, smoothing, vocab_size)
+    n_words = (batch.trg_inp[:, 1:] != PAD).sum()
+    return mean1 * n1 + mean2 * n_words, n1
 
 
 # --------------------------------------------------------------------------------------------
@@ -333,8 +366,7 @@ class Bert2StageTask(SummarizationTask):
     """The summarization task over pieces with the two-stage loss (teacher forced in both stages)."""
 
     def loss(self, model: nn.Module, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
-        draft, refine = model(batch)
-        return two_stage_loss(draft, refine, batch, self.label_smoothing, self.vocab_size)
+        return two_stage_loss(*model(batch), batch, self.label_smoothing, self.vocab_size)
 
 
 class SubwordCodec:
