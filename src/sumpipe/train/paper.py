@@ -108,12 +108,14 @@ PAPER_OVERRIDES: dict[str, Any] = {
     "families.bert2stage.dropout": 0.1,
     "families.bert2stage.max_source_tokens": 512,
     "families.bert2stage.max_summary_tokens": 100,
+    "families.bert2stage.refine_positions": None,
     "models.BERT2S.train.optimizer": "adam",
     "models.BERT2S.train.lr": 0.0001,
     "models.BERT2S.train.warmup_steps": 1000,
     "models.BERT2S.train.batch_size": 2,
     "models.BERT2S.train.accumulate": 36,
     "models.BERT2S.train.epochs": 4,
+    "models.BERT2S.train.max_steps": None,
     "models.BERT2S.train.label_smoothing": 0.1,
 }
 
