@@ -18,7 +18,9 @@ Choices the seed leaves open, made here:
   cross-attends to H; its output at the masked position predicts y_t.
 - **Batched masking**: the L masked variants of a draft are one (B·L, L + 2) batch through BERT and
   the refine decoder's self-attention; its cross-attention sees them as one (B, L·(L + 2)) query
-  sequence per document, so H is never copied L times.
+  sequence per document, so H is never copied L times, and its last layer computes only the masked
+  position of each variant. Training may mask k sampled positions per summary instead of all L
+  (`refine_positions`; the seed masks all).
 - **Refining at inference** masks each draft position against the same draft (as in training) and
   takes the best non-special piece at every position at once: one batched pass, deterministic.
 - Sources enter as `<s>` pieces `</s>` (BERT's [CLS] … [SEP]); the copy vocabulary is the piece
