@@ -49,9 +49,8 @@ def pretrain_encoder(inputs: PretrainInputs, *, resume: bool = True, progress: b
     import sumpipe.train
     from sumpipe.models.bert import BertForMaskedLM, save_encoder
     from sumpipe.subword.pieces import MODEL_FILE, SubwordVocab
-    from sumpipe.train.engine import fit, resolve_device, seed_everything
+    from sumpipe.train.engine import fingerprint_of, fit, seed_everything, training_device, training_summary, write_log
     from sumpipe.train.mlm import MLMTask, source_windows
-    from sumpipe.train.stage import fingerprint_of, training_summary, write_log
 
     cfg = inputs.cfg
     vocab = SubwordVocab.load(inputs.subword_dir)
@@ -79,7 +78,7 @@ def pretrain_encoder(inputs: PretrainInputs, *, resume: bool = True, progress: b
                                  [sumpipe.models, sumpipe.train, sumpipe.subword])
     result = fit(model, task, cfg.train, inputs.checkpoint_dir, fingerprint=fingerprint, resume=resume,
                  progress=progress, description="pretrain")
-    device = resolve_device(cfg.train.device)
+    device = training_device(cfg.train.device)
     summary = training_summary(result, model, cfg.train, len(windows[0]), len(windows[1]), device)
     save_encoder(model.cpu(), inputs.out_dir, {
         "subword_sha256": file_sha256(subword_file), "init": init, "mask_prob": cfg.mask_prob,

@@ -21,25 +21,21 @@ starts afresh.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import torch
 
 from sumpipe.config import Budget, ModelSpec, Params, TrainConfig, from_dict
 from sumpipe.errors import SumpipeError
 from sumpipe.extract.methods import find_selection
-from sumpipe.io import atomic_path, read_parquet
+from sumpipe.io import read_parquet
 from sumpipe.models.registry import Family, TrainPhase, resolve_model
 from sumpipe.train.ddp import context_from_env, init_process_group
-from sumpipe.train.engine import LOG_COLUMNS, FitResult, fit, seed_everything, training_device
+from sumpipe.train.engine import (FitResult, fingerprint_of, fit, seed_everything, training_device, training_summary,
+                                  write_log)
 
 LOG_FILE = "train_log.csv"
-# settings that change neither the weights nor the data order: a checkpoint survives changing them
-_RESUME_NEUTRAL = ("device", "log_every", "checkpoint_every")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -184,44 +180,3 @@ def run_fingerprint(inputs: TrainInputs, files: list[Path]) -> str:
 
     return fingerprint_of({"spec": dataclasses.asdict(inputs.spec), "arch": dataclasses.asdict(inputs.arch)},
                           inputs.train, files, [sumpipe.models, sumpipe.train])
-
-
-def fingerprint_of(settings: dict[str, Any], train: TrainConfig, files: list[Path], packages: list[Any]) -> str:
-    """SHA-256 over `settings`, the resume-relevant `train` settings, torch's version, `files` and the
-    `*.py` files of `packages` (see `run_fingerprint`)."""
-    loop = {k: v for k, v in dataclasses.asdict(train).items() if k not in _RESUME_NEUTRAL}
-    digest = hashlib.sha256(json.dumps({**settings, "train": loop, "torch": torch.__version__},
-                                       sort_keys=True).encode())
-    code = [p for pkg in packages for p in sorted(Path(pkg.__file__).parent.glob("*.py"))]
-    for path in [*files, *code]:
-        digest.update(path.name.encode())
-        with open(path, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                digest.update(chunk)
-    return digest.hexdigest()
-
-
-def training_summary(result: FitResult, model: torch.nn.Module, cfg: TrainConfig, n_train: int, n_valid: int,
-                     device: torch.device) -> dict[str, Any]:
-    """What config.json records about the run."""
-    pos, rows = result.position, result.log_rows
-    train_losses = [r["loss"] for r in rows]
-    return {
-        "optimizer": cfg.optimizer, "lr": cfg.lr, "warmup_steps": cfg.warmup_steps, "batch_size": cfg.batch_size,
-        "label_smoothing": cfg.label_smoothing, "epochs": cfg.epochs, "max_steps": cfg.max_steps, "seed": cfg.seed,
-        "steps": pos.step, "epochs_completed": rows[-1]["epoch"] if rows else 0.0,
-        "best_valid_loss": pos.best_valid_loss, "best_step": pos.best_step,
-        "final_train_loss": train_losses[-1] if train_losses else None,
-        "train_examples": n_train, "valid_examples": n_valid,
-        "parameters": sum(p.numel() for p in model.parameters()),
-        "device": device.type, "resumed_from_step": result.resumed_from_step,
-        "train_seconds_this_run": round(result.train_seconds, 3),
-    }
-
-
-def write_log(rows: list[dict[str, Any]], path: Path) -> Path:
-    """`train_log.csv` for `dvc plots` (valid_loss left empty between epoch ends); atomic."""
-    frame = pd.DataFrame(rows, columns=list(LOG_COLUMNS))
-    with atomic_path(path) as tmp:
-        frame.to_csv(tmp, index=False)
-    return path
