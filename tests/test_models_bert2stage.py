@@ -13,7 +13,7 @@ from sumpipe.decode.search import decode_batch, make_generator
 from sumpipe.models.batching import collate
 from sumpipe.models.bert2stage import Bert2Stage, Bert2StageArch, encode_pieces_example
 from sumpipe.models.layers import BilinearCopyGate, key_padding_bias, pointer_mix
-from sumpipe.models.protocol import BOS, EOS, PAD
+from sumpipe.names import BOS, EOS, PAD
 from sumpipe.subword.pieces import MASK
 
 V = 50

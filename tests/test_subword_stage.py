@@ -9,7 +9,7 @@ import pytest
 
 from sumpipe.config import SubwordConfig
 from sumpipe.errors import SumpipeError
-from sumpipe.models.protocol import BOS, EOS, PAD, UNK
+from sumpipe.names import BOS, EOS, PAD, UNK
 from sumpipe.subword.pieces import MASK, SubwordVocab
 from sumpipe.subword.stage import train_subword
 

@@ -8,7 +8,7 @@ import torch
 
 from sumpipe.config import EncoderConfig, TrainConfig
 from sumpipe.models.bert import BertForMaskedLM
-from sumpipe.models.protocol import BOS, EOS, PAD
+from sumpipe.names import BOS, EOS, PAD
 from sumpipe.subword.pieces import MASK, N_SPECIAL_PIECES
 from sumpipe.train.engine import fit, seed_everything
 from sumpipe.train.mlm import MLMTask, mlm_mask, source_windows

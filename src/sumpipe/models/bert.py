@@ -19,7 +19,7 @@ from torch import nn
 
 from sumpipe.config import EncoderConfig
 from sumpipe.models.layers import FeedForward, MultiHeadAttention, key_padding_bias
-from sumpipe.models.protocol import PAD
+from sumpipe.names import PAD
 
 INIT_STD = 0.02
 

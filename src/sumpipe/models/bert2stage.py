@@ -48,7 +48,7 @@ from sumpipe.models.batching import Batch, Example, collate
 from sumpipe.models.bert import BertEncoder, init_bert_weights
 from sumpipe.models.layers import BilinearCopyGate, FeedForward, MultiHeadAttention, key_padding_bias, pointer_mix
 from sumpipe.models.loss import label_smoothed_nll
-from sumpipe.models.protocol import BOS, EOS, PAD
+from sumpipe.names import BOS, EOS, PAD
 from sumpipe.models.registry import Family, TaskData, VocabularyKind, register_family
 from sumpipe.models.task import SummarizationTask
 from sumpipe.subword.pieces import MASK, MODEL_FILE, N_SPECIAL_PIECES, VOCAB_TABLE, SubwordVocab

@@ -1,6 +1,6 @@
 """A trained sentencepiece model as the vocabulary of the subword families (seed 003's WordPiece).
 
-Piece ids 0-3 are the project's specials (`sumpipe.models.protocol`: `<unk>` 0, `<pad>` 1, `<s>` 2,
+Piece ids 0-3 are the project's specials (`sumpipe.names`: `<unk>` 0, `<pad>` 1, `<s>` 2,
 `</s>` 3), so the decoders of `sumpipe.decode.search` work on pieces unchanged; id 4 is `<mask>`,
 BERT's [MASK], a control symbol: no text ever encodes to it. Words start with "▁" (sentencepiece's
 word-boundary mark), so `decode` gives back the space-separated tokens of the text convention.
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sumpipe.errors import SumpipeError
-from sumpipe.models.protocol import BOS, EOS, PAD, SPECIAL_TOKENS, UNK
+from sumpipe.names import BOS, EOS, PAD, SPECIAL_TOKENS, UNK
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from sumpipe.models.batching import bucket_batches
-from sumpipe.models.protocol import BOS, EOS, PAD
+from sumpipe.names import BOS, EOS, PAD
 from sumpipe.subword.pieces import MASK
 
 
