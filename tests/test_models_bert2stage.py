@@ -85,7 +85,8 @@ def test_copy_gate_mix_sums_to_one_and_copies_onto_the_source_piece() -> None:
 
 def test_model_distributions_sum_to_one_and_never_predict_mask() -> None:
     model = tiny_model().eval()
-    draft, refine, targets = model(tiny_batch())
+    with torch.no_grad():
+        draft, refine, targets = model(tiny_batch())
     assert draft.shape == (3, 7, V) and refine.shape == (3, 6, V) and targets.shape == (3, 6)
     torch.testing.assert_close(draft.exp().sum(-1), torch.ones(3, 7))
     torch.testing.assert_close(refine.exp().sum(-1), torch.ones(3, 6))
