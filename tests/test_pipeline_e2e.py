@@ -26,7 +26,8 @@ TINY = {
     "vocab": {"size": 120},
     "extract": {"workers": 1},
     "model": {"d_model": 16, "d_ff": 32, "n_layers": 1, "n_heads": 2, "vocab_size": 100},
-    "families": {"rnn": {"embedding_dim": 8, "hidden_dim": 8}},
+    "families": {"rnn": {"embedding_dim": 8, "hidden_dim": 8},
+                 "bert2stage": {"max_source_tokens": 40, "max_summary_tokens": 12}},  # seed 003
     "models": {"PG-cov": {"arch": {"coverage_phase_steps": 2}, "train": {"max_steps": 3}}},
     "train": {"max_steps": 3, "batch_size": 8, "checkpoint_every": 2, "log_every": 1, "device": "cpu"},
     "decode": {"max_length": 6, "device": "cpu"},
@@ -41,7 +42,6 @@ TINY = {
     "pretrain": {"encoder": {"d_model": 16, "n_layers": 1, "n_heads": 2, "d_ff": 32, "max_positions": 64},
                  "max_tokens": 16, "train": {"max_steps": 3, "batch_size": 8, "checkpoint_every": 2, "log_every": 1,
                                              "device": "cpu"}},
-    "families": {"bert2stage": {"max_source_tokens": 40, "max_summary_tokens": 12}},
 }
 
 
