@@ -111,8 +111,9 @@ def test_incremental_draft_decoding_equals_teacher_forcing() -> None:
 def test_loss_is_the_sum_of_both_stages() -> None:
     model = tiny_model().eval()
     batch = tiny_batch()
-    total, n = model.summed_loss(batch, smoothing=0.0)
-    draft, refine, targets = model(batch)
+    with torch.no_grad():
+        total, n = model.summed_loss(batch, smoothing=0.0)
+        draft, refine, targets = model(batch)
     assert torch.equal(targets, batch.trg_inp[:, 1:])
     nll1 = -draft.gather(-1, batch.trg_ext[..., None])[..., 0][batch.trg_mask].sum()
     words = batch.trg_inp[:, 1:]
