@@ -160,7 +160,10 @@ TINY = {
     "vocab": {"size": 120},
     "extract": {"workers": 1, "budgets": [{"method": "first", "tokens": 400}, {"method": "ngram", "tokens": 200}]},
     "model": {"d_model": 16, "d_ff": 32, "n_layers": 1, "n_heads": 2, "vocab_size": 100},
-    "models": {"M1": {"family": "transformer", "input": "first400"}},
+    "families": {"rnn": {"embedding_dim": 8, "hidden_dim": 8, "vocab_size": 100}},
+    # one model per family: a new family's model is one line here (its stages are then killed too)
+    "models": {"M1": {"family": "transformer", "input": "first400"},
+               "PG": {"family": "rnn", "input": "first400", "arch": {"coverage": True, "coverage_phase_steps": 2}}},
     "train": {"max_steps": 3, "batch_size": 8, "checkpoint_every": 1, "log_every": 1, "device": "cpu"},
     "decode": {"max_length": 4, "device": "cpu", "beam_size": 2},
     "evaluate": {"bootstrap_samples": 20},
@@ -170,15 +173,22 @@ TINY = {
     "report": {"n_samples": 1, "n_heatmaps": 1},
 }
 TINY_STAGES = (["download"], ["preprocess"], ["vocab"], ["extract"], ["train", "--model", "M1"],
-               ["decode", "--model", "M1"])
+               ["decode", "--model", "M1"])  # the in-process fixture needs one model only
+
+
+def _merge(base: dict, override: dict) -> dict:
+    out = dict(base)
+    for key, value in override.items():
+        out[key] = _merge(base.get(key) or {}, value) if isinstance(value, dict) else value
+    return out
 
 
 def tiny_params() -> dict:
+    """params.yaml with TINY merged in (its `models` replace the default ones)."""
     import yaml
 
     params = yaml.safe_load((REPO / "params.yaml").read_text())
-    for key, value in TINY.items():
-        params[key] = {**params.get(key, {}), **value} if key not in ("models",) else value
+    params = _merge({k: v for k, v in params.items() if k != "models"}, TINY)
     return params
 
 

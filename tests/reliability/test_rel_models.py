@@ -99,6 +99,7 @@ MUTATIONS = {
     "config.json deleted": (lambda d: (d / "config.json").unlink(), "error: unknown model"),
     "config.json of an unknown family": (_set("family", "quantum"), "error: unknown model family 'quantum'"),
     "config.json of another family's arch": (_set_arch("hidden_size", 128), "error: config.json: arch.hidden_size"),
+    "config.json says rnn, transformer arch and weights": (_set("family", "rnn"), "error: config.json: arch."),
     "config.json arch wrong type": (_set_arch("d_model", "wide"), "error: config.json: arch.d_model"),
     "config.json arch zero size": (_set_arch("n_heads", 0), "error: config.json: arch.n_heads"),
     "config.json vs other weights": (_other_weights, "error: model.safetensors: does not fit the architecture"),
