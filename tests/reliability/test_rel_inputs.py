@@ -53,7 +53,7 @@ COMMANDS = {
     "summarize": lambda path: ["summarize", "--method", "lead", path],  # extractive; once on main
 }
 
-NO_TEXT = "error: the input has no Latin-script text"
+NO_TEXT = "error: no Latin-script text"
 EXPECTED = {
     "decode": {
         "missing file": "error: input.txt: no such file",
