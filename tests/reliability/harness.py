@@ -165,6 +165,7 @@ TINY = {
     "models": {"M1": {"family": "transformer", "input": "first400"},
                "PG": {"family": "rnn", "input": "first400", "arch": {"coverage": True, "coverage_phase_steps": 2}}},
     "train": {"max_steps": 3, "batch_size": 8, "checkpoint_every": 1, "log_every": 1, "device": "cpu"},
+    "extractive": {"systems": ["lead", "textrank"]},  # a baseline and a graph method stand for the eight
     "decode": {"max_length": 4, "device": "cpu", "beam_size": 2},
     "evaluate": {"bootstrap_samples": 20},
     "crosseval": {"data": {"dataset": "numerals", "seed": 99,

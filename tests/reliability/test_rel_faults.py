@@ -42,15 +42,22 @@ KILLS_IN_A_ROW = {"train": 2}  # resumes from its checkpoint; the final weights 
 def dvc_stages() -> dict[str, int]:
     """dvc.yaml's stages as `dvc repro` names them (`train@M1`) -> kills in a row."""
     stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
-    models = list(tiny_params()["models"])
+    params = tiny_params()
     out = {}
     for name, stage in stages.items():
-        for label in ([f"{name}@{m}" for m in models] if "foreach" in stage else [name]):
-            out[label] = KILLS_IN_A_ROW.get(name, 1)
+        items = [""]
+        if "foreach" in stage:  # `${models}` (a mapping: its keys) or `${extractive.systems}` (a list)
+            value = params
+            for part in stage["foreach"].strip("${}").split("."):
+                value = value[part]
+            items = [f"@{item}" for item in value]
+        for item in items:
+            out[name + item] = KILLS_IN_A_ROW.get(name, 1)
     return out
 
 
 KILLS = dvc_stages()
+RESUMED_WRITES = 3  # a resumed training run still writes the weights, vocabulary and card
 # What legitimately differs between an interrupted and an uninterrupted run: wall-clock figures and
 # the resume provenance in the model card. JSON keys and Parquet columns of these names are left out
 # of the comparison; everything else must be identical (dvc.lock then differs only by those files'
@@ -150,7 +157,6 @@ def _assert_recovered(repo: Repo) -> None:
     status = repo.dvc("status")
     _ok(status, "dvc status")
     assert "up to date" in status.stdout, status.stdout
-    repo.lock = (repo.root / "dvc.lock").read_text()  # the next case's "nothing recorded" reference
 
 
 @pytest.mark.parametrize(("stage", "kills"), [pytest.param(k, v, id=k) for k, v in KILLS.items()])
@@ -158,8 +164,13 @@ def test_sigkill_then_repro(stage: str, kills: int, repo: Repo) -> None:
     writes = repo.writes.get(stage)
     assert writes, f"stage {stage} made no atomic write in the baseline run ({repo.writes})"
     rng = random.Random(f"{SEED}-{stage}")
+    repo.lock = (repo.root / "dvc.lock").read_text()
+    if stage.startswith("train@"):  # from scratch, so the first run makes the baseline's writes
+        shutil.rmtree(repo.root / "checkpoints" / stage.split("@", 1)[1], ignore_errors=True)
     for attempt in range(kills):
-        k, when = rng.randint(1, writes), rng.choice(["before", "after"])
+        # a resumed run has fewer commits left: a later kill falls among its first RESUMED_WRITES
+        k = rng.randint(1, writes if attempt == 0 else min(writes, RESUMED_WRITES))
+        when = rng.choice(["before", "after"])
         print(f"kill {stage} #{attempt + 1}: {when} write {k} of {writes}")
         n_killed = sum("killed_at" in rec for rec in repo.records())
         done = repo.dvc("repro", "-f", "-s", stage, fault=f"{stage}:{when}:{k}")

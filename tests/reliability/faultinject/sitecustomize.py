@@ -1,7 +1,8 @@
 """Fault injection for tests/reliability/test_rel_faults.py, loaded by every `sumpipe` child process
 whose PYTHONPATH starts with this folder (Python imports `sitecustomize` at start-up).
 
-It labels the process by its stage (`train@M1` for `sumpipe train --model M1`) and wraps os.replace,
+It labels the process by its stage (`train@M1` for `sumpipe train --model M1`, `extractive@lead`
+for `sumpipe extractive --system lead`) and wraps os.replace,
 the commit step of every atomic artifact write (sumpipe.io.atomic_path). Environment:
 
 - RELIABILITY_LOG:   a file that gets one JSON line per stage process: {"stage", "writes", "seconds"}
@@ -25,10 +26,8 @@ def _label():
     if not argv or not os.path.basename(argv[0]).startswith("sumpipe") or len(argv) < 2:
         return None
     label = argv[1]
-    if "--model" in argv[2:]:
-        i = argv.index("--model")
-        if i + 1 < len(argv):
-            label += "@" + argv[i + 1]
+    if len(argv) >= 4 and argv[2].startswith("--"):  # `train --model M1`, `extractive --system lead`:
+        label += "@" + argv[3]                         # dvc's foreach names, train@M1, extractive@lead
     return label
 
 
