@@ -105,6 +105,16 @@ def _without_timings(value):
     return value
 
 
+def _canonical(value):
+    if isinstance(value, dict):
+        return sorted((str(k), _canonical(v)) for k, v in value.items() if k not in TIMING_KEYS)
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    if hasattr(value, "detach"):
+        return hashlib.sha256(value.detach().cpu().contiguous().numpy().tobytes()).hexdigest()
+    return repr(value)
+
+
 def _digest(path: Path) -> str:
     if path.suffix == ".json":
         try:
@@ -112,6 +122,16 @@ def _digest(path: Path) -> str:
             return hashlib.sha256(json.dumps(_without_timings(data), sort_keys=True).encode()).hexdigest()
         except ValueError:
             pass
+    if path.suffix == ".csv":  # train_log.csv: step, losses, lr, and throughput (timing)
+        import pandas as pd
+
+        frame = pd.read_csv(path)
+        frame = frame.drop(columns=[c for c in frame.columns if c in TIMING_KEYS or "per_s" in c or "second" in c])
+        return hashlib.sha256(frame.to_csv(index=False).encode()).hexdigest()
+    if path.suffix == ".pt":  # a resume checkpoint: its tensors and plain values, without timings
+        import torch
+
+        return hashlib.sha256(repr(_canonical(torch.load(path, weights_only=True))).encode()).hexdigest()
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
 
