@@ -25,6 +25,7 @@ from sumpipe.errors import SumpipeError
 
 if TYPE_CHECKING:  # pandas costs ~0.3 s to import; `sumpipe decode` never needs it
     import pandas as pd
+    import torch
 
 
 def _current_umask() -> int:
@@ -158,6 +159,30 @@ def write_text(text: str, path: str | os.PathLike) -> Path:
     """Write a UTF-8 text file atomically."""
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
+    return Path(path)
+
+
+def write_weights(module: torch.nn.Module, path: str | os.PathLike, *, format: str | None = None) -> Path:
+    """`module`'s weights as safetensors at `path` (atomic), the same bytes for the same weights.
+
+    Tied tensors (a shared embedding and output projection) are stored once, under their first name in
+    `state_dict` order; `safetensors.torch.load_model` ties them again from the module. safetensors keeps
+    a file's metadata in a hash map whose order changes from process to process, so a file with two or
+    more metadata entries is not reproducible: `save_model` adds one per tied tensor it drops, and here
+    the metadata is `format` alone.
+    """
+    from safetensors.torch import save_file
+
+    kept: dict[tuple, str] = {}
+    tensors = {}
+    for name, tensor in module.state_dict().items():
+        view = (tensor.untyped_storage().data_ptr(), tensor.storage_offset(), tuple(tensor.shape),
+                tuple(tensor.stride()))
+        if view not in kept:
+            kept[view] = name
+            tensors[name] = tensor.contiguous()
+    with atomic_path(path) as tmp, native_write_errors():
+        save_file(tensors, str(tmp), metadata=None if format is None else {"format": format})
     return Path(path)
 
 

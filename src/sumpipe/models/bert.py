@@ -140,13 +140,10 @@ def save_encoder(model: BertForMaskedLM, folder, extra: dict) -> None:
     import dataclasses
     from pathlib import Path
 
-    from safetensors.torch import save_model
-
-    from sumpipe.io import atomic_path, file_sha256, write_json
+    from sumpipe.io import file_sha256, write_json, write_weights
 
     folder = Path(folder)
-    with atomic_path(folder / ENCODER_WEIGHTS) as tmp:
-        save_model(model, str(tmp), metadata={"format": ENCODER_FORMAT})
+    write_weights(model, folder / ENCODER_WEIGHTS, format=ENCODER_FORMAT)
     write_json({"format": ENCODER_FORMAT, "encoder": dataclasses.asdict(model.encoder.cfg),
                 "vocab_size": model.encoder.vocab_size,
                 "weights_sha256": file_sha256(folder / ENCODER_WEIGHTS), **extra}, folder / ENCODER_CONFIG)

@@ -26,10 +26,10 @@ import numpy as np
 import pyarrow as pa
 import torch
 from safetensors import SafetensorError
-from safetensors.torch import load_model, save_model
+from safetensors.torch import load_model
 
 from sumpipe.errors import SumpipeError
-from sumpipe.io import atomic_path, native_write_errors, write_json
+from sumpipe.io import write_json, write_weights
 from sumpipe.models.card import CARD_FILE, CARD_FORMAT, ModelCard, read_card
 from sumpipe.models.registry import get_family
 
@@ -65,8 +65,7 @@ def save_pretrained(model: torch.nn.Module, model_dir: str | os.PathLike, vocab:
     family = get_family(card.family)
     model_dir = Path(model_dir)
     model_dir.mkdir(parents=True, exist_ok=True)
-    with atomic_path(model_dir / WEIGHTS) as tmp, native_write_errors():
-        save_model(model, str(tmp), metadata={"format": CARD_FORMAT})
+    write_weights(model, model_dir / WEIGHTS, format=CARD_FORMAT)
     family.vocabulary.save(vocab, model_dir, card.arch)
     card = dataclasses.replace(card, weights_sha256=_sha256(model_dir / WEIGHTS))
     write_json(card.to_json(), model_dir / CONFIG)

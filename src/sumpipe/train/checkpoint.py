@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 import torch
-from safetensors.torch import load_model, save_model
+from safetensors.torch import load_model
 
 from sumpipe.errors import SumpipeError
-from sumpipe.io import atomic_path, native_write_errors
+from sumpipe.io import atomic_path, native_write_errors, write_weights
 
 STATE_FILE = "state.pt"
 BEST_FILE = "best.safetensors"
@@ -141,10 +141,7 @@ def restore_checkpoint(
 
 def save_best(directory: Path, model: torch.nn.Module) -> Path:
     """Write the current weights as `directory/best.safetensors` (atomic)."""
-    path = Path(directory) / BEST_FILE
-    with atomic_path(path) as tmp, native_write_errors():
-        save_model(model, str(tmp))
-    return path
+    return write_weights(model, Path(directory) / BEST_FILE)
 
 
 def load_best(directory: Path, model: torch.nn.Module) -> bool:
