@@ -81,8 +81,10 @@ def test_collate_pads_and_masks() -> None:
     assert batch.n_oov == 1 and batch.oov_words == [["zz"], []] and batch.ids == ["a", "b"]
     assert batch.src.dtype == torch.long and batch.src_freq.dtype == torch.float32
     assert batch.n_target_tokens == 6
+    assert batch.trg_positions.tolist() == [0, 1, 4, 5, 6, 7]  # flat b * T + t of the True entries
     sub = batch.index_select([1])
     assert sub.ids == ["b"] and sub.src.tolist() == [[6, PAD, PAD]] and sub.oov_words == [[]]
+    assert sub.trg_positions.tolist() == [0, 1, 2, 3]
     moved = batch.to("cpu")
     assert torch.equal(moved.src_ext, batch.src_ext) and moved.n_oov == 1
 

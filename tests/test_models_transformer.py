@@ -45,6 +45,20 @@ def _batch():
     return collate(encode_examples(df, VOCAB, 50, 20))
 
 
+def test_targets_only_is_the_full_output_at_the_real_target_positions() -> None:
+    # the training loss reads only these rows; the references have 6, 3 and 2 words (+ </s>)
+    torch.manual_seed(0)
+    model = PointerGeneratorTransformer(ARCH).eval()
+    batch = _batch()
+    assert batch.trg_positions.tolist() == [*range(0, 7), *range(7, 11), *range(14, 17)]
+    full, info = model.forward_with_info(batch)
+    packed, packed_info = model.forward_with_info(batch, targets_only=True)
+    assert packed.shape == (14, len(VOCAB) + batch.n_oov)
+    torch.testing.assert_close(packed, full[batch.trg_mask])
+    torch.testing.assert_close(packed_info["p_gen"], info["p_gen"][batch.trg_mask])
+    torch.testing.assert_close(packed_info["attn"], info["attn"][batch.trg_mask])
+
+
 def test_output_is_a_distribution_over_the_extended_vocabulary() -> None:
     torch.manual_seed(0)
     model = PointerGeneratorTransformer(ARCH).eval()

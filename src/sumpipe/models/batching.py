@@ -128,7 +128,9 @@ class Batch:
     src, src_ext (B, S) long; src_freq (B, S) float32; src_mask (B, S) bool (True = real token);
     trg_inp, trg_ext (B, T) long; trg_mask (B, T) bool; n_oov = the largest number of OOV source
     words of any example (the extended vocabulary is V + n_oov wide); oov_words[b][j] is the word
-    of extended id V + j in example b; ids the example ids.
+    of extended id V + j in example b; ids the example ids; trg_positions (N,) long, the flat
+    indices b·T + t of the N real target tokens (True in trg_mask), in row-major order: training
+    computes the output layer at these positions only (made on the CPU, so a GPU never syncs for it).
     """
 
     src: torch.Tensor
@@ -141,6 +143,7 @@ class Batch:
     n_oov: int
     oov_words: list[list[str]]
     ids: list[str]
+    trg_positions: torch.Tensor
 
     def __len__(self) -> int:
         return self.src.shape[0]
@@ -164,11 +167,17 @@ class Batch:
         sub = self._map_tensors(lambda t: t.index_select(0, idx.to(t.device)))
         sub.oov_words = [self.oov_words[i] for i in rows]
         sub.ids = [self.ids[i] for i in rows]
+        sub.trg_positions = target_positions(sub.trg_mask)
         return sub
 
     @property
     def n_target_tokens(self) -> int:
         return int(self.trg_mask.sum())
+
+
+def target_positions(trg_mask: torch.Tensor) -> torch.Tensor:
+    """(B, T) bool -> (N,) long flat indices of the True entries, row-major."""
+    return trg_mask.reshape(-1).nonzero().squeeze(1)
 
 
 def _pad(arrays: list[np.ndarray], value: float, dtype: Any) -> np.ndarray:
@@ -184,6 +193,7 @@ def collate(examples: Sequence[Example]) -> Batch:
         raise ValueError("collate needs at least one example")
     src = _pad([e.src for e in examples], PAD, np.int64)
     trg_inp = _pad([e.trg_inp for e in examples], PAD, np.int64)
+    trg_mask = torch.from_numpy(_pad([np.ones(len(e.trg_inp), bool) for e in examples], False, bool))
     return Batch(
         src=torch.from_numpy(src),
         src_ext=torch.from_numpy(_pad([e.src_ext for e in examples], PAD, np.int64)),
@@ -191,10 +201,11 @@ def collate(examples: Sequence[Example]) -> Batch:
         src_mask=torch.from_numpy(_pad([np.ones(len(e.src), bool) for e in examples], False, bool)),
         trg_inp=torch.from_numpy(trg_inp),
         trg_ext=torch.from_numpy(_pad([e.trg_ext for e in examples], PAD, np.int64)),
-        trg_mask=torch.from_numpy(_pad([np.ones(len(e.trg_inp), bool) for e in examples], False, bool)),
+        trg_mask=trg_mask,
         n_oov=max(len(e.oov_words) for e in examples),
         oov_words=[list(e.oov_words) for e in examples],
         ids=[e.id for e in examples],
+        trg_positions=target_positions(trg_mask),
     )
 
 

@@ -3,7 +3,8 @@
 Training batches come from `sumpipe.models.batching.bucket_batches` (length-bucketed, a pure
 function of (seed, epoch), which exact resume relies on); validation batches are sorted by length
 without randomness. The loss is the label-smoothed cross-entropy of `sumpipe.models.loss` over the
-extended vocabulary, padding ignored, with the smoothing mass spread over the V fixed words.
+extended vocabulary, padding ignored, with the smoothing mass spread over the V fixed words. The
+model computes its output layer at the real target positions only (`forward(batch, targets_only=True)`).
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ class SummarizationTask:
 
     def loss(self, model: torch.nn.Module, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         """(∑ label-smoothed loss over target tokens, target-token count), both on the device."""
-        log_probs = model(batch)  # (B, T, V + n_oov)
-        mean, n_tokens = label_smoothed_nll(log_probs, batch.trg_ext, batch.trg_mask,
+        log_probs = model(batch, targets_only=True)  # (N, V + n_oov): the N real target tokens
+        target = batch.trg_ext.flatten().index_select(0, batch.trg_positions)
+        mean, n_tokens = label_smoothed_nll(log_probs, target, torch.ones_like(target, dtype=torch.bool),
                                             smoothing=self.label_smoothing, n_smooth=self.vocab_size)
         return mean * n_tokens, n_tokens

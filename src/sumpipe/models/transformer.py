@@ -204,8 +204,14 @@ class PointerGeneratorTransformer(nn.Module):
         src_ext: torch.Tensor,
         n_oov: int,
         past_kvs: list[KV] | None,
+        positions: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor], list[KV]]:
-        """x (B, T, D) decoder input after PE -> log P (B, T, V + n_oov), info, new self-attn caches."""
+        """x (B, T, D) decoder input after PE -> log P (B, T, V + n_oov), info, new self-attn caches.
+
+        positions (N,): flat indices b·T + t; the output layer (vocabulary projection, pointer mix)
+        then runs at those N positions only and log P and info are (N, ...). In training that skips
+        the padding, which on short references is most of the (B, T, V) work.
+        """
         y = self.dropout(x)
         new_kvs = []
         for i, layer in enumerate(self.decoder_layers):
@@ -213,23 +219,31 @@ class PointerGeneratorTransformer(nn.Module):
             new_kvs.append(kv)
         s = self.decoder_norm(y)
         ptr = self.pointer(s, x, pointer_kv, memory_bias)
-        log_probs = pointer_mix(self.vocab_logits(s), ptr.p_gen, ptr.copy_attn, src_ext, n_oov)
-        return log_probs, {"p_gen": ptr.p_gen.float(), "attn": ptr.copy_attn.float()}, new_kvs
+        p_gen, copy_attn = ptr.p_gen, ptr.copy_attn
+        if positions is not None:
+            t = s.shape[1]
+            s, p_gen, copy_attn = (z.flatten(0, 1).index_select(0, positions) for z in (s, p_gen, copy_attn))
+            src_ext = src_ext.index_select(0, positions // t)  # (N, S): each position's own source
+        log_probs = pointer_mix(self.vocab_logits(s), p_gen, copy_attn, src_ext, n_oov)
+        return log_probs, {"p_gen": p_gen.float(), "attn": copy_attn.float()}, new_kvs
 
     # ---- teacher forcing ---------------------------------------------------------------------
-    def forward_with_info(self, batch: Batch) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        """log P (B, T, V + n_oov) float32, and info {"p_gen": (B, T), "attn": (B, T, S)}."""
+    def forward_with_info(self, batch: Batch, targets_only: bool = False) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """log P (B, T, V + n_oov) float32, and info {"p_gen": (B, T), "attn": (B, T, S)};
+        `targets_only`: at the N real target positions only (`batch.trg_positions`), (N, ...)."""
         memory, memory_bias = self.encode(batch.src, batch.src_freq, batch.src_mask)
         memory_kvs = [layer.cross_attn.project_kv(memory) for layer in self.decoder_layers]
         pointer_kv = self.pointer.attention.project_kv(memory)
         log_probs, info, _ = self._decode(
-            self._embed(batch.trg_inp), memory_kvs, pointer_kv, memory_bias, batch.src_ext, batch.n_oov, None
+            self._embed(batch.trg_inp), memory_kvs, pointer_kv, memory_bias, batch.src_ext, batch.n_oov, None,
+            batch.trg_positions if targets_only else None,
         )
         return log_probs, info
 
-    def forward(self, batch: Batch) -> torch.Tensor:
-        """Teacher-forced log P(w) over the extended vocabulary, (B, T, V + n_oov) float32."""
-        return self.forward_with_info(batch)[0]
+    def forward(self, batch: Batch, targets_only: bool = False) -> torch.Tensor:
+        """Teacher-forced log P(w) over the extended vocabulary, (B, T, V + n_oov) float32; with
+        `targets_only`, (N, V + n_oov) at the real target positions (the training loss needs no more)."""
+        return self.forward_with_info(batch, targets_only)[0]
 
     # ---- incremental decoding (sumpipe.models.protocol) -------------------------------------
     def start_decoding(self, batch: Batch) -> TransformerDecoderState:
