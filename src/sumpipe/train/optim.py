@@ -63,7 +63,10 @@ def build_optimizer(
                                         momentum=cfg.momentum)
         multiplier = _constant
     else:
-        optimizer = torch.optim.Adam(params, lr=cfg.lr, betas=ADAM_BETAS, eps=ADAM_EPS)
+        # fused: one kernel over all parameters instead of ~10 per tensor (on CPU, 14 -> 4 ms per update
+        # of the default M1, which has 183 mostly small tensors); same update rule
+        optimizer = torch.optim.Adam(params, lr=cfg.lr, betas=ADAM_BETAS, eps=ADAM_EPS,
+                                     fused=all(p.device.type in ("cpu", "cuda") for p in params))
         multiplier = _WarmupInverseSqrt(cfg.warmup_steps)
     # LambdaLR calls the multiplier with the number of updates done so far (0 before the first),
     # so `+ 1` inside makes update n use lr(n).
