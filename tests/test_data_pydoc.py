@@ -247,12 +247,13 @@ def _write_package(root: Path, order: list[str]) -> None:
 
 @pytest.mark.parametrize("order", [["__init__.py", "alpha.py", "beta.py", "tests/test_x.py"],
                                    ["tests/test_x.py", "beta.py", "alpha.py", "__init__.py"]])
+@pytest.mark.parametrize("workers", [1, 2])  # the corpus does not depend on the number of processes
 def test_build_on_a_package_is_sorted_filtered_and_deduplicated(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, order: list[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, order: list[str], workers: int
 ) -> None:
     _write_package(tmp_path, order)
     monkeypatch.syspath_prepend(str(tmp_path))
-    cfg = PydocConfig(packages=["tinypkg_sumpipe", "no_such_package_xyz"], min_source_words=8)
+    cfg = PydocConfig(packages=["tinypkg_sumpipe", "no_such_package_xyz"], min_source_words=8, workers=workers)
     pairs, info = build_pydoc(cfg)
     assert pairs == [
         {"id": "tinypkg_sumpipe:tinypkg_sumpipe",

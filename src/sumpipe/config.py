@@ -180,8 +180,10 @@ class PydocConfig:
     max_source_words: int = 400
     min_reference_words: int = 3
     max_reference_words: int = 40
+    workers: int = 2  # processes parsing the source files; the corpus does not depend on it
 
     def check(self, key: str) -> None:
+        require(self.workers >= 1, _k(key, "workers"), "must be >= 1")
         require(self.min_source_words >= 1, _k(key, "min_source_words"), "must be >= 1")
         require(self.max_source_words >= self.min_source_words, _k(key, "max_source_words"),
                 "must be >= min_source_words")

@@ -35,16 +35,20 @@ for the six default packages on an idle core (torch is 40 MB of source); drop to
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import importlib.metadata
 import importlib.util
+import multiprocessing
 import platform
 import re
+import sys
 import sysconfig
 import warnings
-from dataclasses import dataclass
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from tqdm import tqdm
 
@@ -373,6 +377,10 @@ class PydocStats:
     not_prose: int = 0
     duplicates: int = 0
 
+    def add(self, other: "PydocStats") -> None:
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
 
 def is_prose(summary: str, description: str) -> bool:
     """Reject pairs that are mostly symbols, code or formulas left over from unusual markup, and
@@ -385,45 +393,69 @@ def is_prose(summary: str, description: str) -> bool:
     return wordy >= 0.75 * len(words) and plain >= 0.6 * len(words)
 
 
+def _file_pairs(path: Path, cfg: PydocConfig) -> tuple[PydocStats, list[tuple[str, str, str]]]:
+    """One source file's (qualname, source, reference) pairs, and the counts of what it dropped."""
+    stats = PydocStats(files=1)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences in old modules
+            tree = ast.parse(path.read_bytes(), filename=str(path))
+    except (SyntaxError, ValueError, UnicodeDecodeError, OSError):
+        stats.unreadable_files += 1
+        return stats, []
+    found = []
+    for qualname, doc in docstrings(tree):
+        stats.docstrings += 1
+        pair = split_docstring(doc)
+        if pair is None or not pair[1]:
+            stats.no_description += 1
+            continue
+        reference, source = pair
+        n_ref, n_src = len(reference.split()), len(source.split())
+        if not (cfg.min_reference_words <= n_ref <= cfg.max_reference_words
+                and cfg.min_source_words <= n_src <= cfg.max_source_words):
+            stats.out_of_range += 1
+            continue
+        if not is_prose(reference, source):
+            stats.not_prose += 1
+            continue
+        found.append((qualname, source, reference))
+    return stats, found
+
+
+@contextlib.contextmanager
+def _file_mapper(workers: int) -> Iterator[Callable]:
+    """`map` over files in order: the built-in one, or a pool of `workers` processes (parsing is
+    most of the stage's time). Linux forks, so workers start at once and never re-run `__main__`."""
+    if workers <= 1:
+        yield map
+        return
+    context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        yield functools.partial(pool.map, chunksize=16)
+
+
 def build_pydoc(cfg: PydocConfig) -> tuple[list[dict], dict]:
     """All (id, source, reference) pairs of the configured packages, sorted by id, and stats."""
     stats = PydocStats()
     versions: dict[str, str] = {}
     missing: list[str] = []
     pairs: list[dict] = []
-    for name in cfg.packages:
-        roots = package_roots(name)
-        if roots is None:
-            missing.append(name)
-            continue
-        versions[name] = package_version(name)
-        files = list(source_files(name, roots))
-        for module, path in tqdm(files, desc=f"pydoc {name}", unit="file", disable=None, leave=False):
-            stats.files += 1
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # invalid escape sequences in old modules
-                    tree = ast.parse(path.read_bytes(), filename=str(path))
-            except (SyntaxError, ValueError, UnicodeDecodeError, OSError):
-                stats.unreadable_files += 1
+    with _file_mapper(cfg.workers) as map_files:
+        for name in cfg.packages:
+            roots = package_roots(name)
+            if roots is None:
+                missing.append(name)
                 continue
-            for qualname, doc in docstrings(tree):
-                stats.docstrings += 1
-                pair = split_docstring(doc)
-                if pair is None or not pair[1]:
-                    stats.no_description += 1
-                    continue
-                reference, source = pair
-                n_ref, n_src = len(reference.split()), len(source.split())
-                if not (cfg.min_reference_words <= n_ref <= cfg.max_reference_words
-                        and cfg.min_source_words <= n_src <= cfg.max_source_words):
-                    stats.out_of_range += 1
-                    continue
-                if not is_prose(reference, source):
-                    stats.not_prose += 1
-                    continue
-                example_id = f"{name}:{module}.{qualname}" if qualname else f"{name}:{module}"
-                pairs.append({"id": example_id, "source": source, "reference": reference})
+            versions[name] = package_version(name)
+            files = list(source_files(name, roots))
+            results = map_files(functools.partial(_file_pairs, cfg=cfg), [path for _, path in files])
+            progress = tqdm(results, total=len(files), desc=f"pydoc {name}", unit="file", disable=None, leave=False)
+            for (module, _), (file_stats, found) in zip(files, progress):
+                stats.add(file_stats)
+                for qualname, source, reference in found:
+                    example_id = f"{name}:{module}.{qualname}" if qualname else f"{name}:{module}"
+                    pairs.append({"id": example_id, "source": source, "reference": reference})
 
     pairs.sort(key=lambda p: p["id"])
     kept, seen_ids, seen_sources = [], set(), set()
