@@ -490,7 +490,7 @@ class PretrainConfig:
 class DecodeConfig:
     """Decoding (seed 001 §2.3.4; seed 003 for sampling); see `sumpipe.decode.search`.
 
-    max_length None: by data set (Table 4.3: CNN/DM 120, XSum 30, Gigaword 25), else 1.2 × the
+    max_length None: by data set (Table 4.3: CNN/DM 120, XSum 30, Gigaword 25; pydoc 48), else 1.2 × the
     model's max_summary_tokens. length_penalty is GNMT's alpha; block_ngram_repeat 0 = off;
     top_k 0 = no cut. split: which extracted split the `decode` stage summarises.
     """
