@@ -69,7 +69,8 @@ def _card(dataset: str = "pydoc", max_summary: int = 8, selection: Budget | None
 
 
 @pytest.mark.parametrize(("dataset", "max_summary", "expected"), [
-    ("cnn_dailymail", 100, 120), ("xsum", 20, 30), ("gigaword", 18, 25), ("pydoc", 40, 48), ("local", 18, 22)])
+    ("cnn_dailymail", 100, 120), ("xsum", 20, 30), ("gigaword", 18, 25), ("pydoc", 40, 48), ("local", 18, 22),
+    ("pydoc", 60, 48), ("pydoc", 8, 10), ("local", 60, 72)])  # pydoc references have at most 40 words
 def test_max_length_by_dataset(dataset: str, max_summary: int, expected: int) -> None:
     card = _card(dataset, max_summary)
     assert resolve_max_length(DecodeConfig(), card) == expected

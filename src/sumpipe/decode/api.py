@@ -13,8 +13,9 @@
   generator a copied out-of-vocabulary id becomes the source word it points to, and `<unk>` is
   never generated, so a summary never contains `<unk>`.
 - The maximum summary length, unless `decode.max_length` sets it, follows seed 001 Table 4.3 by the
-  model's data set (CNN/DM 120, XSum 30, Gigaword/DUC 25; the default pydoc corpus 48); for any other data set it is
-  1.2 × the model's `max_summary_tokens` (Table 4.3's ratio for CNN/DM: 100 -> 120).
+  model's data set (CNN/DM 120, XSum 30, Gigaword/DUC 25); for any other data set it is
+  1.2 × the model's `max_summary_tokens` (Table 4.3's ratio for CNN/DM: 100 -> 120), or × the data
+  set's longest reference when shorter (the default pydoc corpus: 40 words, so 48).
 """
 
 from __future__ import annotations
@@ -36,10 +37,11 @@ from sumpipe.models.card import ModelCard
 MAX_RAW_CHARS = 200_000
 
 # Seed 001 Table 4.3: the longest summary generated, by data set.
-# pydoc (the default corpus): 1.2 × its longest reference (data.pydoc.max_reference_words = 40); without
-# it, 1.2 × max_summary_tokens = 72 words, which barely trained models fill with repetitions.
-MAX_LENGTH_BY_DATASET = {"cnn_dailymail": 120, "cnndm": 120, "xsum": 30, "gigaword": 25, "duc": 25, "duc2004": 25,
-                         "pydoc": 48}
+MAX_LENGTH_BY_DATASET = {"cnn_dailymail": 120, "cnndm": 120, "xsum": 30, "gigaword": 25, "duc": 25, "duc2004": 25}
+# Other data sets: 1.2 × the model's max_summary_tokens, or × the data set's longest reference when that is
+# shorter. The default pydoc corpus keeps references of at most 40 words (data.pydoc.max_reference_words):
+# without it the cap was 72, which barely trained models fill with repetitions.
+LONGEST_REFERENCE_BY_DATASET = {"pydoc": 40}
 SENTENCE_END = frozenset({".", "!", "?"})
 
 
@@ -77,7 +79,8 @@ def resolve_max_length(cfg: Any, card: ModelCard) -> int:
     by_dataset = MAX_LENGTH_BY_DATASET.get(card.dataset.lower())
     if by_dataset:
         return by_dataset
-    return max(1, math.ceil(1.2 * card.max_summary_tokens))
+    longest = min(card.max_summary_tokens, LONGEST_REFERENCE_BY_DATASET.get(card.dataset.lower(), math.inf))
+    return max(1, math.ceil(1.2 * longest))
 
 
 # --------------------------------------------------------------------------------------------
