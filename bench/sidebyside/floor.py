@@ -1,0 +1,147 @@
+"""The fastest a training update of the side-by-side shape can be on this CPU, and so the best ratio possible.
+
+    python bench/sidebyside/floor.py --work DIR [--batches 8] [--reference-seconds S]
+
+DIR is `run.py`'s work folder (its prepared data). The script takes the first `--batches` training batches
+that sumpipe's benchmark run times (same data, batch size and bucketing), and for each counts the floating
+point operations of one update, forward + loss + backward, with `torch.utils.flop_counter.FlopCounterMode`
+(matrix multiplies and attention, torch's CPU flash-attention kernels taught to it; the element-wise work,
+Adam and dropout are left out, so the count is a lower bound), and times the same forward + backward. In the same run it measures this machine's fp32 matrix-multiply rate on the model's own GEMM
+shapes, 2 threads, and keeps the best shape's rate: a generous ceiling, since no update runs every multiply
+at the best shape's speed.
+
+floor = counted FLOPs / ceiling is then a lower bound on the seconds of an update. With
+`--reference-seconds` (OpenNMT-py's median seconds per update from `run.py`) it prints the seconds an update
+would need for ×1.5 and the largest ratio the floor allows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import torch
+from torch.utils import flop_counter
+from torch.utils.flop_counter import FlopCounterMode
+
+from sumpipe.models.batching import encode_examples
+from sumpipe.models.task import SummarizationTask
+from sumpipe.models.transformer import PointerGeneratorTransformer
+from sumpipe.train.engine import seed_everything
+
+from sumpipe_side import ARCH, read_lines, train_config, vocabulary
+
+
+def first_batches(work: Path, batch_size: int, n: int) -> tuple[SummarizationTask, list]:
+    """The task of `sumpipe_side.train` and its first n training batches (epoch 0, as the benchmark sees them)."""
+    vocab = vocabulary(work)
+    frame = pd.DataFrame({"source": read_lines(work / "src-train.txt"), "reference": read_lines(work / "tgt-train.txt")})
+    frame["id"] = frame.index.astype(str)
+    examples = encode_examples(frame, vocab, ARCH.max_source_tokens, ARCH.max_summary_tokens)
+    cfg = train_config(n, 2, batch_size)
+    task = SummarizationTask(examples, examples[:16], batch_size=cfg.batch_size, seed=cfg.seed,
+                             label_smoothing=cfg.label_smoothing, vocab_size=len(vocab))
+    return task, [task.collate(indices, "train") for indices in task.epoch_batches(0)[:n]]
+
+
+def count_cpu_flash_attention() -> None:
+    """Teach FlopCounterMode torch's CPU flash-attention kernels (it counts only the CUDA ones in 2.13)."""
+    aten = torch.ops.aten
+    forward, backward = aten._scaled_dot_product_flash_attention_for_cpu, aten._scaled_dot_product_flash_attention_for_cpu_backward
+    if forward.default not in flop_counter.flop_registry:
+        flop_counter.register_flop_formula(forward)(
+            lambda q, k, v, *args, out_shape=None, **kwargs: flop_counter.sdpa_flop_count(q, k, v))
+    if backward.default not in flop_counter.flop_registry:
+        flop_counter.register_flop_formula(backward)(
+            lambda grad_out, q, k, v, *args, out_shape=None, **kwargs: flop_counter.sdpa_backward_flop_count(grad_out, q, k, v))
+
+
+def update_seconds(model: torch.nn.Module, task: SummarizationTask, batches: list) -> float:
+    """Mean wall seconds of forward + loss + backward over `batches`, after one untimed warm-up update."""
+    times = []
+    for batch in [batches[0], *batches]:
+        start = time.perf_counter()
+        loss_sum, n_tokens = task.loss(model, batch)
+        (loss_sum / n_tokens).backward()
+        model.zero_grad(set_to_none=True)
+        times.append(time.perf_counter() - start)
+    return sum(times[1:]) / len(batches)
+
+
+def update_flops(model: torch.nn.Module, task: SummarizationTask, batch) -> dict[str, int]:
+    """FLOPs of one forward + loss + backward, by operator (FlopCounterMode's count)."""
+    counter = FlopCounterMode(display=False)
+    with counter:
+        loss_sum, n_tokens = task.loss(model, batch)
+        (loss_sum / n_tokens).backward()
+    model.zero_grad(set_to_none=True)
+    return {str(op): int(n) for op, n in counter.get_flop_counts()["Global"].items()}
+
+
+def gemm_rate(m: int, k: int, n: int, repeats: int = 7) -> float:
+    """Best-of-`repeats` fp32 GFLOP/s of an (m, k) @ (k, n) multiply."""
+    a, b = torch.randn(m, k), torch.randn(k, n)
+    a @ b
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - start)
+    return 2 * m * k * n / best / 1e9
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--work", type=Path, required=True)
+    ap.add_argument("--batches", type=int, default=8)
+    ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--reference-seconds", type=float, help="OpenNMT-py's median seconds per update")
+    args = ap.parse_args()
+    torch.set_num_threads(2)
+    seed_everything(1234)
+    task, batches = first_batches(args.work, args.batch_size, args.batches)
+    model = PointerGeneratorTransformer(ARCH).train()
+
+    count_cpu_flash_attention()
+    per_op: dict[str, int] = {}
+    for batch in batches:
+        for op, n in update_flops(model, task, batch).items():
+            per_op[op] = per_op.get(op, 0) + n
+    gflop = {op: n / len(batches) / 1e9 for op, n in per_op.items()}
+    total = sum(gflop.values())
+    rows = int(sum(b.src.numel() for b in batches) / len(batches))  # padded: the encoder's GEMMs run on them
+    targets = int(sum(len(b.trg_positions) for b in batches) / len(batches))  # the output layer's rows
+    print(f"one update, mean of {len(batches)} batches of {args.batch_size}: "
+          f"{rows:,} source positions, {targets:,} target tokens")
+    for op, g in sorted(gflop.items(), key=lambda item: -item[1]):
+        print(f"  {op:<55} {g:7.1f} GFLOP")
+    print(f"  {'total (matrix multiplies and attention only)':<55} {total:7.1f} GFLOP")
+    gemm = sum(g for op, g in gflop.items() if "mm" in op)
+
+    seconds = update_seconds(model, task, batches)
+    print(f"measured here: {seconds:.2f} s per forward + backward, {total / seconds:.1f} GFLOP/s of counted work")
+
+    d, ff, v = ARCH.d_model, ARCH.d_ff, ARCH.vocab_size
+    shapes = [(rows, d, d), (rows, d, ff), (rows, ff, d), (targets, d, v), (targets, v, d), (v, targets, d)]
+    rates = {shape: gemm_rate(*shape) for shape in shapes}
+    print("fp32 matrix multiply on this machine, 2 threads (best of 7):")
+    for (m, k, n), rate in rates.items():
+        print(f"  ({m}, {k}) @ ({k}, {n}): {rate:5.1f} GFLOP/s")
+    ceiling = max(rates.values())
+    floor = total / ceiling
+    print(f"ceiling {ceiling:.1f} GFLOP/s -> floor {floor:.2f} s per update "
+          "(every counted FLOP at the best rate, everything else free)")
+    print(f"of which the matrix multiplies alone {gemm / ceiling:.2f} s; measured minus that floor: "
+          f"{seconds - gemm / ceiling:.2f} s of attention, dropout, element-wise and framework work")
+    if args.reference_seconds:
+        needed = args.reference_seconds / 1.5
+        print(f"OpenNMT-py {args.reference_seconds:.2f} s per update: x1.5 needs {needed:.2f} s; "
+              f"the floor allows at most x{args.reference_seconds / floor:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
