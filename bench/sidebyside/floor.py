@@ -6,9 +6,10 @@ DIR is `run.py`'s work folder (its prepared data). The script takes the first `-
 that sumpipe's benchmark run times (same data, batch size and bucketing), and for each counts the floating
 point operations of one update, forward + loss + backward, with `torch.utils.flop_counter.FlopCounterMode`
 (matrix multiplies and attention, torch's CPU flash-attention kernels taught to it; the element-wise work,
-Adam and dropout are left out, so the count is a lower bound), and times the same forward + backward. In the same run it measures this machine's fp32 matrix-multiply rate on the model's own GEMM
-shapes, 2 threads, and keeps the best shape's rate: a generous ceiling, since no update runs every multiply
-at the best shape's speed.
+Adam and dropout are left out, so the count is a lower bound), and times the same forward + backward.
+In the same run it measures this machine's fp32 matrix-multiply rate on the model's own GEMM shapes,
+2 threads, and keeps the best shape's rate: a generous ceiling, since no update runs every multiply at the
+best shape's speed.
 
 floor = counted FLOPs / ceiling is then a lower bound on the seconds of an update. With
 `--reference-seconds` (OpenNMT-py's median seconds per update from `run.py`) it prints the seconds an update
@@ -22,41 +23,39 @@ import sys
 import time
 from pathlib import Path
 
-import pandas as pd
 import torch
 from torch.utils import flop_counter
 from torch.utils.flop_counter import FlopCounterMode
 
-from sumpipe.models.batching import encode_examples
 from sumpipe.models.task import SummarizationTask
 from sumpipe.models.transformer import PointerGeneratorTransformer
 from sumpipe.train.engine import seed_everything
 
-from sumpipe_side import ARCH, read_lines, train_config, vocabulary
+from sumpipe_side import ARCH, train_config, training_task
 
 
 def first_batches(work: Path, batch_size: int, n: int) -> tuple[SummarizationTask, list]:
     """The task of `sumpipe_side.train` and its first n training batches (epoch 0, as the benchmark sees them)."""
-    vocab = vocabulary(work)
-    frame = pd.DataFrame({"source": read_lines(work / "src-train.txt"), "reference": read_lines(work / "tgt-train.txt")})
-    frame["id"] = frame.index.astype(str)
-    examples = encode_examples(frame, vocab, ARCH.max_source_tokens, ARCH.max_summary_tokens)
-    cfg = train_config(n, 2, batch_size)
-    task = SummarizationTask(examples, examples[:16], batch_size=cfg.batch_size, seed=cfg.seed,
-                             label_smoothing=cfg.label_smoothing, vocab_size=len(vocab))
+    task, _ = training_task(work, train_config(n, 2, batch_size))
     return task, [task.collate(indices, "train") for indices in task.epoch_batches(0)[:n]]
 
 
 def count_cpu_flash_attention() -> None:
     """Teach FlopCounterMode torch's CPU flash-attention kernels (it counts only the CUDA ones in 2.13)."""
     aten = torch.ops.aten
-    forward, backward = aten._scaled_dot_product_flash_attention_for_cpu, aten._scaled_dot_product_flash_attention_for_cpu_backward
+    forward = aten._scaled_dot_product_flash_attention_for_cpu
+    backward = aten._scaled_dot_product_flash_attention_for_cpu_backward
+
+    def forward_flops(q, k, v, *args, out_shape=None, **kwargs) -> int:
+        return flop_counter.sdpa_flop_count(q, k, v)
+
+    def backward_flops(grad_out, q, k, v, *args, out_shape=None, **kwargs) -> int:
+        return flop_counter.sdpa_backward_flop_count(grad_out, q, k, v)
+
     if forward.default not in flop_counter.flop_registry:
-        flop_counter.register_flop_formula(forward)(
-            lambda q, k, v, *args, out_shape=None, **kwargs: flop_counter.sdpa_flop_count(q, k, v))
+        flop_counter.register_flop_formula(forward)(forward_flops)
     if backward.default not in flop_counter.flop_registry:
-        flop_counter.register_flop_formula(backward)(
-            lambda grad_out, q, k, v, *args, out_shape=None, **kwargs: flop_counter.sdpa_backward_flop_count(grad_out, q, k, v))
+        flop_counter.register_flop_formula(backward)(backward_flops)
 
 
 def update_seconds(model: torch.nn.Module, task: SummarizationTask, batches: list) -> float:

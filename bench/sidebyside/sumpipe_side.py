@@ -87,14 +87,20 @@ def profiled():
     print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=25), flush=True)
 
 
-def train(work: Path, steps: int, threads: int, batch_size: int, out: Path) -> None:
+def training_task(work: Path, cfg: TrainConfig, task_class=SummarizationTask) -> tuple[SummarizationTask, Vocabulary]:
+    """DIR's training lines encoded with its vocabulary, batched as `cfg` says (16 of them stand in for validation)."""
     vocab = vocabulary(work)
     frame = pd.DataFrame({"source": read_lines(work / "src-train.txt"), "reference": read_lines(work / "tgt-train.txt")})
     frame["id"] = frame.index.astype(str)
     examples = encode_examples(frame, vocab, ARCH.max_source_tokens, ARCH.max_summary_tokens)
+    task = task_class(examples, examples[:16], batch_size=cfg.batch_size, seed=cfg.seed,
+                      label_smoothing=cfg.label_smoothing, vocab_size=len(vocab))
+    return task, vocab
+
+
+def train(work: Path, steps: int, threads: int, batch_size: int, out: Path) -> None:
     cfg = train_config(steps, threads, batch_size)
-    task = RecordingTask(examples, examples[:16], batch_size=cfg.batch_size, seed=cfg.seed,
-                         label_smoothing=cfg.label_smoothing, vocab_size=len(vocab))
+    task, vocab = training_task(work, cfg, RecordingTask)
     seed_everything(cfg.seed)
     model = PointerGeneratorTransformer(ARCH)
     records: list[dict] = []
