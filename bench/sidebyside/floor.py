@@ -58,25 +58,27 @@ def count_cpu_flash_attention() -> None:
         flop_counter.register_flop_formula(backward)(backward_flops)
 
 
+def one_update(model: torch.nn.Module, task: SummarizationTask, batch) -> None:
+    """Forward + loss + backward of one batch, gradients dropped after."""
+    loss_sum, n_tokens = task.loss(model, batch)
+    (loss_sum / n_tokens).backward()
+    model.zero_grad(set_to_none=True)
+
+
 def update_seconds(model: torch.nn.Module, task: SummarizationTask, batches: list) -> float:
-    """Mean wall seconds of forward + loss + backward over `batches`, after one untimed warm-up update."""
-    times = []
-    for batch in [batches[0], *batches]:
-        start = time.perf_counter()
-        loss_sum, n_tokens = task.loss(model, batch)
-        (loss_sum / n_tokens).backward()
-        model.zero_grad(set_to_none=True)
-        times.append(time.perf_counter() - start)
-    return sum(times[1:]) / len(batches)
+    """Mean wall seconds of `one_update` over `batches`, after one untimed warm-up update."""
+    one_update(model, task, batches[0])
+    start = time.perf_counter()
+    for batch in batches:
+        one_update(model, task, batch)
+    return (time.perf_counter() - start) / len(batches)
 
 
 def update_flops(model: torch.nn.Module, task: SummarizationTask, batch) -> dict[str, int]:
-    """FLOPs of one forward + loss + backward, by operator (FlopCounterMode's count)."""
+    """FLOPs of `one_update`, by operator (FlopCounterMode's count)."""
     counter = FlopCounterMode(display=False)
     with counter:
-        loss_sum, n_tokens = task.loss(model, batch)
-        (loss_sum / n_tokens).backward()
-    model.zero_grad(set_to_none=True)
+        one_update(model, task, batch)
     return {str(op): int(n) for op, n in counter.get_flop_counts()["Global"].items()}
 
 
