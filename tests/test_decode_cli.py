@@ -113,6 +113,30 @@ def test_default_model_is_the_best_by_rouge_l(workdir, monkeypatch, capsys) -> N
     assert json.loads(out)["model"] == "M1"                        # fallback without metrics
 
 
+def test_prints_readable_text_and_says_which_model_on_stderr(workdir, monkeypatch, capsys) -> None:
+    code, readable_out, err = run(["-m", "M1", "article.txt"], monkeypatch, capsys, workdir)
+    code_tokens, tokens_out, _ = run(["-m", "M1", "--tokens", "article.txt"], monkeypatch, capsys, workdir)
+    assert code == code_tokens == 0
+    from sumpipe.decode.readable import readable
+
+    # the same summary: the tokenized form (lowercase, spaces around punctuation) made readable
+    assert tokens_out == tokens_out.lower()
+    assert readable_out.strip() == readable(tokens_out.strip(), ARTICLE) != tokens_out.strip()
+    assert err == ("note: model M1 (transformer, input first400) trained on pydoc; "
+                   "no test ROUGE yet (`dvc repro` writes metrics/rouge.json)\n")
+
+
+def test_note_gives_the_model_s_test_rouge_beside_lead_3(workdir, monkeypatch, capsys) -> None:
+    metrics = workdir / "metrics"
+    metrics.mkdir(exist_ok=True)
+    (metrics / "rouge.json").write_text(json.dumps({"M1": {"rouge1": 25.256}, "lead3": {"rouge1": 21.4}}))
+    try:
+        code, _, err = run(["-m", "M1", "article.txt"], monkeypatch, capsys, workdir)
+    finally:
+        (metrics / "rouge.json").unlink()
+    assert code == 0 and err.endswith("trained on pydoc; test ROUGE-1 25.26, Lead-3 21.40 (metrics/rouge.json)\n")
+
+
 def test_invalid_utf8_is_decoded_with_replacements(workdir, monkeypatch, capsys, tmp_path) -> None:
     bad = tmp_path / "latin1.txt"
     bad.write_bytes("The caf\xe9 owner said the man was arrested.".encode("latin-1"))

@@ -26,10 +26,24 @@ def test_textrank_two_sentences_without_params(tmp_path: Path, monkeypatch, caps
     monkeypatch.chdir(tmp_path)          # no params.yaml: statistics from the input alone
     (tmp_path / "a.txt").write_text(STORY)
     code, out, _ = run(monkeypatch, capsys, "summarize", "--method", "textrank", "--sentences", "2", "a.txt")
-    lines = out.strip().split("\n")
-    assert code == 0 and len(lines) == 2
-    assert "markets were calm ." not in lines                       # the off-topic sentence is left out
-    assert all(line == line.lower() for line in lines)               # the preprocessed form
+    # the input's own sentences, as written, in document order; the off-topic one is left out
+    assert code == 0 and out == ("The storm hit the coast on Monday. "
+                                 "Thousands of homes lost power as the storm moved inland.\n")
+
+
+def test_tokens_flag_prints_the_preprocessed_form(tmp_path: Path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.txt").write_text(STORY)
+    code, out, _ = run(monkeypatch, capsys, "summarize", "--method", "textrank", "--sentences", "2", "--tokens", "a.txt")
+    assert code == 0 and out == ("the storm hit the coast on monday .\n"
+                                 "thousands of homes lost power as the storm moved inland .\n")
+
+
+def test_max_tokens_budget(tmp_path: Path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.txt").write_text(STORY)
+    code, out, _ = run(monkeypatch, capsys, "summarize", "--method", "lead", "--max-tokens", "8", "a.txt")
+    assert code == 0 and out == "The storm hit the coast on Monday.\n"   # 8 tokens with the full stop
 
 
 @pytest.mark.parametrize("args, message", [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sumpipe.text.preprocess import preprocess_document, preprocess_text, truncate_tokens
+from sumpipe.text.preprocess import preprocess_document, preprocess_sentences, preprocess_text, truncate_tokens
 
 # SEEDS.md §1.1: raw CNN text -> the preprocessed text printed in the thesis.
 GOLDEN = [
@@ -120,3 +120,19 @@ def test_truncate_tokens_keeps_sentence_breaks() -> None:
     assert truncate_tokens("a b c\nd e\nf", 4) == "a b c\nd"
     assert truncate_tokens("a b c\nd e\nf", 3) == "a b c"
     assert truncate_tokens("a b", 5) == "a b"
+
+
+@pytest.mark.parametrize(("raw", "expected"), GOLDEN)
+def test_sentence_by_sentence_gives_the_same_text(raw: str, expected: str) -> None:
+    assert "\n".join(line for _, line in preprocess_sentences(raw)) == expected
+
+
+def test_sentences_keep_their_written_form_beside_the_preprocessed_one() -> None:
+    raw = ('WASHINGTON (CNN) -- Doctors removed five polyps. "None appeared worrisome," a spokesman said.\n'
+           "\u4e2d\u6587\n"  # a line with no Latin text leaves no token: no pair
+           "It's over.")
+    assert preprocess_sentences(raw) == [
+        ("WASHINGTON Doctors removed five polyps.", "washington doctors removed five polyps ."),
+        ('"None appeared worrisome," a spokesman said.', "none appeared worrisome , a spokesman said ."),
+        ("It's over.", "it is over ."),
+    ]

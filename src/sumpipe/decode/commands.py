@@ -48,6 +48,8 @@ def decode(
     per_line: Annotated[bool, typer.Option("--per-line", help="one document per line")] = False,
     per_block: Annotated[bool, typer.Option("--per-block", help="one document per blank-line-separated block")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="JSON Lines with tokens, score, p_gen and attention")] = False,
+    as_tokens: Annotated[bool, typer.Option(
+        "--tokens", help="print the pipeline's tokenized form (lowercased, space-separated; what ROUGE scores)")] = False,
     params: ParamsOption = DEFAULT_PARAMS,
 ) -> None:
     """Summarise raw text with a trained model (INPUT), or run the decode stage (no INPUT)."""
@@ -67,11 +69,11 @@ def decode(
         overrides["strategy"] = "beam"
 
     if input is None:
-        if overrides or per_line or per_block or as_json:
+        if overrides or per_line or per_block or as_json or as_tokens:
             raise SumpipeError("decoding options apply to an INPUT file; the stage reads `decode:` in params.yaml")
         _run_stage(params, model)
         return
-    _run_input(input, params, model, overrides, per_line, per_block, as_json)
+    _run_input(input, params, model, overrides, per_line, per_block, as_json, as_tokens)
 
 
 # DecodeConfig field -> the option that sets it, so an out-of-range value is reported as typed
@@ -99,9 +101,9 @@ def _decode_config(base, overrides: dict):
 
 
 def _run_input(input: str, params: Path, model: str | None, overrides: dict, per_line: bool,
-               per_block: bool, as_json: bool) -> None:
+               per_block: bool, as_json: bool, as_tokens: bool) -> None:
     from sumpipe.decode.api import MAX_RAW_CHARS
-    from sumpipe.decode.interactive import read_input, resolve_model, split_documents, summarize_input
+    from sumpipe.decode.interactive import model_note, read_input, resolve_model, split_documents, summarize_input
 
     single = not (per_line or per_block)
     text = read_input(input, limit_bytes=4 * MAX_RAW_CHARS if single else None)
@@ -110,9 +112,11 @@ def _run_input(input: str, params: Path, model: str | None, overrides: dict, per
         raise SumpipeError(f"{'stdin' if input == '-' else input}: is empty")
     p = _load_params(params, input_mode=True)
     cfg = _decode_config(p.decode, overrides)
-    model_dir = resolve_model(model, Path(p.paths.models), Path(p.paths.metrics) / "rouge.json", list(p.models))
+    metrics_file = Path(p.paths.metrics) / "rouge.json"
+    model_dir = resolve_model(model, Path(p.paths.models), metrics_file, list(p.models))
     summarize_input(documents, model_dir, cfg, Path(p.paths.vocab), as_json, one_line=per_line,
-                    echo=typer.echo, warn=lambda m: typer.echo(m, err=True))
+                    echo=typer.echo, warn=lambda m: typer.echo(m, err=True), as_tokens=as_tokens,
+                    note=model_note(model_dir, Path(p.paths.models), metrics_file))
 
 
 def _run_stage(params: Path, model: str | None) -> None:
@@ -140,11 +144,14 @@ def summarize(
     input: Annotated[str, typer.Argument(help="a text file, or - for stdin")],
     method: Annotated[str, typer.Option("--method", help="extractive method: lead, wordfreq, tfidf, lsa, textrank, ...")] = "textrank",
     sentences: Annotated[Optional[int], typer.Option("--sentences", min=1, help="summary sentences")] = 3,
-    tokens: Annotated[Optional[int], typer.Option("--tokens", min=1, help="at most this many tokens")] = None,
+    max_tokens: Annotated[Optional[int], typer.Option("--max-tokens", min=1, help="at most this many tokens")] = None,
+    as_tokens: Annotated[bool, typer.Option(
+        "--tokens", help="print the pipeline's tokenized form (lowercased, one sentence a line) instead of "
+                         "the input's own sentences")] = False,
     params: ParamsOption = Path("params.yaml"),
 ) -> None:
     """Summarize raw text with an extractive method (same preprocessing as the pipeline; corpus
     statistics from the last `dvc repro` when present, else from the input alone)."""
     from sumpipe.decode.extractive import summarize_text
 
-    typer.echo(summarize_text(input, method, sentences, tokens, params))
+    typer.echo(summarize_text(input, method, sentences, max_tokens, params, as_tokens=as_tokens))

@@ -1,8 +1,9 @@
 """`sumpipe summarize`: raw text -> an extractive summary with any method of `sumpipe.extract.scorers`.
 
 The text goes through the pipeline's preprocessing (as `sumpipe decode` does); the method ranks the
-sentences and the best ones within the budget come out in document order, in the preprocessed form
-(lowercased tokens, one sentence per line). Methods that use corpus statistics (idf, entropy weights)
+sentences and the best ones within the budget come out in document order, as the input wrote them
+(after markup removal: `sumpipe.text.preprocess.preprocess_sentences`), joined by spaces; with
+`as_tokens` in the pipeline's preprocessed form instead (lowercased tokens, one sentence per line). Methods that use corpus statistics (idf, entropy weights)
 read `<paths.extractive>/corpus.parquet` from the last `dvc repro` when params.yaml and the file are
 there, and otherwise take them from the input alone (every term equally rare). The oracle needs a
 reference and is refused.
@@ -18,12 +19,12 @@ MAX_BYTES = 20_000_000
 
 
 def summarize_text(source: str, method_name: str, sentences: int | None, tokens: int | None,
-                   params_path: str | Path = "params.yaml") -> str:
+                   params_path: str | Path = "params.yaml", as_tokens: bool = False) -> str:
     """The summary of file `source` ("-" = stdin) as text (module docstring)."""
     from sumpipe.decode.api import cap_raw
     from sumpipe.decode.interactive import NO_TEXT, read_input
     from sumpipe.extract.scorers import METHODS, Analyzer, Limit, build_method
-    from sumpipe.text.preprocess import preprocess_text
+    from sumpipe.text.preprocess import preprocess_sentences
 
     cls = METHODS.get(method_name)
     if cls is None:
@@ -31,7 +32,7 @@ def summarize_text(source: str, method_name: str, sentences: int | None, tokens:
     if cls.uses_reference:
         raise SumpipeError(f"--method: {method_name} reads the reference summary; it cannot summarize new text")
     if sentences is None and tokens is None:
-        raise SumpipeError("give --sentences or --tokens")
+        raise SumpipeError("give --sentences or --max-tokens")
     options, corpus = {}, None
     if Path(params_path).is_file():
         from sumpipe.config import load_params
@@ -41,8 +42,12 @@ def summarize_text(source: str, method_name: str, sentences: int | None, tokens:
         options = p.extractive.options.get(method_name, {})
         if cls.uses_corpus and (Path(p.paths.extractive) / CORPUS_FILE).is_file():
             corpus = load_corpus(p.paths.extractive)
-    text = preprocess_text(cap_raw(read_input(source, MAX_BYTES)))
+    pairs = preprocess_sentences(cap_raw(read_input(source, MAX_BYTES)))
+    text = "\n".join(line for _, line in pairs)
     if not any(c.isalnum() for c in text):
         raise SumpipeError(f"{'stdin' if source == '-' else source}: {NO_TEXT}")
-    doc = Analyzer().parse(text)
-    return doc.text(build_method(method_name, options, corpus).select(doc, Limit(sentences=sentences, tokens=tokens)))
+    doc = Analyzer().parse(text)  # one sentence per pair: preprocessed lines are never empty
+    selected = build_method(method_name, options, corpus).select(doc, Limit(sentences=sentences, tokens=tokens))
+    if as_tokens:
+        return doc.text(selected)
+    return " ".join(pairs[i][0] for i in selected)

@@ -61,6 +61,20 @@ def preprocess_document(raw: str, line_breaks: LineBreaks = "always") -> tuple[s
     return expand_contractions(text), repaired
 
 
+def preprocess_sentences(raw: str, line_breaks: LineBreaks = "always") -> list[tuple[str, str]]:
+    """Alg. 2 sentence by sentence: (the sentence as written, its preprocessed line) for every
+    sentence that keeps a token. "As written" is after step 1 (markup, escapes and bylines removed),
+    with its case and punctuation. The lines, joined by "\\n", are `preprocess_text(raw)`: steps 3-5
+    work line by line. Extractive summaries use it to print the input's own sentences."""
+    text, _ = repair_encoding(raw)
+    pairs = []
+    for sentence in split_sentences(remove_extra_symbols(text), line_breaks):
+        line = expand_contractions(tokenize_lines(to_ascii(split_possessive(sentence.lower()))))
+        if line.strip():
+            pairs.append((sentence, line))
+    return pairs
+
+
 def preprocess_text(raw: str, line_breaks: LineBreaks = "always") -> str:
     """Alg. 2 on one raw document: tokens joined by " ", sentences by "\\n" ("" if nothing is left)."""
     return preprocess_document(raw, line_breaks)[0]
