@@ -31,3 +31,12 @@ def test_p_gen_when_present():
 def test_empty_summaries():
     out = abstractiveness(["", ""], ["a b", "c"])
     assert out["mean_length"] == 0.0 and out["compression"] == 0.0 and out["novel_1gram"] == 0.0
+
+
+def test_degeneracy_distinct_and_words_repeated_back_to_back():
+    summaries = ["return the the index .", "return the index .", "return the index .", "a . . b"]
+    out = abstractiveness(summaries, [""] * 4)
+    # distinct: "return the index ." appears twice, so 2 of 4 summaries are unique
+    assert out["distinct"] == 50.0
+    # "the the" repeats a word; ". ." repeats punctuation, which does not count
+    assert out["adjacent_repeat"] == 25.0

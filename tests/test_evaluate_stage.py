@@ -51,6 +51,10 @@ def make_tree(root: Path, models: dict[str, list[str]] | None = None) -> PathsCo
     write_parquet(pd.DataFrame({"id": ids, "source": first, "reference": REFERENCES,
                                 "n_tokens": [8] * len(ids), "selected": [[0]] * len(ids)}),
                   Path(paths.extracted) / "first200" / "test.parquet")
+    # training word counts (the vocab stage's words.parquet): every source word 10 times, four of them rare
+    counts = {w: 10 for text in SOURCES for w in text.split()} | {"mars": 1, "probe": 1, "museum": 1, "bridge": 2}
+    write_parquet(pd.DataFrame({"id": range(len(counts)), "token": list(counts), "count": list(counts.values())}),
+                  Path(paths.vocab) / "words.parquet")
     for name, preds in (models if models is not None else {"M1": M1, "M2": M2}).items():
         write_parquet(pd.DataFrame({"id": ids, "prediction": preds, "reference": REFERENCES,
                                     "decode_seconds": [0.01] * len(ids)}),
@@ -96,6 +100,20 @@ def test_evaluate_stage_writes_scores_and_metrics(tmp_path: Path) -> None:
     # M2 is far worse than M1 on every example: "M2 better than M1" is clearly rejected.
     assert summary["comparisons"]["M2"]["vs_M1"]["rouge1"]["p_value"] > 0.9
     assert summary["comparisons"]["M2"]["vs_M1"]["rouge1"]["delta"] < 0
+
+
+def test_rare_word_recall_by_hand(tmp_path: Path) -> None:
+    paths = make_tree(tmp_path)
+    run_evaluate(paths, CFG, ["M1", "M2"], ["first200"])
+    rare = json.loads((Path(paths.metrics) / "rare_words.json").read_text())
+    # rare reference words: ex3 {bridge}, ex4 {mars, probe}, ex5 {museum}; every other reference word is
+    # a stop word or seen 10 times. M1 keeps all four, M2 none, Lead-3 all four.
+    assert (rare["M1"]["recall"], rare["M1"]["n"]) == (100.0, 3)
+    assert (rare["M2"]["recall"], rare["M2"]["recall_high"]) == (0.0, 0.0)
+    assert rare["lead3"]["recall"] == 100.0
+    summary = json.loads((Path(paths.scores) / "summary.json").read_text())
+    assert summary["rare_words"] == rare and summary["rare_word_max_count"] == 5
+    assert summary["abstractiveness"]["M2"]["distinct"] == 100.0
 
 
 def test_evaluate_uses_every_reference(tmp_path: Path) -> None:

@@ -7,6 +7,9 @@ Per system, over the evaluated split, on the preprocessed tokens (lowercased, pu
   sentences, so it stays 0);
 - `repeated_3gram`: % of the summaries' 3-grams that repeat an earlier 3-gram of the same summary;
 - `mean_length`: mean summary tokens; `compression`: mean source tokens / mean summary tokens;
+- degeneracy: `distinct` % of the summaries that no other summary equals (a model that writes one
+  template for every document scores near 0), `adjacent_repeat` % of the summaries with a word
+  repeated back to back ("the the"; words only, so ". ." is not counted);
 - `mean_p_gen`: the mean generation probability of pointer-generator models, when their predictions
   carry a `p_gen` column (per-token lists or a per-summary mean); absent otherwise.
 """
@@ -26,6 +29,21 @@ def _ngrams(sentences: list[list[str]], n: int) -> list[tuple[str, ...]]:
 
 def _sentences(text: str) -> list[list[str]]:
     return [line.split() for line in (text or "").split("\n") if line.strip()]
+
+
+def _distinct_share(summaries: Sequence[str]) -> float:
+    """Share of summaries whose text (whitespace-normalised) no other summary has."""
+    texts = [" ".join(s.split()) for s in summaries]
+    counts: dict[str, int] = {}
+    for text in texts:
+        counts[text] = counts.get(text, 0) + 1
+    return sum(counts[t] == 1 for t in texts) / max(len(texts), 1)
+
+
+def _repeats_a_word(summary: str) -> bool:
+    """Whether a word (a token with a letter or digit) follows itself ("the the")."""
+    tokens = (summary or "").split()
+    return any(a == b and any(c.isalnum() for c in a) for a, b in zip(tokens, tokens[1:]))
 
 
 def abstractiveness(summaries: Sequence[str], sources: Sequence[str],
@@ -51,6 +69,8 @@ def abstractiveness(summaries: Sequence[str], sources: Sequence[str],
     out = {f"novel_{n}gram": round(100 * novel[n] / total[n], 2) if total[n] else 0.0 for n in ORDERS}
     out["repeated_3gram"] = round(100 * repeated / trigrams, 2) if trigrams else 0.0
     out["mean_length"] = round(summary_tokens / count, 2)
+    out["distinct"] = round(100 * _distinct_share(summaries), 2)
+    out["adjacent_repeat"] = round(100 * sum(map(_repeats_a_word, summaries)) / count, 2)
     out["compression"] = round(source_tokens / summary_tokens, 2) if summary_tokens else 0.0
     if p_gen is not None:
         values = [float(np.mean(v)) for v in p_gen if v is not None and np.size(v)]

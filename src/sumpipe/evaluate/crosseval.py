@@ -8,8 +8,12 @@ model's input selection with the training n-gram table), is decoded with the `de
 and is scored against every reference, preprocessed the same way, keeping the best per ROUGE type
 (as rouge-score's `score_multi`).
 
+Beside ROUGE, each model's summaries of this unseen text are checked for degeneracy: % distinct
+summaries, % with a word repeated back to back and mean length (`sumpipe.evaluate.abstractiveness`),
+next to the corpus's reference lengths (10th-90th percentile) and its Lead-3 baseline.
+
 Outputs: `${paths.crosseval}/<model>.parquet` (id, source, prediction, references, per-example
-scores), `${paths.crosseval}/summary.json` (set-up, per-model means with intervals) and
+scores), `${paths.crosseval}/summary.json` (set-up, per-model means with intervals, degeneracy) and
 `${paths.metrics}/crosseval.json` for `dvc metrics`.
 """
 
@@ -18,12 +22,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from sumpipe.config import CrossEvalConfig, DecodeConfig, EvaluateConfig, PathsConfig
 from sumpipe.errors import SumpipeError
+from sumpipe.evaluate.abstractiveness import abstractiveness
 from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, score_pairs
-from sumpipe.evaluate.stage import setup_of
+from sumpipe.evaluate.stage import lead_sentences, setup_of
 from sumpipe.evaluate.summary import summarize
 from sumpipe.io import write_json, write_parquet
 
@@ -60,6 +66,12 @@ def decode_corpus(model_dir: Path, sources: list[str], vocab_dir: str, decode_cf
     return out
 
 
+def degeneracy(summaries: list[str]) -> dict[str, float]:
+    """% distinct summaries, % with a word repeated back to back, mean length in tokens."""
+    figures = abstractiveness(summaries, [""] * len(summaries))
+    return {key: figures[key] for key in ("distinct", "adjacent_repeat", "mean_length")}
+
+
 @dataclass
 class CrossEvalResult:
     summaries: dict[str, dict]  # "<model> (<corpus>)" -> ROUGE means and intervals
@@ -90,11 +102,16 @@ def run_crosseval(paths: PathsConfig, cfg: CrossEvalConfig, decode_cfg: DecodeCo
         frame = pd.concat([corpus[["id", "source"]].reset_index(drop=True),
                            pd.DataFrame({"prediction": predictions, "references": references}), scores], axis=1)
         write_parquet(frame, out_dir / f"{name}.parquet")
-        summaries[f"{name} ({cfg.name})"] = summarize(scores, setup)
+        summaries[f"{name} ({cfg.name})"] = {**summarize(scores, setup), **degeneracy(predictions)}
+    lead = [lead_sentences(preprocess_text(s), eval_cfg.lead_sentences) for s in corpus["source"]]
+    summaries[f"lead{eval_cfg.lead_sentences} ({cfg.name})"] = {
+        **summarize(score_pairs(lead, references, scorer=scorer), setup), **degeneracy(lead)}
     n_refs = sorted({len(r) for r in references})
     note = (f"{'/'.join(map(str, n_refs))} reference(s) per example; with several, the best per ROUGE type "
             "(rouge-score's score_multi).")
+    lengths = [len(refs[0].split()) for refs in references]
+    band = {"p10": float(np.percentile(lengths, 10)), "p90": float(np.percentile(lengths, 90))}
     write_json({"corpus": cfg.name, "split": cfg.split, "models": cfg.models, "config": setup.as_dict(),
-                "references_note": note, "systems": summaries}, out_dir / "summary.json")
+                "references_note": note, "reference_length": band, "systems": summaries}, out_dir / "summary.json")
     write_json(summaries, Path(paths.metrics) / "crosseval.json")
     return CrossEvalResult(summaries, notes)

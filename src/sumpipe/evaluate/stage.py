@@ -12,7 +12,10 @@ Outputs:
 - `${paths.scores}/summary.json`: the scoring set-up, per-system means with bootstrap intervals,
   and paired bootstrap tests of every system against Lead-k and against M1 (read by `report`);
 - `${paths.metrics}/rouge.json`: `{"<system>": {"rouge1": F1 x 100, "rouge2", "rougeL",
-  "rougeLsum", "<type>_low", "<type>_high", "n"}}` for `dvc metrics show/diff`.
+  "rougeLsum", "<type>_low", "<type>_high", "n"}}` for `dvc metrics show/diff`;
+- `${paths.metrics}/rare_words.json`: per system the mean share (x 100) of the reference's rare words
+  that the summary contains, with its bootstrap interval (`sumpipe.evaluate.rare_words`; word counts
+  from `${paths.vocab}/words.parquet`), and the number of documents with a rare reference word.
 """
 
 from __future__ import annotations
@@ -20,11 +23,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from sumpipe.config import EvaluateConfig, PathsConfig
 from sumpipe.errors import SumpipeError
 from sumpipe.evaluate.abstractiveness import abstractiveness
+from sumpipe.evaluate.bootstrap import confidence_intervals
+from sumpipe.evaluate.rare_words import rare_word_recall
 from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, score_pairs
 from sumpipe.evaluate.summary import ScoringSetup, compare, summarize
 from sumpipe.io import read_parquet, write_json, write_parquet
@@ -145,6 +151,23 @@ def abstractiveness_of(paths: PathsConfig, systems: dict[str, pd.DataFrame], spl
             for name, df in systems.items()}
 
 
+def rare_words_of(paths: PathsConfig, cfg: EvaluateConfig, systems: dict[str, pd.DataFrame]) -> dict[str, dict]:
+    """Per system: rare-word recall x 100 with its bootstrap interval (`sumpipe.evaluate.rare_words`)."""
+    words = read_parquet(Path(paths.vocab) / "words.parquet")
+    counts = dict(zip(words["token"], words["count"].astype(int)))
+    out = {}
+    for name, df in systems.items():
+        references = [" ".join(refs) for refs in df["references"]]  # several references: their rare words pooled
+        recall = rare_word_recall(df["prediction"].tolist(), references, counts, cfg.rare_word_max_count)
+        scored = recall[~np.isnan(recall)]
+        if scored.size == 0:
+            continue
+        interval = confidence_intervals(scored, cfg.bootstrap_samples, cfg.confidence, cfg.seed)[0]
+        out[name] = {"recall": round(100 * interval.mean, 2), "recall_low": round(100 * interval.low, 2),
+                     "recall_high": round(100 * interval.high, 2), "n": int(scored.size)}
+    return out
+
+
 def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, model_names: list[str], baselines: list[str],
                  split: str = SPLIT) -> EvaluationResult:
     """Score every system on `split` (the models and extractive systems by name, Lead-k, the
@@ -168,12 +191,18 @@ def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, model_names: list[str]
         for name in scores
     }
     abstractive = abstractiveness_of(paths, systems, split)
+    rare = rare_words_of(paths, cfg, systems)
+    lengths = np.array([len(refs[0].split()) for refs in systems[f"lead{cfg.lead_sentences}"]["references"]])
+    band = {"p10": float(np.percentile(lengths, 10)), "p90": float(np.percentile(lengths, 90)),
+            "mean": round(float(lengths.mean()), 2)}
     # JSON keys are written sorted; `order` keeps the report's row order (models, then baselines).
     write_json({"split": split, "config": setup.as_dict(), "order": list(summaries), "systems": summaries,
                 "comparisons": comparisons, "baselines": [b for b in summaries if b not in model_names],
                 "reads_reference": [n for n, df in systems.items()
                                     if "reads_reference" in df.columns and bool(df["reads_reference"].any())],
-                "abstractiveness": abstractive, "left_out": skipped}, scores_dir / "summary.json")
+                "abstractiveness": abstractive, "reference_length": band, "rare_words": rare,
+                "rare_word_max_count": cfg.rare_word_max_count, "left_out": skipped}, scores_dir / "summary.json")
     write_json(summaries, Path(paths.metrics) / "rouge.json")
     write_json(abstractive, Path(paths.metrics) / "abstractiveness.json")
+    write_json(rare, Path(paths.metrics) / "rare_words.json")
     return EvaluationResult(summaries=summaries, comparisons=comparisons, skipped=skipped)

@@ -155,19 +155,50 @@ def abstractiveness_section(summary: dict) -> list[str]:
            "source (pooled over summaries), % of 3-grams repeating an earlier 3-gram of the same summary, mean "
            "summary length in tokens and compression (source tokens / summary tokens)"
            + (", mean generation probability p_gen of pointer models" if has_p_gen else "") + ".", "",
-           "| system | novel 1-grams | 2-grams | 3-grams | 4-grams | repeated 3-grams | length | compression |"
-           + (" p_gen |" if has_p_gen else ""),
-           "|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if has_p_gen else "")]
+           "Degeneracy: % of summaries that no other summary repeats (distinct) and % with a word repeated "
+           "back to back (\"the the\")" + _reference_band(summary) + ".", "",
+           "| system | novel 1-grams | 2-grams | 3-grams | 4-grams | repeated 3-grams | length | compression "
+           "| distinct | word twice |" + (" p_gen |" if has_p_gen else ""),
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if has_p_gen else "")]
     for name in ordered_systems(summary):
         v = table.get(name)
         if v is None:
             continue
         row = (f"| {name}{' ‡' if name in readers else ''} | {v['novel_1gram']:.2f} | {v['novel_2gram']:.2f} | "
                f"{v['novel_3gram']:.2f} | {v['novel_4gram']:.2f} | {v['repeated_3gram']:.2f} | {v['mean_length']:.1f} | "
-               f"{v['compression']:.2f} |")
+               f"{v['compression']:.2f} | {v.get('distinct', float('nan')):.1f} | {v.get('adjacent_repeat', float('nan')):.1f} |")
         if has_p_gen:
             row += f" {v['mean_p_gen']:.3f} |" if "mean_p_gen" in v else " |"
         out.append(row)
+    return out + [""]
+
+
+def _reference_band(summary: dict) -> str:
+    band = summary.get("reference_length")
+    if not band:
+        return ""
+    return (f"; the references' lengths run from {band['p10']:.0f} (10th percentile) to {band['p90']:.0f} "
+            f"tokens (90th), mean {band['mean']:.1f}")
+
+
+def rare_words_section(summary: dict) -> list[str]:
+    """The thesis's measure for M2: the share of the reference's rare words each summary contains."""
+    table = summary.get("rare_words") or {}
+    if not table:
+        return []
+    readers = set(summary.get("reads_reference", []))
+    max_count = summary.get("rare_word_max_count")
+    out = ["## Rare words (seed 001 §2.3.2: what M2 is for)", "",
+           f"Per document, the share of the reference's rare content words (seen at most {max_count} times in the "
+           "training split, or never: the top band of the rarity score 1/ln(1 + count) + shift) that the summary "
+           "contains, exact tokens; mean x 100 with its 95% bootstrap interval over the documents whose reference "
+           "has a rare word (n).", "",
+           "| system | rare-word recall | n |", "|---|---|---:|"]
+    for name in ordered_systems(summary):
+        v = table.get(name)
+        if v is not None:
+            out.append(f"| {name}{' ‡' if name in readers else ''} | {v['recall']:.2f} "
+                       f"[{v['recall_low']:.2f}, {v['recall_high']:.2f}] | {v['n']} |")
     return out + [""]
 
 
@@ -367,9 +398,25 @@ def crosseval_section(summary: dict | None) -> list[str]:
         "",
         markdown_table(summary["systems"], types=(*TABLE_TYPES, "rougeLsum")),
         "",
+        *crosseval_degeneracy(summary),
         config_line(summary.get("config", {})),
         "",
     ]
+
+
+def crosseval_degeneracy(summary: dict) -> list[str]:
+    """Distinct summaries, words repeated back to back and length on the unseen corpus."""
+    rows = {name: v for name, v in summary["systems"].items() if "distinct" in v}
+    if not rows:
+        return []
+    band = summary.get("reference_length") or {}
+    out = ["Degeneracy on this unseen text: % distinct summaries, % with a word repeated back to back, mean "
+           "length in tokens" + (f" (references: {band['p10']:.0f}-{band['p90']:.0f} tokens, 10th-90th percentile)"
+                                  if band else "") + ".", "",
+           "| system | distinct | word twice | length |", "|---|---:|---:|---:|"]
+    out += [f"| {name} | {v['distinct']:.1f} | {v['adjacent_repeat']:.1f} | {v['mean_length']:.1f} |"
+            for name, v in rows.items()]
+    return out + [""]
 
 
 def config_section(summary: dict) -> list[str]:
@@ -420,6 +467,7 @@ def build_report(paths: PathsConfig, cfg: ReportConfig, decode_cfg: DecodeConfig
              "outputs of `dvc repro`; every number below traces back to a file under the pipeline's folders.", ""]
     lines += rouge_section(summary)
     lines += significance_section(summary)
+    lines += rare_words_section(summary)
     lines += abstractiveness_section(summary)
     lines += keywords_section(Path(paths.extractive))
     made: list[Path] = []
