@@ -12,13 +12,14 @@ def test_repository_params_file_validates(repo_root: Path) -> None:
     params = load_params(repo_root / "params.yaml")
     assert isinstance(params, Params)
     assert params.data.dataset == "pydoc"
-    assert [(b.method, b.tokens, b.first_k) for b in params.extract.budgets][:4] == [
-        ("ngram", 200, 5), ("first", 200, None), ("ngram", 400, 10), ("first", 400, None)]
+    # the thesis's 400/200-token budgets scaled to the default corpus (params-paper.yaml keeps 400/200)
+    assert [(b.method, b.tokens, b.first_k) for b in params.extract.budgets][:3] == [
+        ("first", 40, None), ("ngram", 40, 1), ("ngram", 20, 1)]
     assert {"transformer", "rnn"} <= {spec.family for spec in params.models.values()}
-    assert {"M1", "M2", "M1-200", "M2-200", "M1-400", "M2-400", "PG-cov"} <= set(params.models)
+    assert {"M1", "M2", "M1-20", "M2-20", "M1-40", "M2-40", "PG-cov"} <= set(params.models)
     assert params.models["PG-cov"].family == "rnn" and params.families["rnn"]["cell"] == "lstm"
-    # the extractive methods compared at a budget that binds on the default corpus (issue 9)
-    assert {b.tokens for b in params.extract.budgets[4:]} == {30}
+    # the extractive methods compared at the models' budget (issue 9)
+    assert {b.tokens for b in params.extract.budgets[3:]} == {40}
     assert params.extractive.systems[-1] == "oracle" and params.extractive.sentences == 1
     assert params.models["BERT2S"].family == "bert2stage"  # seed 003
 
@@ -68,3 +69,13 @@ def test_non_utf8_params_file_is_one_line(tmp_path: Path) -> None:
 def test_missing_params_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no such params file"):
         load_params(tmp_path / "nope.yaml")
+
+
+def test_a_hybrid_name_must_match_its_budget() -> None:
+    budgets = [{"method": "first", "tokens": 40}, {"method": "ngram", "tokens": 20}]
+    ok = {"extract": {"budgets": budgets},
+          "models": {"M1": {"input": "first40"}, "M1-20": {"input": "ngram20"}, "BiLSTM-000": {"input": "first40"}}}
+    params_from_dict(ok)  # BiLSTM-000 is not "<model>-<N>" of a named model: no budget claimed
+    lying = {"extract": {"budgets": budgets}, "models": {"M1": {"input": "first40"}, "M1-200": {"input": "ngram20"}}}
+    with pytest.raises(ConfigError, match=r"^models\.M1-200\.input: ngram20 holds 20 tokens but the name says 200"):
+        params_from_dict(lying)

@@ -527,16 +527,19 @@ class DecodeConfig:
 class EvaluateConfig:
     """The evaluate stage (sumpipe.evaluate): ROUGE with rouge-score's numbers, bootstrap intervals
     (`bootstrap_samples` resamples, `confidence`, numpy Generator seeded with `seed`), Porter stemming,
-    and the Lead-k baseline's k (`lead_sentences`, 3 in the thesis)."""
+    and the Lead-k baseline's k (`lead_sentences`, 3 in the thesis). `rare_word_max_count`: a reference
+    word seen at most this often in training is rare (`sumpipe.evaluate.rare_words`)."""
 
     bootstrap_samples: int = 1000
     confidence: float = 0.95
     seed: int = 1234
     use_stemmer: bool = True
     lead_sentences: int = 3
+    rare_word_max_count: int = 5
 
     def check(self, key: str) -> None:
         require(self.bootstrap_samples >= 1, _k(key, "bootstrap_samples"), "must be >= 1")
+        require(self.rare_word_max_count >= 0, _k(key, "rare_word_max_count"), "must be >= 0")
         require(0.0 < self.confidence < 1.0, _k(key, "confidence"), "must be in (0, 1)")
         require(self.lead_sentences >= 1, _k(key, "lead_sentences"), "must be >= 1")
 
@@ -629,6 +632,19 @@ class Params:
     extractive: ExtractiveConfig = field(default_factory=ExtractiveConfig)
     subword: SubwordConfig = field(default_factory=SubwordConfig)
     pretrain: PretrainConfig = field(default_factory=PretrainConfig)
+
+    def check(self, key: str) -> None:
+        """Names that say a budget hold it: `<model>-<N>`, where `<model>` is another named model (M1 and
+        M1-40), is that model on an N-token selection, so its input must be an extract budget of N tokens
+        (the thesis's M1-200 reads `ngram200`). Budgets are data in `extract.budgets`; this keeps the names
+        from drifting away from them when a budget is rescaled for another corpus."""
+        budgets = {f"{b.method}{b.tokens}": b.tokens for b in self.extract.budgets}
+        for name, spec in self.models.items():
+            base, _, tokens = name.rpartition("-")
+            if base in self.models and tokens.isdigit() and spec.input in budgets:
+                require(budgets[spec.input] == int(tokens), _k(key, f"models.{name}.input"),
+                        f"{spec.input} holds {budgets[spec.input]} tokens but the name says {int(tokens)}: "
+                        "rename the model or give it a selection of that budget")
 
 
 # --------------------------------------------------------------------------------------------

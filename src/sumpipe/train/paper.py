@@ -34,8 +34,23 @@ PAPER_OVERRIDES: dict[str, Any] = {
     "model.vocab_size": 50000,
     "model.max_source_tokens": 400,
     "model.max_summary_tokens": 100,
-    "models.M1-200.arch.vocab_size": 25000,
-    "models.M2-200.arch.vocab_size": 25000,
+    # The thesis's budgets and the six models on them (params.yaml scales them to its short documents).
+    "extract.budgets": [
+        {"method": "ngram", "tokens": 200, "first_k": 5},
+        {"method": "first", "tokens": 200},
+        {"method": "ngram", "tokens": 400, "first_k": 10},
+        {"method": "first", "tokens": 400},
+    ],
+    "models.M1.input": "first400",
+    "models.M2.input": "first400",
+    "models.M1-200": {"family": "transformer", "input": "ngram200", "rarity": False,
+                      "arch": {"max_source_tokens": 200, "vocab_size": 25000}},
+    "models.M2-200": {"family": "transformer", "input": "ngram200", "rarity": True,
+                      "arch": {"max_source_tokens": 200, "vocab_size": 25000}},
+    "models.M1-400": {"family": "transformer", "input": "ngram400", "rarity": False},
+    "models.M2-400": {"family": "transformer", "input": "ngram400", "rarity": True},
+    "models.PG-cov.input": "first400",
+    "models.BERT2S.input": "first400",
     "train.optimizer": "adagrad",
     "train.lr": 0.15,
     "train.adagrad_initial_accumulator": 0.1,
@@ -119,6 +134,9 @@ PAPER_OVERRIDES: dict[str, Any] = {
     "models.BERT2S.train.label_smoothing": 0.1,
 }
 
+# Models of params.yaml that the paper configuration does not have (the budgets of the default corpus).
+PAPER_REMOVES = ["models.M1-20", "models.M2-20", "models.M1-40", "models.M2-40"]
+
 HEADER = """\
 # The paper configuration (seed 001 / SEEDS.md §1.7): params.yaml with the overrides of
 # src/sumpipe/train/paper.py. Generated: `python -m sumpipe.train.paper > params-paper.yaml`
@@ -130,9 +148,17 @@ HEADER = """\
 """
 
 
-def apply_overrides(params: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
-    """A deep copy of `params` with each dotted key set (missing mappings are created)."""
+def apply_overrides(params: dict[str, Any], overrides: dict[str, Any], removes: list[str] = ()) -> dict[str, Any]:
+    """A deep copy of `params` without the dotted keys `removes` and with each dotted key of `overrides`
+    set (missing mappings are created)."""
     out = copy.deepcopy(params)
+    for dotted in removes:
+        *parents, leaf = dotted.split(".")
+        node = out
+        for key in parents:
+            node = node.get(key, {}) if isinstance(node, dict) else {}
+        if isinstance(node, dict):
+            node.pop(leaf, None)
     for dotted, value in overrides.items():
         *parents, leaf = dotted.split(".")
         node = out
@@ -143,16 +169,33 @@ def apply_overrides(params: dict[str, Any], overrides: dict[str, Any]) -> dict[s
 
 
 def paper_params(base: Path = Path("params.yaml")) -> dict[str, Any]:
-    return apply_overrides(yaml.safe_load(base.read_text(encoding="utf-8")), PAPER_OVERRIDES)
+    return apply_overrides(yaml.safe_load(base.read_text(encoding="utf-8")), PAPER_OVERRIDES, PAPER_REMOVES)
+
+
+def _hydra(value: Any) -> str:
+    """A value in Hydra's override grammar (what `dvc exp run -S` parses): null, true/false, [..], {k:v}."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{_hydra(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_hydra(v) for v in value) + "]"
+    return str(value)
 
 
 def exp_args(base: Path = Path("params.yaml")) -> list[str]:
-    """`-S key=value` flags for `dvc exp run` (Hydra syntax: `+key=value` adds a key params.yaml lacks)."""
+    """`-S key=value` flags for `dvc exp run` (Hydra syntax: `+key=value` adds a key params.yaml lacks,
+    `~key` removes one)."""
     params = yaml.safe_load(base.read_text(encoding="utf-8"))
     flags = []
+    for dotted in PAPER_REMOVES:
+        if _has_key(params, dotted):
+            flags += ["-S", f"~{dotted}"]
     for dotted, value in PAPER_OVERRIDES.items():
         prefix = "" if _has_key(params, dotted) else "+"
-        flags += ["-S", f"{prefix}{dotted}={'null' if value is None else value}"]
+        flags += ["-S", f"{prefix}{dotted}={_hydra(value)}"]
     return flags
 
 
