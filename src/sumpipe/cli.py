@@ -47,6 +47,7 @@ app.command("rouge")(evaluate_commands.rouge)
 app.command("crosseval")(evaluate_commands.crosseval)
 app.command("report")(report_commands.report)
 app.add_typer(experiment_commands.numerals, name="numerals")
+app.command("sweep")(experiment_commands.sweep)
 
 
 def main() -> None:

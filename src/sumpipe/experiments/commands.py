@@ -43,3 +43,16 @@ def report(params: ParamsOption = Path("params.yaml")) -> None:
 
     for path in numerals_report(load_config(params, NumeralsExperiment)):
         typer.echo(f"wrote {path}")
+
+
+def sweep(params: ParamsOption = Path("params.yaml")) -> None:
+    """One point of the hyper-parameter sweep (experiments/sweep/dvc.yaml): retrain a default model with
+    the sweep's settings and score it on the validation split."""
+    from sumpipe.config import load_config
+    from sumpipe.experiments.sweep import METRICS_FILE, SweepConfig, run_sweep_point
+
+    cfg = load_config(params, SweepConfig)
+    m = run_sweep_point(cfg, Path(params).resolve().parent / cfg.repo)
+    typer.echo(f"sweep {cfg.model_name}: valid R-1 {m['valid_rouge1']:.2f} (lead-1 {m['valid_lead1_rouge1']:.2f}), "
+               f"distinct {m['distinct']:.1f} %, word twice {m['word_twice']:.1f} %, length {m['mean_length']:.1f}, "
+               f"{m['train_seconds']} s -> {cfg.out}/{METRICS_FILE}")
