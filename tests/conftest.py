@@ -7,6 +7,7 @@ cleanly when the folder is absent (a fresh clone elsewhere, a user's machine).
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -38,3 +39,10 @@ def transformer_card(model, selection=None, dataset: str = "pydoc", name: str = 
     input = selection_name(selection) if selection is not None else ""
     return ModelCard(family="transformer", arch=model.arch, vocab_size=model.vocab_size, name=name, input=input,
                      spec=ModelSpec(input=input, rarity=model.rarity), selection=selection, dataset=dataset)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The reliability cases' totals line (case counts by expected and actual outcome), when any ran."""
+    harness = sys.modules.get("harness")  # tests/reliability/harness.py, imported by the reliability tests
+    if harness is not None and harness.CHECKED:
+        terminalreporter.write_line(harness.totals_line())

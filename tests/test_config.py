@@ -38,6 +38,7 @@ def test_repository_params_file_validates(repo_root: Path) -> None:
         ({"extract": {"budgets": [{"method": "first", "tokens": 200}, {"method": "first", "tokens": 200}]}},
          "extract.budgets: each (method, tokens) may appear only once"),
         ({"train": {"lr": "fast"}}, "train.lr: expected float, got 'fast'"),
+        ({"train": {"early_stopping_metric": "rouge"}}, "train.early_stopping_metric: expected one of"),
     ],
 )
 def test_bad_values_name_the_key(data: dict, message: str) -> None:

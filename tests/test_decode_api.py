@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -192,7 +193,19 @@ def test_real_model_details(tiny) -> None:
         assert len(s.p_gen) == len(s.tokens) and all(0.0 <= p <= 1.0 for p in s.p_gen)
         assert s.attention.shape == (len(s.tokens), len(s.source_tokens))
         assert np.allclose(s.attention.sum(axis=1), 1.0, atol=1e-4)
+        # the transformer's 2 copy heads, each a distribution; the averaged map is their mean
+        assert s.head_attention.shape == (2, len(s.tokens), len(s.source_tokens))
+        assert np.allclose(s.head_attention.sum(axis=2), 1.0, atol=1e-4)
+        assert np.allclose(s.head_attention.mean(axis=0), s.attention, atol=1e-6)
         assert "<unk>" not in s.tokens and 1 <= len(s.tokens) <= 10
+
+
+def test_greedy_details_have_the_per_head_attention(tiny) -> None:
+    model, vocab, config = tiny
+    (s,) = summarize(model, vocab, config, DOCS[:1], DecodeConfig(strategy="greedy"), details=True)
+    assert s.head_attention.shape == (2, len(s.tokens), len(s.source_tokens))
+    assert np.allclose(s.head_attention.mean(axis=0), s.attention, atol=1e-6)
+    assert summarize(model, vocab, config, DOCS[:1], DecodeConfig(strategy="greedy"))[0].head_attention is None
 
 
 def test_decode_stage_writes_predictions(tmp_path: Path) -> None:
@@ -202,12 +215,14 @@ def test_decode_stage_writes_predictions(tmp_path: Path) -> None:
     (tmp_path / "extracted" / "first400").mkdir(parents=True)
     frame.to_parquet(tmp_path / "extracted" / "first400" / "test.parquet")
     result = decode_stage(model_dir, tmp_path / "extracted", tmp_path / "predictions" / "M1",
-                          DecodeConfig(batch_size=2, device="cpu"))
+                          DecodeConfig(batch_size=2, device="cpu"), timings_dir=tmp_path / "timings")
     out = pd.read_parquet(result.path)
-    assert list(out.columns) == ["id", "prediction", "reference", "references", "decode_seconds"]
+    assert list(out.columns) == ["id", "prediction", "reference", "references"]  # no timing: DVC hashes it
     assert out["id"].tolist() == ["a", "b", "c"]
     assert out["prediction"][1] == "" and out["prediction"][0] and out["prediction"][2]
-    assert (out["decode_seconds"][[0, 2]] > 0).all() and out["decode_seconds"][1] == 0
+    timings = json.loads((tmp_path / "timings" / "decode" / "M1.json").read_text())
+    assert (timings["documents"], timings["decoded"], timings["batch_size"]) == (3, 2, 2)
+    assert timings["seconds"] > 0
     assert result.max_length == 10                            # pydoc: 1.2 x 8 summary tokens
     with pytest.raises(SumpipeError, match="no such file"):
         decode_stage(model_dir, tmp_path / "nowhere", tmp_path / "p", DecodeConfig(device="cpu"))

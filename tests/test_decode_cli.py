@@ -137,11 +137,21 @@ def test_note_gives_the_model_s_test_rouge_beside_lead_3(workdir, monkeypatch, c
     assert code == 0 and err.endswith("trained on pydoc; test ROUGE-1 25.26, Lead-3 21.40 (metrics/rouge.json)\n")
 
 
-def test_invalid_utf8_is_decoded_with_replacements(workdir, monkeypatch, capsys, tmp_path) -> None:
+def test_invalid_utf8_is_a_one_line_error_naming_the_byte_offset(workdir, monkeypatch, capsys, tmp_path) -> None:
     bad = tmp_path / "latin1.txt"
     bad.write_bytes("The caf\xe9 owner said the man was arrested.".encode("latin-1"))
-    code, out, _ = run(["-m", "M1", str(bad)], monkeypatch, capsys, workdir)
-    assert code == 0 and out.strip()
+    assert_one_line_error(run(["-m", "M1", str(bad)], monkeypatch, capsys, workdir),
+                          f"{bad}: not UTF-8 text (byte 0xe9 at offset 7)")
+
+
+def test_a_utf8_character_cut_by_the_size_cap_is_dropped_not_an_error() -> None:
+    from sumpipe.decode.interactive import decode_text
+    from sumpipe.errors import SumpipeError
+
+    data = "caf\xe9 au lait".encode("utf-8")[:4]  # "caf" + the first byte of the two-byte "\xe9"
+    assert decode_text(data, "utf-8-sig", "x", truncated=True) == "caf"
+    with pytest.raises(SumpipeError, match="^x: not UTF-8 text \\(byte 0xc3 at offset 3\\)"):
+        decode_text(data, "utf-8-sig", "x")
 
 
 def test_a_50_mb_file_is_cut_not_tokenised_in_full(workdir, monkeypatch, capsys, tmp_path) -> None:

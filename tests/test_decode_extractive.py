@@ -1,5 +1,6 @@
 """`sumpipe summarize`: raw text through the preprocessing and an extractive method."""
 
+import re
 import sys
 from pathlib import Path
 
@@ -55,3 +56,43 @@ def test_errors_are_one_line(tmp_path: Path, monkeypatch, capsys, args, message)
     (tmp_path / "a.txt").write_text(STORY)
     code, _, err = run(monkeypatch, capsys, "summarize", *args, "a.txt")
     assert code == 1 and message in err and len(err.strip().split("\n")) == 1
+
+
+def test_help_lists_every_method_of_the_registry(monkeypatch, capsys):
+    from sumpipe.extract.scorers import METHODS
+
+    monkeypatch.setenv("COLUMNS", "400")
+    code, out, _ = run(monkeypatch, capsys, "summarize", "--help")
+    listed = re.search(r"extractive method: (.*?)\s+\[default", out).group(1)
+    assert code == 0 and listed.replace(" (reads the reference: refused)", "").split(", ") == sorted(METHODS)
+    assert "oracle (reads the reference: refused)" in listed
+    assert {"lead", "lsa", "lsa_gongliu", "lexrank_continuous", "klsum", "oracle"} <= set(METHODS)
+
+
+def test_latin1_input_is_a_one_line_error(tmp_path: Path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.txt").write_bytes(STORY.replace("Monday", "Montr\xe9al").encode("latin-1"))
+    code, out, err = run(monkeypatch, capsys, "summarize", "a.txt")
+    assert (code, out) == (1, "")
+    assert err == f"error: a.txt: not UTF-8 text (byte 0xe9 at offset {STORY.index('Monday') + 5}); " \
+                  "save it as UTF-8, e.g. `iconv -f latin1 -t utf-8`\n"
+
+
+def test_ngram_and_lsa_collection_summarize(tmp_path: Path, monkeypatch, capsys):
+    import numpy as np
+    import yaml
+
+    from sumpipe.vocab.ngrams import NgramTable
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.txt").write_text(STORY)
+    code, _, err = run(monkeypatch, capsys, "summarize", "--method", "ngram", "a.txt")
+    assert code == 1 and "needs the vocab stage's 3-gram table" in err   # no params.yaml, no table
+    NgramTable(n=3, keys=np.zeros(0, np.uint64), counts=np.zeros(0, np.uint32), words=[]).save(
+        tmp_path / "vocab" / "ngrams.parquet")
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"paths": {"vocab": "vocab"}}))
+    code, out, _ = run(monkeypatch, capsys, "summarize", "--method", "ngram", "--sentences", "1", "a.txt")
+    assert code == 0 and out == "The storm hit the coast on Monday.\n"   # first_k = 1: the lead sentence
+    code, out, _ = run(monkeypatch, capsys, "summarize", "--method", "lsa_collection", "--sentences", "2",
+                       "--tokens", "a.txt")
+    assert code == 0 and len(out.strip().split("\n")) == 2 and "markets were calm ." not in out

@@ -20,9 +20,24 @@ DEGENERATE = {
 }
 
 
+def _state(needs, a):
+    """The fitted state a method `needs`: an empty 3-gram table, or the LSA space of the three texts."""
+    import numpy as np
+
+    from sumpipe.extract.scorers.lsa_collection import LsaSpace, term_stream
+    from sumpipe.vocab.ngrams import NgramTable
+
+    if needs == "ngrams":
+        return NgramTable(n=3, keys=np.zeros(0, np.uint64), counts=np.zeros(0, np.uint32), words=[])
+    if needs == "space":
+        return LsaSpace.fit([term_stream(a.parse(t)) for t in [STORY, "markets rose", "storm news"]])
+    return None
+
+
 def _fitted(name):
     a = Analyzer()
-    return a, build_method(name, corpus=fit_corpus(a.parse(t) for t in [STORY, "markets rose", "storm news"]))
+    return a, build_method(name, corpus=fit_corpus(a.parse(t) for t in [STORY, "markets rose", "storm news"]),
+                           state=_state(METHODS[name].needs, a))
 
 
 @pytest.mark.parametrize("name", sorted(METHODS))

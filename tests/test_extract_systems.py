@@ -1,10 +1,14 @@
 """The extractive systems stages: corpus statistics, predictions in the decode format, evaluation."""
 
+import dataclasses
+import json
+
+import numpy as np
 import pandas as pd
 import pytest
 
 from sumpipe.config import params_from_dict
-from sumpipe.errors import ConfigError
+from sumpipe.errors import ConfigError, SumpipeError
 from sumpipe.extract.systems import fit_stage, load_corpus, system_stage
 
 SOURCES = [
@@ -23,7 +27,8 @@ def params(tmp_path):
         pd.DataFrame({"id": [f"{split}{i}" for i in range(3)], "source": SOURCES,
                       "reference": REFERENCES}).to_parquet(processed / f"{split}.parquet")
     return params_from_dict({"paths": {"processed": str(processed), "extractive": str(tmp_path / "extractive"),
-                                       "predictions": str(tmp_path / "predictions")},
+                                       "predictions": str(tmp_path / "predictions"),
+                                       "timings": str(tmp_path / "timings")},
                              "extractive": {"sentences": 1, "keyword_topics": 2, "keyword_words": 3}})
 
 
@@ -34,7 +39,9 @@ def test_fit_then_systems_write_the_decode_format(params, tmp_path):
     for name in ("lead", "tfidf", "oracle"):
         result = system_stage(name, params.paths, params.extractive, "test")
         frame = pd.read_parquet(result.path)
-        assert list(frame.columns[:4]) == ["id", "prediction", "reference", "decode_seconds"]
+        assert list(frame.columns[:4]) == ["id", "prediction", "reference", "selected"]
+        timings = json.loads((tmp_path / "timings" / "extractive" / f"{name}.json").read_text())
+        assert timings["documents"] == 3 and timings["seconds"] >= 0
         assert frame["id"].tolist() == ["test0", "test1", "test2"]
         assert all(len(p.split("\n")) == 1 for p in frame["prediction"])
         assert result.binds == pytest.approx(2 / 3)
@@ -42,6 +49,27 @@ def test_fit_then_systems_write_the_decode_format(params, tmp_path):
     assert oracle["prediction"][0] == "thousands lost power ."       # shares "power" with the reference
     assert oracle["reads_reference"].all()                             # labelled as an upper bound
     assert "reads_reference" not in pd.read_parquet(tmp_path / "predictions" / "lead" / "test.parquet")
+
+
+def test_ngram_and_lsa_collection_systems_read_their_fitted_state(params, tmp_path):
+    from sumpipe.extract.scorers.lsa_collection import SPACE_FILE
+    from sumpipe.vocab.ngrams import NgramTable
+
+    figures = fit_stage(params.paths, params.extractive)
+    space = pd.read_parquet(tmp_path / "extractive" / SPACE_FILE)
+    assert figures["lsa_dimensions"] == 2 and len(space["loadings"][0]) == 2    # k capped at 3 documents - 1
+    paths = dataclasses.replace(params.paths, vocab=str(tmp_path / "vocab"))
+    with pytest.raises(SumpipeError, match="ngrams.parquet"):                    # no vocab stage output yet
+        system_stage("ngram", paths, params.extractive, "test")
+    NgramTable(n=3, keys=np.zeros(0, np.uint64), counts=np.zeros(0, np.uint32), words=[]).save(
+        tmp_path / "vocab" / "ngrams.parquet")
+    for name in ("ngram", "lsa_collection"):
+        frame = pd.read_parquet(system_stage(name, paths, params.extractive, "test").path)
+        assert frame["id"].tolist() == ["test0", "test1", "test2"]
+        assert all(len(p.split("\n")) == 1 for p in frame["prediction"])
+    # an empty table scores every 3-gram alike: the ngram system keeps its first_k = 1 lead sentence
+    ngram = pd.read_parquet(tmp_path / "predictions" / "ngram" / "test.parquet")
+    assert ngram["prediction"].tolist() == [s.split("\n")[0] for s in SOURCES]
 
 
 def test_unknown_system_is_a_one_line_error(params):

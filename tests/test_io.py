@@ -10,7 +10,8 @@ import torch
 from safetensors.torch import load_model, save_model
 
 from sumpipe.errors import SumpipeError
-from sumpipe.io import atomic_path, read_json, read_parquet, write_json, write_parquet, write_weights
+from sumpipe.io import (atomic_folder, atomic_path, folder_lock, read_json, read_parquet, require_writable_folder,
+                        write_json, write_parquet, write_weights)
 
 
 def test_parquet_round_trip(tmp_path: Path) -> None:
@@ -128,3 +129,89 @@ def test_write_weights_matches_safetensors_save_model_for_untied_weights(tmp_pat
     ours = write_weights(model, tmp_path / "ours.safetensors", format="f/1")
     save_model(model, str(tmp_path / "theirs.safetensors"), metadata={"format": "f/1"})
     assert ours.read_bytes() == (tmp_path / "theirs.safetensors").read_bytes()
+
+
+# --------------------------------------------------------------------------------------------
+# Folders written as one unit, safetensors' mode, output folders tested before a long stage
+# --------------------------------------------------------------------------------------------
+def test_weights_file_gets_the_same_mode_as_every_artifact(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        path = write_weights(torch.nn.Linear(2, 2), tmp_path / "w.safetensors")
+    finally:
+        os.umask(old)
+    assert path.stat().st_mode & 0o777 == 0o644
+
+
+def test_atomic_folder_replaces_the_whole_folder(tmp_path: Path) -> None:
+    target = tmp_path / "models" / "M1"
+    with atomic_folder(target) as unit:
+        (unit / "a").write_text("1")
+        (unit / "b").write_text("1")
+    with atomic_folder(target) as unit:
+        (unit / "c").write_text("2")
+    assert sorted(p.name for p in target.iterdir()) == ["c"]  # nothing of the first writer is left
+    assert not list(target.parent.glob(".*.tmp"))
+    assert target.stat().st_mode & 0o777 == 0o777 & ~_umask()
+
+
+def test_atomic_folder_keeps_the_previous_folder_when_the_writer_fails(tmp_path: Path) -> None:
+    target = tmp_path / "M1"
+    with atomic_folder(target) as unit:
+        (unit / "a").write_text("old")
+    with pytest.raises(RuntimeError), atomic_folder(target) as unit:
+        (unit / "a").write_text("half")
+        raise RuntimeError("killed half-way")
+    assert (target / "a").read_text() == "old"
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_atomic_folder_waits_for_another_writer_then_says_so(tmp_path: Path, monkeypatch) -> None:
+    import sumpipe.io as io_module
+
+    monkeypatch.setattr(io_module, "LOCK_TIMEOUT_S", 0.2)
+    target = tmp_path / "M1"
+    with folder_lock(target, timeout=0):  # another writer holds the folder
+        with pytest.raises(SumpipeError, match=r"M1: another process is writing it \(lock .*\.M1\.lock\)"):
+            with atomic_folder(target):
+                pass
+    assert not target.exists()
+
+
+def test_refused_write_inside_a_folder_names_the_folder_not_the_temporary(tmp_path: Path) -> None:
+    target = tmp_path / "M1"
+    with pytest.raises(SumpipeError) as info, atomic_folder(target) as unit:
+        raise SumpipeError(f"{unit / 'model.safetensors'}: cannot write (File too large)")
+    assert str(info.value) == f"{target / 'model.safetensors'}: cannot write (File too large)"
+
+
+def test_stale_folder_of_a_killed_writer_is_removed(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = tmp_path / f".M1.{int(dead.stdout)}.x1.tmp"
+    (stale / "half").mkdir(parents=True)
+    with atomic_folder(tmp_path / "M1") as unit:
+        (unit / "a").write_text("1")
+    assert not stale.exists()
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda root: (root / "file").write_text("x") and root / "file" / "models", "a parent is a file"),
+    (lambda root: (root / "models").write_text("x") and root / "models", "a file of that name is in the way"),
+])
+def test_output_folder_that_cannot_be_created_is_one_line(tmp_path: Path, make, message) -> None:
+    with pytest.raises(SumpipeError, match=message):
+        require_writable_folder(make(tmp_path))
+
+
+def test_output_folder_is_created_and_left_clean(tmp_path: Path) -> None:
+    folder = require_writable_folder(tmp_path / "a" / "b")
+    assert folder.is_dir() and list(folder.iterdir()) == []
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

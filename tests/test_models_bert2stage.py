@@ -179,3 +179,26 @@ def test_sampled_stage_two_positions_are_real_words_and_follow_the_generator() -
     model.train()
     total, n = model.summed_loss(batch, smoothing=0.0)
     assert math.isfinite(float(total)) and int(n) == 15
+
+
+def test_token_accuracy_counts_the_drafts_right_argmax_over_summary_tokens() -> None:
+    from sumpipe.models.bert2stage import Bert2StageTask
+
+    model = tiny_model().eval()
+    batch = tiny_batch()
+    task = Bert2StageTask([], [], batch_size=2, seed=0, label_smoothing=0.0, vocab_size=V)
+    with torch.no_grad():
+        right, n = task.token_accuracy(model, batch)
+        draft = model(batch)[0]
+        # plant the answer: make the draft's argmax the target at exactly the first 4 summary tokens
+        planted = torch.full_like(draft, -10.0).scatter(-1, (batch.trg_ext + 1)[..., None] % V, 0.0)
+        planted[0, :4] = torch.full_like(planted[0, :4], -10.0).scatter(-1, batch.trg_ext[0, :4, None], 0.0)
+    assert int(n) == 15  # the summary tokens and </s> of the three examples
+    assert int(right) == int(((draft.argmax(-1) == batch.trg_ext) & batch.trg_mask).sum())
+
+    class Planted(torch.nn.Module):
+        def forward(self, batch):
+            return planted, None, None
+
+    right, n = task.token_accuracy(Planted(), batch)
+    assert (int(right), int(n)) == (4, 15)

@@ -103,3 +103,51 @@ def test_missing_or_mismatched_checkpoint_is_a_one_line_error(tmp_path: Path, ca
     with pytest.raises(SumpipeError, match=message) as info:
         load_hf_bert(BertForMaskedLM(CFG, len(PIECES)), folder, PIECES, CFG)
     assert "\n" not in str(info.value)
+
+
+def _with_tensor(name: str, shape: tuple[int, ...]):
+    def damage(folder: Path) -> None:
+        tensors = hf_tensors()
+        tensors[name] = torch.zeros(shape)
+        write_checkpoint(folder, tensors)
+    return damage
+
+
+def _written(**config: object):
+    return lambda folder: write_checkpoint(folder, **config)
+
+
+def _then(first, second):
+    return lambda folder: (first(folder), second(folder))
+
+
+# issue 22: a damaged or foreign folder at pretrain.init_from -> one line naming the file
+DAMAGES = {
+    "config.json is a list": (_then(_written(), lambda f: (f / "config.json").write_text("[1, 2]")),
+                              r"config.json: not a BERT config \(a JSON list"),
+    "config.json size a string": (_written(hidden_size="8"), r"config.json: hidden_size must be an int"),
+    "config.json vocab_size 10**12": (_written(vocab_size=10**12), r"config.json: vocab_size must be an int"),
+    "config.json layer_norm_eps 0": (_written(layer_norm_eps=0), r"config.json: layer_norm_eps must be"),
+    "vocab.txt in Latin-1": (_then(_written(), lambda f: (f / "vocab.txt").write_bytes(
+        "\n".join(WORDPIECES[:-1] + ["caf\xe9"]).encode("latin-1"))), r"vocab.txt: not UTF-8 text"),
+    "word embeddings of the wrong width": (_with_tensor("bert.embeddings.word_embeddings.weight", (len(WORDPIECES), 6)),
+                                           r"embeddings.word_embeddings.weight has shape \(8, 6\), expected \(8, 8\)"),
+    "short cls.predictions.bias": (_with_tensor("cls.predictions.bias", (3,)),
+                                   r"cls.predictions.bias has shape \(3,\), expected \(8,\)"),
+    "layer weight of the wrong shape": (_with_tensor("bert.encoder.layer.0.output.dense.weight", (8, 15)),
+                                        r"output.dense.weight has shape \(8, 15\), expected \(8, 16\)"),
+    "safetensors header garbage": (_then(_written(), lambda f: (f / "model.safetensors").write_bytes(b"\xff" * 32)),
+                                   r"model.safetensors: not a readable safetensors file"),
+}
+
+
+@pytest.mark.parametrize(("damage", "message"), [pytest.param(*v, id=k) for k, v in DAMAGES.items()])
+def test_damaged_hf_folder_is_a_one_line_error_before_any_tensor_is_read(tmp_path: Path, damage, message) -> None:
+    folder = tmp_path / "bert"
+    damage(folder)
+    model = BertForMaskedLM(CFG, len(PIECES))
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    with pytest.raises(SumpipeError, match=message) as info:
+        load_hf_bert(model, folder, PIECES, CFG)
+    assert "\n" not in str(info.value)
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())  # nothing half-copied

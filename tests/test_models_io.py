@@ -13,7 +13,7 @@ from conftest import transformer_card
 from sumpipe.config import ArchConfig, Budget
 from sumpipe.errors import SumpipeError
 from sumpipe.models.batching import collate, encode_examples
-from sumpipe.models.io import load_pretrained, save_pretrained
+from sumpipe.models.io import load_pretrained, save_pretrained, write_manifest
 from sumpipe.models.transformer import PointerGeneratorTransformer
 from sumpipe.vocab.vocabulary import Vocabulary
 
@@ -38,7 +38,7 @@ def _setup(tie: bool = True, rarity: bool = True):
 def test_round_trip_gives_identical_outputs(tmp_path: Path, tie: bool) -> None:
     model, vocab, batch = _setup(tie=tie)
     save_pretrained(model, tmp_path / "M2", vocab, transformer_card(model, Budget("ngram", 200, 5), "pydoc"))
-    assert sorted(p.name for p in (tmp_path / "M2").iterdir()) == ["config.json", "model.safetensors", "vocab.parquet"]
+    assert sorted(p.name for p in (tmp_path / "M2").iterdir()) == ["SHA256SUMS", "config.json", "model.safetensors", "vocab.parquet"]
     loaded, loaded_vocab, card = load_pretrained(tmp_path / "M2")
     assert not loaded.training and loaded.rarity and loaded.arch == model.arch
     assert card.arch == model.arch and card.family == "transformer" and card.spec.rarity
@@ -78,10 +78,14 @@ def test_weights_of_another_architecture_are_rejected(tmp_path: Path) -> None:
     config = json.loads((model_dir / "config.json").read_text())
     config["arch"]["d_ff"] = 64
     (model_dir / "config.json").write_text(json.dumps(config))
+    with pytest.raises(SumpipeError, match=r"config.json: does not match SHA256SUMS"):
+        load_pretrained(model_dir)
+    write_manifest(model_dir)  # a card edited together with its checksum: the header check still refuses it
     with pytest.raises(SumpipeError, match=r"does not fit the architecture in config.json \(size mismatch for"):
         load_pretrained(model_dir)
     config["arch"].update(d_ff=32, n_layers=2)
     (model_dir / "config.json").write_text(json.dumps(config))
+    write_manifest(model_dir)
     with pytest.raises(SumpipeError, match=r"does not fit .*missing \['decoder_layers.1"):
         load_pretrained(model_dir)
 

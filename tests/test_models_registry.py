@@ -15,6 +15,7 @@ from torch import nn
 
 from sumpipe.config import Budget, params_from_dict
 from sumpipe.errors import ConfigError
+from sumpipe.io import write_parquet
 from sumpipe.extract import methods
 from sumpipe.models import registry
 from sumpipe.models.batching import Batch, WordCodec, bucket_batches, collate, encode_examples, example_lengths
@@ -159,7 +160,7 @@ def _documents(n: int, seed: int) -> pd.DataFrame:
 def _params(root: Path, **models: Any):
     return params_from_dict({
         "paths": {k: str(root / k) for k in ("processed", "vocab", "extracted", "models", "checkpoints",
-                                             "predictions", "scores", "metrics")},
+                                             "predictions", "scores", "metrics", "timings")},
         "extract": {"budgets": [{"method": "last", "tokens": 10}, {"method": "first", "tokens": 10}]},
         "families": {"toy": {"d": 6}},
         "models": models,
@@ -181,6 +182,9 @@ def test_toy_family_and_method_run_through_every_stage(tmp_path: Path, toy_regis
     for split, n, seed in (("train", 24, 1), ("valid", 6, 2), ("test", 5, 3)):
         _documents(n, seed).to_parquet(Path(paths.processed) / f"{split}.parquet")
     Vocabulary.from_counts({w: 100 - i for i, w in enumerate(WORDS)}, 14).save(Path(paths.vocab) / "vocab.parquet")
+    counts = {w: 100 - i for i, w in enumerate(WORDS)}  # the vocab stage's training counts (rare-word recall)
+    write_parquet(pd.DataFrame({"id": range(len(counts)), "token": list(counts), "count": list(counts.values())}),
+                  Path(paths.vocab) / "words.parquet")
 
     extract(paths.processed, paths.vocab, paths.extracted, params.extract, Path(paths.metrics) / "coverage.json",
             progress=False)

@@ -74,6 +74,12 @@ def test_output_is_a_distribution_over_the_extended_vocabulary() -> None:
     assert info["p_gen"].shape == batch.trg_inp.shape and ((0 < info["p_gen"]) & (info["p_gen"] < 1)).all()
     assert info["attn"].shape == (3, batch.trg_inp.shape[1], batch.src.shape[1])
     assert torch.all(info["attn"][1, :, 6:] == 0)  # padding of the shorter source
+    # each copy head is a distribution over the source; `attn` is their mean
+    heads = info["head_attn"]
+    assert heads.shape == (3, batch.trg_inp.shape[1], ARCH.n_heads, batch.src.shape[1])
+    torch.testing.assert_close(heads.sum(-1), torch.ones(heads.shape[:-1]))
+    torch.testing.assert_close(heads.mean(dim=2), info["attn"])
+    assert not torch.allclose(heads[:, :, 0], heads[:, :, 1])  # the heads look at different words
 
 
 def test_m2_neutral_reproduces_m1_exactly_and_rarity_changes_it() -> None:
@@ -128,6 +134,7 @@ def test_incremental_decoding_matches_teacher_forcing(rarity: bool) -> None:
             torch.testing.assert_close(step[keep], full[keep, t], atol=1e-5, rtol=1e-5)
             torch.testing.assert_close(step_info["p_gen"][keep], info["p_gen"][keep, t], atol=1e-6, rtol=1e-5)
             torch.testing.assert_close(step_info["attn"][keep], info["attn"][keep, t], atol=1e-6, rtol=1e-5)
+            torch.testing.assert_close(step_info["head_attn"][keep], info["head_attn"][keep, t], atol=1e-6, rtol=1e-5)
     assert state.step == batch.trg_inp.shape[1]
 
 
@@ -239,8 +246,9 @@ def test_params_yaml_models_validate_and_build(repo_root) -> None:
 
     params = load_params(repo_root / "params.yaml")
     transformers = [name for name, spec in params.models.items() if spec.family == "transformer"]
-    assert transformers == ["M1", "M2", "M1-200", "M2-200", "M1-400", "M2-400"]
+    assert transformers == ["M1", "M2", "M1-20", "M2-20", "M1-40", "M2-40"]
     for name in transformers:
         family, spec, arch = resolve_model(params, name)
         assert family.build(arch, spec).rarity == spec.rarity
-        assert arch.max_source_tokens == (200 if name.endswith("-200") else 400)
+        assert spec.rarity == name.startswith("M2")
+        assert spec.input == {"M1": "first40", "M2": "first40"}.get(name, f"ngram{name.rpartition('-')[2]}")

@@ -147,8 +147,11 @@ def test_crosseval_on_a_multi_reference_corpus(tmp_path: Path) -> None:
     cfg = CrossEvalConfig(models=["M1"], data=DataConfig(dataset="local", path=str(corpus)), split="test",
                           max_examples=4, name="tiny-duc")
     summaries = run_crosseval(paths, cfg, DECODE, EVAL).summaries
-    assert list(summaries) == ["M1 (tiny-duc)"]
+    assert list(summaries) == ["M1 (tiny-duc)", "lead3 (tiny-duc)"]   # the corpus's own Lead-3 beside the model
     assert summaries["M1 (tiny-duc)"]["n"] == 4
+    # degeneracy on the unseen corpus: Lead-3 of four different stories is four distinct summaries
+    assert summaries["lead3 (tiny-duc)"]["distinct"] == 100.0 and summaries["lead3 (tiny-duc)"]["adjacent_repeat"] == 0.0
+    assert {"distinct", "adjacent_repeat", "mean_length"} <= set(summaries["M1 (tiny-duc)"])
     frame = read_parquet(tmp_path / "crosseval" / "M1.parquet")
     assert len(frame) == 4 and all(len(refs) == 3 for refs in frame["references"])
     # Every per-example score is the best over the three (preprocessed) references.

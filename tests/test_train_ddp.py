@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
+import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
@@ -62,3 +67,58 @@ def test_shard_splits_a_global_batch_contiguously() -> None:
     parts = [shard(items, DistContext(rank=r, world_size=3)) for r in range(3)]
     assert parts == [[0, 1, 2], [3, 4], [5, 6]]
     assert shard(items, DistContext()) == items
+
+
+# ---- the real command under torchrun: 2 CPU processes (gloo), a tiny transformer, a kill and a resume ----
+def _torchrun(params: Path, **popen: Any) -> subprocess.Popen:
+    """`torchrun --standalone --nproc_per_node 2 -m sumpipe.cli train --model T1 -p PARAMS`."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.Popen([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+                             "-m", "sumpipe.cli", "train", "--model", "T1", "-p", str(params)],
+                            cwd=params.parent, env=env, **popen)
+
+
+@pytest.mark.slow
+def test_torchrun_trains_the_real_command_and_resumes_after_a_kill(tmp_path: Path) -> None:
+    import json
+    import signal
+    import time
+
+    from test_train_stage import write_fixture
+
+    settings = dict(epochs=4, checkpoint_every=2, log_every=2, patience=2)  # 6 batches an epoch: 24 updates
+    straight = write_fixture(tmp_path / "straight", **settings)
+    proc = _torchrun(straight, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err[-2000:]
+    card = json.loads((tmp_path / "straight/models/T1/config.json").read_text())
+    assert card["family"] == "transformer" and card["name"] == "T1"
+    training = card["training"]
+    assert [line for line in out.splitlines() if line.startswith("T1: ")] == [  # rank 0 alone speaks
+        f"T1: 24 steps, best valid loss {training['best_valid_loss']:.4f} at step {training['best_step']} "
+        f"-> {tmp_path / 'straight/models/T1'}"]
+    assert (training["steps"], training["train_examples"], training["resumed_from_step"]) == (24, 24, 0)
+    assert training["early_stopping"] == {"metric": "loss", "patience": 2, "best_valid_accuracy": None}
+
+    killed = write_fixture(tmp_path / "killed", **settings)
+    state = tmp_path / "killed/checkpoints/T1/state.pt"
+    proc = _torchrun(killed, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 240
+    while not state.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.002)
+    # SIGTERM, as a scheduler stops a job: torchrun passes it to both workers, which die mid-run. (A SIGKILL
+    # of the launcher alone would leave the workers running on: they are in sessions of their own.)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait()
+    saved = torch.load(state, weights_only=True)["position"]
+    assert not saved["done"] and saved["step"] > 0, "the kill should land mid-run"
+    assert not (tmp_path / "killed/models/T1/model.safetensors").exists()
+
+    proc = _torchrun(killed, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err[-2000:]
+    resumed = json.loads((tmp_path / "killed/models/T1/config.json").read_text())["training"]
+    assert resumed["resumed_from_step"] == saved["step"] and resumed["steps"] == 24
+    # exact resume under DDP: both ranks' RNG states are in the checkpoint
+    assert (tmp_path / "killed/models/T1/model.safetensors").read_bytes() == \
+           (tmp_path / "straight/models/T1/model.safetensors").read_bytes()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -38,7 +39,7 @@ def write_fixture(root: Path) -> dict:
             (root / folder).mkdir(parents=True, exist_ok=True)
             df.to_parquet(root / folder / f"{split}.parquet")
     params = {
-        "paths": {k: str(root / k) for k in ("models", "checkpoints", "pretrain")}
+        "paths": {k: str(root / k) for k in ("models", "checkpoints", "pretrain", "timings")}
         | {k: str(root / "data" / k) for k in ("processed", "extracted", "vocab", "subword")},
         "extract": {"budgets": [{"method": "first", "tokens": 20}]},
         "subword": {"size": 60},
@@ -91,7 +92,7 @@ def test_pretrain_writes_the_encoder_and_resumes_bit_identical(tmp_path: Path, m
     out = tmp_path / "straight/pretrain"
     assert {p.name for p in out.iterdir()} == {"encoder.safetensors", "config.json", "pretrain_log.csv"}
     log = pd.read_csv(out / "pretrain_log.csv")
-    assert list(log.columns) == ["step", "epoch", "loss", "valid_loss", "lr", "tokens_per_s"]
+    assert list(log.columns) == ["step", "epoch", "loss", "valid_loss", "lr"]
     assert log["valid_loss"].notna().sum() == 2 and summary["steps"] == log["step"].iloc[-1]
 
     resumed = params_from_dict(write_fixture(tmp_path / "resumed"))
@@ -102,8 +103,11 @@ def test_pretrain_writes_the_encoder_and_resumes_bit_identical(tmp_path: Path, m
     again = pretrain_encoder(resolve_pretrain_inputs(resumed), progress=False)
     assert again["resumed_from_step"] > 0
     assert_same_tensors(tensors(out / "encoder.safetensors"), tensors(tmp_path / "resumed/pretrain/encoder.safetensors"))
-    strip = lambda df: df.drop(columns="tokens_per_s")  # noqa: E731
-    pd.testing.assert_frame_equal(strip(log), strip(pd.read_csv(tmp_path / "resumed/pretrain/pretrain_log.csv")))
+    for name in ("pretrain_log.csv", "config.json"):  # no timings inside: the same bytes (dvc.lock unchanged)
+        assert (out / name).read_bytes() == (tmp_path / "resumed/pretrain" / name).read_bytes(), name
+    timings = json.loads((tmp_path / "resumed/timings/pretrain/encoder.json").read_text())
+    assert timings["resumed_from_step"] == again["resumed_from_step"] and timings["train_seconds_this_run"] > 0
+    assert list(pd.read_csv(tmp_path / "resumed/timings/pretrain/encoder.csv").columns) == ["step", "tokens_per_s"]
 
 
 def test_bert2stage_trains_from_the_encoder_resumes_bit_identical_and_decodes(tmp_path: Path, monkeypatch) -> None:
@@ -122,7 +126,7 @@ def test_bert2stage_trains_from_the_encoder_resumes_bit_identical_and_decodes(tm
     summary = train_model(resolve_inputs(params["resumed"], "B"), progress=False)
     assert summary["resumed_from_step"] > 0
     model_dir = tmp_path / "straight/models/B"
-    assert {p.name for p in model_dir.iterdir()} == {"model.safetensors", "config.json", "vocab.parquet",
+    assert {p.name for p in model_dir.iterdir()} == {"model.safetensors", "config.json", "vocab.parquet", "SHA256SUMS",
                                                      "train_log.csv"}
     assert_same_tensors(tensors(model_dir / "model.safetensors"),
                         tensors(tmp_path / "resumed/models/B/model.safetensors"))

@@ -46,7 +46,8 @@ def write_fixture(root: Path, **train: object) -> Path:
     Vocabulary.from_counts(counts, 20).save(root / "data/vocab/vocab.parquet")
     params = {
         "paths": {k: str(root / v) for k, v in {"extracted": "data/extracted", "vocab": "data/vocab",
-                                                 "models": "models", "checkpoints": "checkpoints"}.items()},
+                                                 "models": "models", "checkpoints": "checkpoints",
+                                                 "timings": "timings"}.items()},
         "extract": {"budgets": [{"method": "ngram", "tokens": 20, "first_k": 1}]},
         "model": {"d_model": 16, "d_ff": 32, "n_layers": 1, "n_heads": 2, "dropout": 0.1, "vocab_size": 16,
                   "max_source_tokens": 20, "max_summary_tokens": 6},
@@ -68,14 +69,19 @@ def test_stage_writes_the_model_directory(tmp_path: Path) -> None:
     params = load(write_fixture(tmp_path))
     summary = train_model(resolve_inputs(params, "T2"), progress=False)
     out = tmp_path / "models/T2"
-    assert {p.name for p in out.iterdir()} == {"model.safetensors", "config.json", "vocab.parquet",
+    assert {p.name for p in out.iterdir()} == {"model.safetensors", "config.json", "vocab.parquet", "SHA256SUMS",
                                               "train_log.csv"}
     assert (tmp_path / "checkpoints/T2/state.pt").is_file()
     log = pd.read_csv(out / "train_log.csv")
-    assert list(log.columns) == ["step", "epoch", "loss", "valid_loss", "lr", "tokens_per_s"]
+    assert list(log.columns) == ["step", "epoch", "loss", "valid_loss", "lr"]
     assert log["step"].tolist() == [2, 4, 6, 8, 10, 12]  # 6 batches of 4 an epoch, 2 epochs
     assert log["valid_loss"].notna().tolist() == [False, False, True, False, False, True]
-    assert log["epoch"].iloc[-1] == 2.0 and (log["tokens_per_s"] > 0).all()
+    assert log["epoch"].iloc[-1] == 2.0
+    # the run's timings live outside the model directory (DVC hashes that; a rerun must not change it)
+    throughput = pd.read_csv(tmp_path / "timings/train/T2.csv")
+    assert throughput["step"].tolist() == log["step"].tolist() and (throughput["tokens_per_s"] > 0).all()
+    timings = json.loads((tmp_path / "timings/train/T2.json").read_text())
+    assert timings["stage"] == "train" and timings["resumed_from_step"] == 0 and timings["train_seconds_this_run"] > 0
     from sumpipe.config import Budget
     from sumpipe.models.card import read_card
 
@@ -85,6 +91,7 @@ def test_stage_writes_the_model_directory(tmp_path: Path) -> None:
     assert card.arch.max_source_tokens == 10 and card.arch.vocab_size == 16 == card.vocab_size
     assert card.dataset == "pydoc"
     config = json.loads((out / "config.json").read_text())
+    assert not {"train_seconds_this_run", "resumed_from_step", "tokens_per_s"} & set(config["training"])
     assert config["training"]["steps"] == summary["steps"] == 12
     assert config["training"]["best_valid_loss"] == pytest.approx(log["valid_loss"].min())
     assert pd.read_parquet(out / "vocab.parquet").columns.tolist() == ["id", "token", "count", "rarity"]
@@ -99,10 +106,14 @@ def test_rerun_reuses_a_finished_checkpoint_only_for_the_same_configuration(tmp_
     path = write_fixture(tmp_path, epochs=1)
     first = train_model(resolve_inputs(load(path), "T1"), progress=False)
     weights = (tmp_path / "models/T1/model.safetensors").read_bytes()
+    card = (tmp_path / "models/T1/config.json").read_bytes()
     (tmp_path / "models/T1/model.safetensors").unlink()  # as `dvc repro` deletes outputs before a run
     again = train_model(resolve_inputs(load(path), "T1"), progress=False)
     assert (first["resumed_from_step"], again["resumed_from_step"]) == (0, 6)
     assert (tmp_path / "models/T1/model.safetensors").read_bytes() == weights
+    assert (tmp_path / "models/T1/config.json").read_bytes() == card  # resume provenance: in timings/ only
+    assert json.loads((tmp_path / "timings/train/T1.json").read_text())["resumed_from_step"] == 6
+    assert len(pd.read_csv(tmp_path / "timings/train/T1.csv")) == 3  # the first run's curve, kept
 
     changed = write_fixture(tmp_path, epochs=1, lr=0.02)
     fresh = train_model(resolve_inputs(load(changed), "T1"), progress=False)
@@ -173,9 +184,8 @@ def test_killed_stage_resumes_to_bit_identical_weights(tmp_path: Path) -> None:
     a = (tmp_path / "straight/models/T1/model.safetensors").read_bytes()
     b = (tmp_path / "killed/models/T1/model.safetensors").read_bytes()
     assert a == b
-    log_a = pd.read_csv(tmp_path / "straight/models/T1/train_log.csv").drop(columns="tokens_per_s")
-    log_b = pd.read_csv(tmp_path / "killed/models/T1/train_log.csv").drop(columns="tokens_per_s")
-    pd.testing.assert_frame_equal(log_a, log_b)
+    for name in ("train_log.csv", "config.json"):  # no timings inside: the same bytes
+        assert (tmp_path / "straight/models/T1" / name).read_bytes() == (tmp_path / "killed/models/T1" / name).read_bytes()
 
 
 # ---- the recurrent family: See et al.'s coverage phase through the stage ---------------------------
@@ -209,6 +219,22 @@ def test_rnn_model_trains_through_its_coverage_phase(tmp_path: Path) -> None:
     model, _, card = load_pretrained(tmp_path / "models/R1")
     assert card.family == "rnn" and card.arch.coverage_phase_steps == 5
     assert model.coverage_active  # decoding uses the coverage the last phase trained
+
+
+@pytest.mark.parametrize("name", ["T1", "R1"])
+def test_card_records_the_early_stopping_metric_and_patience(tmp_path: Path, name: str) -> None:
+    path = write_rnn_fixture(tmp_path, epochs=3, patience=1, early_stopping_metric="accuracy")
+    summary = train_model(resolve_inputs(load(path), name), progress=False)
+    stopping = json.loads((tmp_path / f"models/{name}/config.json").read_text())["training"]["early_stopping"]
+    assert stopping["metric"] == "accuracy" and stopping["patience"] == 1
+    assert 0.0 <= stopping["best_valid_accuracy"] <= 1.0
+    assert summary["early_stopping"] == stopping
+
+
+def test_card_records_the_default_early_stopping(tmp_path: Path) -> None:
+    train_model(resolve_inputs(load(write_fixture(tmp_path, epochs=1)), "T1"), progress=False)
+    config = json.loads((tmp_path / "models/T1/config.json").read_text())
+    assert config["training"]["early_stopping"] == {"metric": "loss", "patience": None, "best_valid_accuracy": None}
 
 
 def test_bad_model_train_override_is_a_one_line_error(tmp_path: Path) -> None:
@@ -248,6 +274,5 @@ def test_killed_rnn_stage_resumes_to_bit_identical_weights(tmp_path: Path, phase
     a = (tmp_path / "straight/models/R1/model.safetensors").read_bytes()
     b = (tmp_path / "killed/models/R1/model.safetensors").read_bytes()
     assert a == b
-    log_a = pd.read_csv(tmp_path / "straight/models/R1/train_log.csv").drop(columns="tokens_per_s")
-    log_b = pd.read_csv(tmp_path / "killed/models/R1/train_log.csv").drop(columns="tokens_per_s")
-    pd.testing.assert_frame_equal(log_a, log_b)
+    for name in ("train_log.csv", "config.json"):  # no timings inside: the same bytes
+        assert (tmp_path / "straight/models/R1" / name).read_bytes() == (tmp_path / "killed/models/R1" / name).read_bytes()

@@ -9,6 +9,7 @@ message on stderr and exit status 1, never a traceback.
 from __future__ import annotations
 
 import sys
+from typing import Annotated
 
 import typer
 
@@ -17,6 +18,7 @@ from sumpipe.decode import commands as decode_commands
 from sumpipe.evaluate import commands as evaluate_commands
 from sumpipe.experiments import commands as experiment_commands
 from sumpipe.extract import commands as extract_commands
+from sumpipe.options import flag
 from sumpipe.report import commands as report_commands
 from sumpipe.subword import commands as subword_commands
 from sumpipe.text import commands as text_commands
@@ -31,13 +33,29 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+def _print_version(value: bool) -> None:
+    if value:
+        from sumpipe import __version__
+
+        typer.echo(f"sumpipe {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[bool, flag("--version", help="print the version and exit", callback=_print_version,
+                                  is_eager=True)] = False,
+) -> None:
+    """Reproducible text summarization: DVC stages from raw text to ROUGE reports."""
+
+
 app.command("download")(data_commands.download)
 app.command("preprocess")(text_commands.preprocess)
 app.command("vocab")(vocab_commands.vocab)
 app.command("extract")(extract_commands.extract)
 app.command("extractive-fit")(extract_commands.extractive_fit)
 app.command("extractive")(extract_commands.extractive)
-app.command("summarize")(decode_commands.summarize)
+app.command("summarize", cls=decode_commands.SummarizeCommand)(decode_commands.summarize)
 app.command("subword")(subword_commands.subword)
 app.command("pretrain")(train_commands.pretrain)
 app.command("train")(train_commands.train)

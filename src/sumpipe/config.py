@@ -13,6 +13,7 @@ Supported annotations: bool, int, float (ints accepted), str, `X | None`, `Liter
 from __future__ import annotations
 
 import dataclasses
+import re
 import reprlib
 import types
 import typing
@@ -137,6 +138,46 @@ def _k(prefix: str, name: str) -> str:
 
 
 # --------------------------------------------------------------------------------------------
+# Upper bounds: a size past them is a typo, refused before anything is allocated
+# --------------------------------------------------------------------------------------------
+MAX_WIDTH = 16384            # d_model, embedding and hidden widths (BERT-large: 1024; GPT-3: 12288)
+MAX_FF_WIDTH = 65536         # feed-forward width
+MAX_LAYERS = 256
+MAX_HEADS = 256
+MAX_VOCAB = 2_000_000        # vocabulary entries (word or piece)
+MAX_POSITIONS = 65536        # tokens per sequence (source, summary, encoder positions, decode length)
+MAX_BATCH = 65536            # examples per batch, beams
+MAX_WORKERS = 1024           # processes and threads
+MAX_BOOTSTRAP = 100_000      # 1,000 resamples take ~0.3 s: 100,000 are ~30 s per system
+MAX_COUNT = 10**9            # steps, examples, sizes of generated data
+BYTES_PER_PARAMETER = 16     # float32 weights + gradients + two Adam moments
+
+
+def require_at_most(value: int | float | None, limit: int | float, key: str) -> None:
+    """A one-line ConfigError unless `value` (None: unset) is at most `limit`, a sane upper bound."""
+    require(value is None or value <= limit, key, f"must be <= {limit:,} (a larger value cannot be meant)")
+
+
+def physical_memory_bytes() -> int:
+    """This machine's RAM (0 where the OS does not say)."""
+    import os
+
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return 0
+
+
+def require_fits_in_memory(parameters: int, key: str) -> None:
+    """Refuse an architecture whose training state alone (`parameters` x 16 bytes) exceeds RAM: better
+    now, in one line, than an allocator traceback after the data is loaded."""
+    need, have = parameters * BYTES_PER_PARAMETER, physical_memory_bytes()
+    require(not have or need <= have, key,
+            f"the model has ~{parameters:,} parameters: ~{need / 2**30:,.0f} GiB to train, "
+            f"more than this machine's {have / 2**30:,.0f} GiB")
+
+
+# --------------------------------------------------------------------------------------------
 # Sections
 # --------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -157,6 +198,33 @@ class PathsConfig:
     extractive: str = "data/extractive"  # the extractive systems' corpus statistics and NMF keywords
     subword: str = "data/subword"
     pretrain: str = "pretrain"
+    timings: str = "timings"  # wall-clock figures of each run: gitignored, no DVC output (sumpipe.timings)
+
+    def check(self, key: str) -> None:
+        # Every stage writes one of these and reads others: two equal or nested paths would let a
+        # stage overwrite its own input (paths.processed: data/raw turns preprocess into a deleter).
+        folders = {name: _normalised(getattr(self, name)) for name in (f.name for f in dataclasses.fields(self))}
+        for name, path in folders.items():
+            require(bool(getattr(self, name).strip()), _k(key, name), "must not be empty")
+            for other, other_path in folders.items():
+                if other != name and (path == other_path or other_path in path.parents):
+                    where = "the same folder as" if path == other_path else "inside"
+                    raise ConfigError(f"{_k(key, name)}: {getattr(self, name)!r} is {where} {_k(key, other)} "
+                                      f"({getattr(self, other)!r}): a stage would overwrite its input")
+
+
+def _normalised(path: str) -> Path:
+    """`path` absolute and without `..`/symlinks, for comparing folders (nothing is created)."""
+    return Path(path).expanduser().resolve()
+
+
+NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
+
+
+def require_name(name: str, key: str) -> None:
+    """Model and system names become folder names under an output path: a name, never a path."""
+    require(bool(NAME_PATTERN.fullmatch(name)) and name not in (".", ".."), key,
+            f"{name!r} is not a name (letters, digits, '.', '_', '-'; not '.' or '..')")
 
 
 @dataclass(frozen=True)
@@ -184,6 +252,7 @@ class PydocConfig:
 
     def check(self, key: str) -> None:
         require(self.workers >= 1, _k(key, "workers"), "must be >= 1")
+        require_at_most(self.workers, MAX_WORKERS, _k(key, "workers"))
         require(self.min_source_words >= 1, _k(key, "min_source_words"), "must be >= 1")
         require(self.max_source_words >= self.min_source_words, _k(key, "max_source_words"),
                 "must be >= min_source_words")
@@ -203,6 +272,9 @@ class NumeralsConfig:
     def check(self, key: str) -> None:
         require(self.size >= 3, _k(key, "size"), "must be >= 3")
         require(self.max_length >= 2, _k(key, "max_length"), "must be >= 2")
+        require_at_most(self.size, MAX_COUNT, _k(key, "size"))
+        require_at_most(self.max_length, MAX_POSITIONS, _k(key, "max_length"))
+        require_at_most(self.max_number, MAX_COUNT, _k(key, "max_number"))
         require(self.max_number >= 2 * self.max_length - 1, _k(key, "max_number"),
                 "must be >= 2 * max_length - 1 (an ordered sequence and its continuation must fit)")
 
@@ -244,6 +316,7 @@ class PreprocessConfig:
         require(self.max_source_tokens is None or self.max_source_tokens >= self.min_source_tokens,
                 _k(key, "max_source_tokens"), "must be >= min_source_tokens")
         require(self.workers >= 1, _k(key, "workers"), "must be >= 1")
+        require_at_most(self.workers, MAX_WORKERS, _k(key, "workers"))
 
 
 @dataclass(frozen=True)
@@ -257,6 +330,7 @@ class VocabConfig:
 
     def check(self, key: str) -> None:
         require(self.size >= 5, _k(key, "size"), "must be >= 5 (four special tokens plus words)")
+        require_at_most(self.size, MAX_VOCAB, _k(key, "size"))
         require(1 <= self.ngram_n <= 8, _k(key, "ngram_n"), "must be between 1 and 8")
         require(self.ngram_min_count >= 2, _k(key, "ngram_min_count"),
                 "must be >= 2 (the score 1/log10(count) is infinite for 1)")
@@ -278,6 +352,7 @@ class Budget:
     def check(self, key: str) -> None:
         require(bool(self.method), _k(key, "method"), "must name a selection method")
         require(self.tokens >= 1, _k(key, "tokens"), "must be >= 1")
+        require_at_most(self.tokens, MAX_POSITIONS, _k(key, "tokens"))
         require(self.first_k is None or self.first_k >= 0, _k(key, "first_k"), "must be >= 0")
 
     @property
@@ -299,6 +374,7 @@ class ExtractConfig:
 
     def check(self, key: str) -> None:
         require(self.workers >= 1, _k(key, "workers"), "must be >= 1")
+        require_at_most(self.workers, MAX_WORKERS, _k(key, "workers"))
         require(len(self.budgets) >= 1, _k(key, "budgets"), "needs at least one budget")
         names = [(b.method, b.tokens) for b in self.budgets]
         require(len(set(names)) == len(names), _k(key, "budgets"), "each (method, tokens) may appear only once")
@@ -330,10 +406,22 @@ class ArchConfig:
         for name in ("d_model", "d_ff", "n_layers", "n_heads", "vocab_size", "max_source_tokens",
                      "max_summary_tokens"):
             require(getattr(self, name) >= 1, _k(key, name), "must be >= 1")
+        for name, limit in (("d_model", MAX_WIDTH), ("d_ff", MAX_FF_WIDTH), ("n_layers", MAX_LAYERS),
+                            ("n_heads", MAX_HEADS), ("vocab_size", MAX_VOCAB),
+                            ("max_source_tokens", MAX_POSITIONS), ("max_summary_tokens", MAX_POSITIONS)):
+            require_at_most(getattr(self, name), limit, _k(key, name))
         require(self.d_model % self.n_heads == 0, _k(key, "n_heads"), "must divide d_model")
         require(0.0 <= self.dropout < 1.0, _k(key, "dropout"), "must be in [0, 1)")
         require(0.0 <= self.attention_dropout < 1.0, _k(key, "attention_dropout"), "must be in [0, 1)")
         require(self.vocab_size > 4, _k(key, "vocab_size"), "must be > 4 (four special tokens plus words)")
+        require_fits_in_memory(self.parameters, _k(key, "d_model"))
+
+    @property
+    def parameters(self) -> int:
+        """About how many weights the encoder-decoder has (embeddings twice, the worst case untied)."""
+        d, ff = self.d_model, self.d_ff
+        per_layer = 4 * d * d + 2 * d * ff  # attention projections + feed-forward
+        return 2 * self.vocab_size * d + self.n_layers * 3 * per_layer
 
 
 @dataclass(frozen=True)
@@ -363,8 +451,10 @@ class TrainConfig:
 
     `lr` is the constant rate of AdaGrad, SGD and RMSProp, or Adam's peak rate reached after
     `warmup_steps` (linear warm-up, then inverse-sqrt decay); `momentum` is SGD's and RMSProp's.
-    `patience`: stop when the validation loss has not improved for this many epochs (early stopping,
-    seed 000; null: never). `batch_size` counts examples in the global batch (all DDP ranks).
+    `patience`: stop when the validation `early_stopping_metric` has not improved for this many epochs
+    (early stopping; null: never). The metric is `loss` (lowest validation loss per target token) or
+    `accuracy` (highest teacher-forced token accuracy on validation: seed 000's BiLSTM stops on
+    validation accuracy); the kept weights are those of the best epoch by the same metric. `batch_size` counts examples in the global batch (all DDP ranks).
     `accumulate` batches make one update (gradient accumulation: the update of a batch
     `accumulate` × `batch_size` large, in that memory; seed 003 trains with batch 2 × 36).
     `bf16` turns on bf16 autocast on CUDA (CPU always trains in float32). `threads` caps torch's
@@ -376,6 +466,7 @@ class TrainConfig:
     adagrad_initial_accumulator: float = 0.1
     momentum: float = 0.0
     patience: int | None = None
+    early_stopping_metric: Literal["loss", "accuracy"] = "loss"
     warmup_steps: int = 100
     label_smoothing: float = 0.1
     grad_clip: float = 2.0
@@ -405,6 +496,9 @@ class TrainConfig:
         require(self.threads is None or self.threads >= 1, _k(key, "threads"), "must be >= 1 (or null)")
         require(0.0 <= self.label_smoothing < 1.0, _k(key, "label_smoothing"), "must be in [0, 1)")
         require(self.grad_clip >= 0, _k(key, "grad_clip"), "must be >= 0")
+        for name, limit in (("batch_size", MAX_BATCH), ("accumulate", MAX_BATCH), ("epochs", MAX_COUNT),
+                            ("max_steps", MAX_COUNT), ("threads", MAX_WORKERS), ("warmup_steps", MAX_COUNT)):
+            require_at_most(getattr(self, name), limit, _k(key, name))
 
 
 # ---- seed 003: subword vocabulary and the pre-trained BERT-style encoder ----------------------
@@ -423,6 +517,8 @@ class SubwordConfig:
 
     def check(self, key: str) -> None:
         require(self.size >= 16, _k(key, "size"), "must be >= 16 (five specials plus pieces)")
+        require_at_most(self.size, MAX_VOCAB, _k(key, "size"))
+        require_at_most(self.threads, MAX_WORKERS, _k(key, "threads"))
         require(0.9 <= self.character_coverage <= 1.0, _k(key, "character_coverage"), "must be in [0.9, 1]")
         require(self.max_sentences is None or self.max_sentences > 100, _k(key, "max_sentences"),
                 "must be > 100 (sentencepiece's minimum sample) or null")
@@ -448,6 +544,11 @@ class EncoderConfig:
     def check(self, key: str) -> None:
         for name in ("d_model", "n_layers", "n_heads", "d_ff", "max_positions", "type_vocab_size"):
             require(getattr(self, name) >= 1, _k(key, name), "must be >= 1")
+        for name, limit in (("d_model", MAX_WIDTH), ("d_ff", MAX_FF_WIDTH), ("n_layers", MAX_LAYERS),
+                            ("n_heads", MAX_HEADS), ("max_positions", MAX_POSITIONS), ("type_vocab_size", 1024)):
+            require_at_most(getattr(self, name), limit, _k(key, name))
+        layers = self.n_layers * (4 * self.d_model ** 2 + 2 * self.d_model * self.d_ff)
+        require_fits_in_memory(layers + self.max_positions * self.d_model, _k(key, "d_model"))
         require(self.d_model % self.n_heads == 0, _k(key, "n_heads"), "must divide d_model")
         require(0.0 <= self.dropout < 1.0, _k(key, "dropout"), "must be in [0, 1)")
         require(self.layer_norm_eps > 0, _k(key, "layer_norm_eps"), "must be > 0")
@@ -521,6 +622,10 @@ class DecodeConfig:
         require(0.0 < self.top_p <= 1.0, _k(key, "top_p"), "must be in (0, 1]")
         require(self.temperature > 0, _k(key, "temperature"), "must be > 0")
         require(self.batch_size >= 1, _k(key, "batch_size"), "must be >= 1")
+        for name, limit in (("beam_size", MAX_BATCH), ("batch_size", MAX_BATCH), ("max_length", MAX_POSITIONS),
+                            ("min_length", MAX_POSITIONS), ("block_ngram_repeat", MAX_POSITIONS),
+                            ("top_k", MAX_VOCAB)):
+            require_at_most(getattr(self, name), limit, _k(key, name))
 
 
 @dataclass(frozen=True)
@@ -540,6 +645,8 @@ class EvaluateConfig:
     def check(self, key: str) -> None:
         require(self.bootstrap_samples >= 1, _k(key, "bootstrap_samples"), "must be >= 1")
         require(self.rare_word_max_count >= 0, _k(key, "rare_word_max_count"), "must be >= 0")
+        require_at_most(self.bootstrap_samples, MAX_BOOTSTRAP, _k(key, "bootstrap_samples"))
+        require_at_most(self.lead_sentences, MAX_POSITIONS, _k(key, "lead_sentences"))
         require(0.0 < self.confidence < 1.0, _k(key, "confidence"), "must be in (0, 1)")
         require(self.lead_sentences >= 1, _k(key, "lead_sentences"), "must be >= 1")
 
@@ -555,6 +662,8 @@ class ReportConfig:
     def check(self, key: str) -> None:
         require(self.n_samples >= 0, _k(key, "n_samples"), "must be >= 0")
         require(self.n_heatmaps >= 0, _k(key, "n_heatmaps"), "must be >= 0")
+        require_at_most(self.n_samples, 1000, _k(key, "n_samples"))
+        require_at_most(self.n_heatmaps, 100, _k(key, "n_heatmaps"))
 
 
 def _crosseval_data() -> DataConfig:
@@ -580,6 +689,8 @@ class CrossEvalConfig:
 
     def check(self, key: str) -> None:
         require(len(self.models) >= 1, _k(key, "models"), "needs at least one model")
+        for i, name in enumerate(self.models):
+            require_name(name, _k(key, f"models[{i}]"))
         require(self.max_examples is None or self.max_examples >= 1, _k(key, "max_examples"), "must be >= 1")
         require(bool(self.name.strip()), _k(key, "name"), "must not be empty")
 
@@ -611,6 +722,9 @@ class ExtractiveConfig:
         require(self.tokens is None or self.tokens >= 1, _k(key, "tokens"), "must be >= 1")
         require(self.keyword_topics >= 1, _k(key, "keyword_topics"), "must be >= 1")
         require(self.keyword_words >= 1, _k(key, "keyword_words"), "must be >= 1")
+        for name, limit in (("sentences", MAX_POSITIONS), ("tokens", MAX_POSITIONS), ("keyword_topics", 1000),
+                            ("keyword_words", 1000)):
+            require_at_most(getattr(self, name), limit, _k(key, name))
 
 
 @dataclass(frozen=True)
@@ -634,10 +748,13 @@ class Params:
     pretrain: PretrainConfig = field(default_factory=PretrainConfig)
 
     def check(self, key: str) -> None:
-        """Names that say a budget hold it: `<model>-<N>`, where `<model>` is another named model (M1 and
+        """Model names are names (`require_name`: never a path). Names that say a budget hold it:
+        `<model>-<N>`, where `<model>` is another named model (M1 and
         M1-40), is that model on an N-token selection, so its input must be an extract budget of N tokens
         (the thesis's M1-200 reads `ngram200`). Budgets are data in `extract.budgets`; this keeps the names
         from drifting away from them when a budget is rescaled for another corpus."""
+        for name in self.models:
+            require_name(name, _k(key, f"models.{name}"))
         budgets = {f"{b.method}{b.tokens}": b.tokens for b in self.extract.budgets}
         for name, spec in self.models.items():
             base, _, tokens = name.rpartition("-")

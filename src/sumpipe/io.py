@@ -14,6 +14,8 @@ import glob
 import json
 import os
 import re
+import shutil
+import struct
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
@@ -26,6 +28,8 @@ from sumpipe.errors import SumpipeError
 if TYPE_CHECKING:  # pandas costs ~0.3 s to import; `sumpipe decode` never needs it
     import pandas as pd
     import torch
+
+    from sumpipe.schemas import Contract
 
 
 def _current_umask() -> int:
@@ -54,6 +58,8 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         # mkstemp creates the file 0600; give the artifact the permissions a plain open() would.
         tmp_path.chmod(0o666 & ~_current_umask())
         yield tmp_path
+        # again: a writer that replaces the file (safetensors writes 0600) must not change its mode
+        tmp_path.chmod(0o666 & ~_current_umask())
         os.replace(tmp_path, path)
     except OSError as exc:
         if exc.errno not in WRITE_ERRNOS:
@@ -91,7 +97,95 @@ def _remove_stale_temporaries(path: Path) -> None:
     for tmp in path.parent.glob(f"{glob.escape(prefix)}*.tmp"):
         pid = tmp.name[len(prefix):].split(".", 1)[0]
         if pid.isdigit() and not _process_alive(int(pid)):
-            tmp.unlink(missing_ok=True)
+            if tmp.is_dir() and not tmp.is_symlink():  # a folder of `atomic_folder`
+                shutil.rmtree(tmp, ignore_errors=True)
+            else:
+                tmp.unlink(missing_ok=True)
+
+
+LOCK_TIMEOUT_S = 120  # a folder's write phase takes seconds; longer means a stuck writer
+
+
+def folder_lock(path: str | os.PathLike, timeout: float | None = None):  # type: ignore[no-untyped-def]
+    """An inter-process lock on writing folder `path` (a `filelock.FileLock` on `.<name>.lock` beside it).
+    Acquiring it past `timeout` seconds (default LOCK_TIMEOUT_S) raises `filelock.Timeout`."""
+    from filelock import FileLock
+
+    path = Path(path)
+    return FileLock(str(path.parent / f".{path.name}.lock"), timeout=LOCK_TIMEOUT_S if timeout is None else timeout)
+
+
+@contextlib.contextmanager
+def atomic_folder(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield an empty temporary folder beside `path`; on success it replaces `path` as one unit.
+
+    Under `folder_lock(path)`, so two writers never interleave their files: each folder a reader
+    sees holds one writer's complete set. The swap is two renames (a folder cannot be renamed over a
+    non-empty one); a writer killed between them leaves no `path`, and the stage is simply re-run.
+    A refused write is a one-line SumpipeError naming `path`.
+    """
+    from filelock import Timeout
+
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = folder_lock(path)
+        lock.acquire()
+    except Timeout:
+        raise SumpipeError(f"{path}: another process is writing it (lock {lock.lock_file}); try again "
+                           "when it has finished") from None
+    except OSError as exc:
+        raise _write_error(path, exc) from None
+    tmp: Path | None = None
+    try:
+        _remove_stale_temporaries(path)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent))
+        tmp.chmod(0o777 & ~_current_umask())  # mkdtemp makes it 0700
+        yield tmp
+        _swap_in(tmp, path)
+    except SumpipeError as exc:  # a refused write inside: name the folder the user knows, not the temporary
+        if tmp is None or str(tmp) not in str(exc):
+            raise
+        raise SumpipeError(str(exc).replace(str(tmp), str(path))) from None
+    except OSError as exc:
+        if exc.errno not in WRITE_ERRNOS:
+            raise
+        raise _write_error(path, exc) from None
+    finally:
+        if tmp is not None and tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+        lock.release()
+
+
+def _swap_in(new: Path, path: Path) -> None:
+    """Rename folder `new` to `path`, the previous `path` (if any) removed after."""
+    if not path.exists():
+        os.rename(new, path)
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent))
+    os.rename(path, old / "previous")
+    os.rename(new, path)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def require_writable_folder(path: str | os.PathLike) -> Path:
+    """Create folder `path` (and its parents) and prove a file can be written there, before a long
+    stage spends its time: a read-only or impossible output path is a one-line error now, not a
+    traceback after an hour of training."""
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=f".write-test.{os.getpid()}.", suffix=".tmp", dir=path)
+        os.close(fd)
+        os.unlink(probe)
+    except FileExistsError:
+        raise SumpipeError(f"{path}: cannot create the output folder (a file of that name is in the way)") from None
+    except NotADirectoryError:
+        raise SumpipeError(f"{path}: cannot create the output folder (a parent is a file)") from None
+    except OSError as exc:
+        raise SumpipeError(f"{path}: cannot write ({exc.strerror or exc}); found before the stage started, "
+                           "nothing was changed") from None
+    return path
 
 
 def _process_alive(pid: int) -> bool:
@@ -120,9 +214,13 @@ def write_parquet(df: pd.DataFrame | pa.Table, path: str | os.PathLike) -> Path:
     return Path(path)
 
 
-def read_table(path: str | os.PathLike, columns: list[str] | None = None) -> pa.Table:
+def read_table(path: str | os.PathLike, columns: list[str] | None = None,
+               contract: Contract | None = None) -> pa.Table:
     """Read a Parquet artifact as an Arrow table; missing, truncated or corrupt files and absent
-    columns are one-line errors naming the file."""
+    columns are one-line errors naming the file. With `contract` (`sumpipe.schemas`), the columns
+    the reader relies on are checked first (names, kinds, no NULLs), from the footer."""
+    if contract is not None:
+        open_parquet(path, contract)
     path = Path(path)
     if not path.is_file():
         raise SumpipeError(f"{path}: no such file (run the stage that writes it first, e.g. `dvc repro`)")
@@ -132,20 +230,26 @@ def read_table(path: str | os.PathLike, columns: list[str] | None = None) -> pa.
         raise SumpipeError(f"{path}: cannot read ({(str(exc).splitlines() or [''])[0]})") from None
 
 
-def open_parquet(path: str | os.PathLike) -> pq.ParquetFile:
-    """A Parquet artifact opened for streaming (`iter_batches`), with `read_table`'s one-line errors."""
+def open_parquet(path: str | os.PathLike, contract: Contract | None = None) -> pq.ParquetFile:
+    """A Parquet artifact opened for streaming (`iter_batches`), with `read_table`'s one-line errors
+    and its `contract` check."""
     path = Path(path)
     if not path.is_file():
         raise SumpipeError(f"{path}: no such file (run the stage that writes it first, e.g. `dvc repro`)")
     try:
-        return pq.ParquetFile(path)
+        parquet = pq.ParquetFile(path)
+        if contract is not None:
+            contract.check_schema(path, parquet.schema_arrow)
+            contract.check_nulls(path, parquet.metadata, lambda name: parquet.read(columns=[name]).column(0))
     except (pa.ArrowException, OSError) as exc:  # truncated or not Parquet at all
         raise SumpipeError(f"{path}: cannot read ({(str(exc).splitlines() or [''])[0]})") from None
+    return parquet
 
 
-def read_parquet(path: str | os.PathLike, columns: list[str] | None = None) -> pd.DataFrame:
-    """Read a Parquet artifact into pandas, with `read_table`'s one-line errors."""
-    return read_table(path, columns).to_pandas()
+def read_parquet(path: str | os.PathLike, columns: list[str] | None = None,
+                 contract: Contract | None = None) -> pd.DataFrame:
+    """Read a Parquet artifact into pandas, with `read_table`'s one-line errors and `contract` check."""
+    return read_table(path, columns, contract).to_pandas()
 
 
 def write_json(obj: Any, path: str | os.PathLike) -> Path:
@@ -184,6 +288,37 @@ def write_weights(module: torch.nn.Module, path: str | os.PathLike, *, format: s
     with atomic_path(path) as tmp, native_write_errors():
         save_file(tensors, str(tmp), metadata=None if format is None else {"format": format})
     return Path(path)
+
+
+MAX_HEADER_BYTES = 100 << 20  # safetensors' own limit on the JSON header
+
+
+def safetensors_shapes(path: Path) -> dict[str, tuple[int, ...]]:
+    """Tensor name -> shape, from the safetensors header alone (8-byte length + JSON); nothing else is
+    read and nothing is allocated. A file that is no safetensors is a one-line error."""
+    unreadable = f"{path}: not a readable safetensors file"
+    with path.open("rb") as f:
+        head = f.read(8)
+        if len(head) != 8:
+            raise SumpipeError(f"{unreadable} (shorter than its header)")
+        (length,) = struct.unpack("<Q", head)
+        if length > min(MAX_HEADER_BYTES, path.stat().st_size - 8):
+            raise SumpipeError(f"{unreadable} (header length {length:,} does not fit the file)")
+        try:
+            header = json.loads(f.read(length))
+        except (ValueError, UnicodeDecodeError):
+            raise SumpipeError(f"{unreadable} (header is not JSON)") from None
+    if not isinstance(header, dict):
+        raise SumpipeError(f"{unreadable} (header is not a mapping)")
+    shapes = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        shape = info.get("shape") if isinstance(info, dict) else None
+        if not isinstance(shape, list) or not all(isinstance(n, int) and n >= 0 for n in shape):
+            raise SumpipeError(f"{unreadable} (tensor {name!r} has no valid shape)")
+        shapes[name] = tuple(shape)
+    return shapes
 
 
 def read_json(path: str | os.PathLike) -> Any:

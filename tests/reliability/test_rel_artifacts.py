@@ -33,6 +33,34 @@ def _rewrite_predictions(change):
     return mutate
 
 
+def _rewrite(path: str, change):
+    """Rewrite the Parquet file at `path` through pandas with `change` applied."""
+    def mutate(root: Path) -> None:
+        p = root / path
+        pd.read_parquet(p).pipe(change).to_parquet(p)
+    return mutate
+
+
+def _set_column(path: str, column: str, values):
+    def change(frame: pd.DataFrame) -> pd.DataFrame:
+        return frame.assign(**{column: values(frame)})
+    return _rewrite(path, change)
+
+
+def _null_first(column: str):
+    return lambda f: [None] + f[column].tolist()[1:]
+
+
+def _corpus_without_idf(root: Path) -> None:
+    (root / "data/extractive").mkdir(parents=True, exist_ok=True)
+    pd.DataFrame({"term": ["", "cat"], "entropy": [0.0, 1.0]}).to_parquet(root / "data/extractive/corpus.parquet")
+
+
+TRAIN = "data/processed/train.parquet"
+EXTRACTED_TEST = "data/extracted/first400/test.parquet"
+EXTRACTED_TRAIN = "data/extracted/first400/train.parquet"
+VOCAB = "data/vocab/vocab.parquet"
+
 # case -> (damage, command, expected, the artifact the command must not have written)
 CASES = {
     "truncated processed train.parquet before vocab": (
@@ -60,6 +88,36 @@ CASES = {
         "error: predictions/M1/test.parquet", None),
     "truncated predictions before evaluate": (
         _truncate("predictions/M1/test.parquet"), ["evaluate"], "error: predictions/M1/test.parquet", None),
+    # --- issue 22: Parquet read through each stage's contract (sumpipe.schemas)
+    "NULL source in processed train before vocab": (
+        _set_column(TRAIN, "source", _null_first("source")), ["vocab"],
+        f"error: {TRAIN}: column 'source' has 1 NULL value(s)", "data/vocab/vocab.parquet"),
+    "no reference column before vocab": (
+        _rewrite(TRAIN, lambda f: f.drop(columns=["reference"])), ["vocab"],
+        f"error: {TRAIN}: column 'reference' is missing", "data/vocab/vocab.parquet"),
+    "int sources before extract": (
+        _set_column(TRAIN, "source", lambda f: list(range(len(f)))), ["extract"],
+        f"error: {TRAIN}: column 'source' is int64, expected text", None),
+    "no id column before extract": (
+        _rewrite(TRAIN, lambda f: f.drop(columns=["id"])), ["extract"], f"error: {TRAIN}: column 'id' is missing", None),
+    "NULL id in extracted test before decode": (
+        _set_column(EXTRACTED_TEST, "id", _null_first("id")), ["decode", "--model", "M1"],
+        f"error: {EXTRACTED_TEST}: column 'id' has 1 NULL", None),
+    "int sources in extracted test before decode": (
+        _set_column(EXTRACTED_TEST, "source", lambda f: list(range(len(f)))), ["decode", "--model", "M1"],
+        f"error: {EXTRACTED_TEST}: column 'source' is int64, expected text", None),
+    "NULL reference in extracted train before train": (
+        _set_column(EXTRACTED_TRAIN, "reference", _null_first("reference")), ["train", "--model", "M1"],
+        f"error: {EXTRACTED_TRAIN}: column 'reference' has 1 NULL", None),
+    "NULL token in data/vocab before train": (
+        _set_column(VOCAB, "token", _null_first("token")), ["train", "--model", "M1"],
+        f"error: {VOCAB}: column 'token' has 1 NULL", None),
+    "duplicate token in data/vocab before train": (
+        _set_column(VOCAB, "token", lambda f: f["token"].tolist()[:5] + [f["token"][4]] + f["token"].tolist()[6:]),
+        ["train", "--model", "M1"], f"error: {VOCAB}: vocabulary rows 4 and 5: token", None),
+    "corpus.parquet without idf before extractive": (
+        _corpus_without_idf, ["extractive", "--system", "tfidf"],
+        "error: data/extractive/corpus.parquet: column 'idf' is missing", None),
     "corrupt metrics/rouge.json before decode INPUT": (
         lambda root: (root / "metrics").mkdir(exist_ok=True) or (root / "metrics/rouge.json").write_text("{oops"),
         ["decode", "input.txt"], "ok", None),

@@ -3,8 +3,10 @@ number of examples (rows without a source or a reference, and repeated ids, are 
 
 from __future__ import annotations
 
+import errno
 import gzip
 import json
+import os
 import re
 
 import pyarrow as pa
@@ -79,3 +81,33 @@ def test_local_corpus(name, content, expected, tmp_path, monkeypatch, capsys) ->
 def test_missing_path(tmp_path, monkeypatch, capsys) -> None:
     (tmp_path / "params.yaml").write_text(_params("nowhere.jsonl"))
     check(run_inprocess(["download"], tmp_path, monkeypatch, capsys), "error: nowhere.jsonl: no such file or folder")
+
+
+def _unreadable(path, monkeypatch) -> None:
+    """Make folder `path` unlistable: chmod 000, or (as root, whom permissions do not stop) a scandir
+    that fails on it with EACCES exactly as it would for anyone else."""
+    if os.geteuid() != 0:
+        path.chmod(0)  # the test restores it
+        return
+    real = os.scandir
+
+    def scandir(target=".", *args):
+        if os.path.abspath(target) == str(path):
+            raise PermissionError(errno.EACCES, "Permission denied", str(target))
+        return real(target, *args)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+
+
+def test_unreadable_entry_in_a_corpus_folder(tmp_path, monkeypatch, capsys) -> None:
+    corpus = tmp_path / "corpus"
+    (corpus / "locked").mkdir(parents=True)
+    (corpus / "a.jsonl").write_bytes(_jsonl(GOOD))
+    (tmp_path / "params.yaml").write_text(_params("corpus"))
+    _unreadable(corpus / "locked", monkeypatch)
+    try:
+        result = run_inprocess(["download"], tmp_path, monkeypatch, capsys)
+    finally:
+        (corpus / "locked").chmod(0o755)
+    check(result, "error: ")
+    assert "locked: cannot read this entry of data.path" in result.error_line, result.describe()

@@ -255,7 +255,23 @@ def _repro_while_locked(repo: Repo) -> None:
     _assert_recovered(repo)
 
 
+def _two_trainers(repo: Repo) -> None:
+    """Two `sumpipe train` on one model at once: one trains, the other is refused in one line (or, if
+    the first had finished already, trains too); the folder is one run's complete set either way."""
+    from sumpipe.models.io import load_pretrained
+
+    procs = [_sumpipe(repo, "train", "--model", "M1", "--no-resume") for _ in range(2)]
+    results = [_wait(proc) for proc in procs]
+    assert any(r.outcome == "ok" for r in results), [r.describe() for r in results]
+    for result in results:
+        if result.outcome != "ok":
+            check(result, "error: models/M1: another `sumpipe train` is training this model")
+    load_pretrained(repo.root / "models/M1")  # checksums, hash and shapes all agree: one writer's files
+    assert not repo.temporaries()
+
+
 CONCURRENCY = {
+    "two `sumpipe train` on one model": _two_trainers,
     "two `sumpipe decode` stages on one model": _two_decode_stages,
     "two `sumpipe decode INPUT` on one model": _two_decode_inputs,
     "`dvc repro` while another holds the lock": _repro_while_locked,

@@ -7,7 +7,9 @@ of expectations in EXPECTED (a missing entry falls back to the command's `defaul
 
 from __future__ import annotations
 
+import io
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -61,7 +63,7 @@ EXPECTED = {
         "empty": "error: input.txt: is empty",
         "whitespace only": "error: input.txt: is empty",
         "random bytes": "error: input.txt: looks like a binary file",
-        "Latin-1": "ok",
+        "Latin-1": "error: input.txt: not UTF-8 text (byte 0xe9 at offset 7)",
         "UTF-16 with BOM": "ok",
         "NUL inside English": "error: input.txt: looks like a binary file",
         "50 MB": "ok",
@@ -181,6 +183,9 @@ OPTIONS = {
     "--model /etc": (["--model", "/etc"], "error: unknown model '/etc'"),
     "--model M9": (["--model", "M9"], "error: unknown model 'M9'"),
     "--greedy --sample": (["--greedy", "--sample"], "error: --greedy and --sample exclude each other"),
+    # issue 22: above the implied maximum (1.2 x the model's 8 summary tokens) it was silently cut
+    "--min-length 500": (["--min-length", "500"], "error: --min-length (decode.min_length) 500 is above the longest"),
+    "--min-length 500 --max-length 600": (["--min-length", "500", "--max-length", "600", "--greedy"], "ok"),
 }
 
 
@@ -203,3 +208,42 @@ def test_rouge_option(args, expected, tmp_path, monkeypatch, capsys) -> None:
     (tmp_path / "s.jsonl").write_text('{"summary": "the cat sat"}\n', encoding="utf-8")
     result = run_inprocess(["rouge", *args, "s.jsonl", "s.jsonl"], tmp_path, monkeypatch, capsys)
     check(result, expected)
+
+
+def test_rouge_column_on_text_files_is_refused(tmp_path, monkeypatch, capsys) -> None:
+    (tmp_path / "a.txt").write_text("the cat sat\n", encoding="utf-8")
+    result = run_inprocess(["rouge", "--column", "x", "a.txt", "a.txt"], tmp_path, monkeypatch, capsys)
+    check(result, "error: a.txt: plain text (one summary per line) has no column 'x'")
+
+
+# --------------------------------------------------------------------------------------------
+# Endless streams (issue 22): several documents are read up to a cap, then a clear error
+# --------------------------------------------------------------------------------------------
+class _Endless(io.RawIOBase):
+    """A stdin that never ends (`yes the cat sat |`)."""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        line = b"the cat sat on the mat .\n"
+        n = len(buffer)
+        buffer[:n] = (line * (n // len(line) + 1))[:n]
+        return n
+
+
+@pytest.mark.parametrize("mode", ["--per-line", "--per-block"])
+def test_endless_stdin_is_refused_at_the_cap(mode, workdir, monkeypatch, capsys) -> None:
+    import sumpipe.decode.interactive as interactive
+
+    monkeypatch.setattr(interactive, "MAX_STREAM_BYTES", 1 << 20)  # the same check, 1 MB instead of 256
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(_Endless())))
+    result = run_inprocess(["decode", "-m", "M1", mode, "-"], workdir, monkeypatch, capsys)
+    check(result, "error: stdin: larger than 1 MB, the most one run reads")
+
+
+@pytest.mark.faults  # reads 256 MB from a pipe: ~20 s on 2 cores
+def test_endless_pipe_is_refused_at_the_real_cap(workdir) -> None:
+    result = run_subprocess(sumpipe_argv("decode", "-m", "M1", "--per-line", "-"), workdir, timeout=300,
+                            shell_prefix="yes 'the cat sat on the mat .' |")
+    check(result, "error: stdin: larger than 256 MB")

@@ -41,10 +41,26 @@ def _write_card(d: Path, card: dict) -> None:
 
 
 def _rehash(d: Path) -> None:
-    """Make config.json vouch for whatever model.safetensors now holds (an attacker controls both)."""
+    """Make config.json vouch for whatever model.safetensors now holds, and SHA256SUMS for the rest
+    (an attacker controls every file)."""
+    from sumpipe.models.io import write_manifest
+
     card = _card(d)
     card["weights_sha256"] = hashlib.sha256((d / "model.safetensors").read_bytes()).hexdigest()
     _write_card(d, card)
+    write_manifest(d)
+
+
+def _permute_vocab(d: Path) -> None:
+    """The same words in another order: every id decodes to a wrong word."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(d / "vocab.parquet")
+    order = list(range(table.num_rows))
+    order[4], order[5] = order[5], order[4]
+    tokens = table.column("token").take(pa.array(order))
+    pq.write_table(table.set_column(table.schema.get_field_index("token"), "token", tokens), d / "vocab.parquet")
 
 
 def _truncate(d: Path) -> None:
@@ -102,7 +118,23 @@ MUTATIONS = {
     "config.json says rnn, transformer arch and weights": (_set("family", "rnn"), "error: config.json: arch."),
     "config.json arch wrong type": (_set_arch("d_model", "wide"), "error: config.json: arch.d_model"),
     "config.json arch zero size": (_set_arch("n_heads", 0), "error: config.json: arch.n_heads"),
-    "config.json vs other weights": (_other_weights, "error: model.safetensors: does not fit the architecture"),
+    "config.json vs other weights": (_other_weights, "error: config.json: does not match SHA256SUMS"),
+    "config.json vs other weights, checksums updated": (_both(_other_weights, _rehash),
+                                                        "error: model.safetensors: does not fit the architecture"),
+    "config.json claims 10**9 words": (_both(_set_arch("vocab_size", 10**9), _set("vocab_size", 10**9), _rehash),
+                                       "error: config.json: arch.vocab_size: must be <="),
+    "config.json claims 10**6 words, checksums updated": (_both(_set_arch("vocab_size", 10**6), _rehash),
+                                                          "error: model.safetensors: does not fit the architecture"),
+    "config.json d_model 65536": (_both(_set_arch("d_model", 65536), _rehash), "error: config.json: arch.d_model"),
+    "vocab.parquet rows permuted": (_permute_vocab, "error: vocab.parquet: does not match SHA256SUMS"),
+    "vocab.parquet permuted, checksums updated": (_both(_permute_vocab, _rehash), "ok"),  # cannot be told apart
+    "SHA256SUMS deleted": (lambda d: (d / "SHA256SUMS").unlink(), "error: SHA256SUMS is missing"),
+    "SHA256SUMS garbage": (lambda d: (d / "SHA256SUMS").write_text("hello\n"),
+                           "error: SHA256SUMS: not a checksum list"),
+    "SHA256SUMS without config.json": (lambda d: (d / "SHA256SUMS").write_text(""),
+                                       "error: SHA256SUMS: does not cover config.json"),
+    "safetensors header length absurd": (_both(lambda d: (d / "model.safetensors").write_bytes(b"\xff" * 64), _rehash),
+                                         "error: model.safetensors: not a readable safetensors file"),
     "vocab.parquet deleted": (lambda d: (d / "vocab.parquet").unlink(), "error: vocab.parquet"),
     "vocab.parquet truncated": (lambda d: (d / "vocab.parquet").write_bytes(b"PAR1\x00\x00"), "error: vocab.parquet"),
     "pickle as weights": (_pickle, "error: model.safetensors: does not match config.json"),

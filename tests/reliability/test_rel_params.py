@@ -29,6 +29,17 @@ def _with(section: str, key: str, value) -> str:
     return yaml.safe_dump(params, sort_keys=False)
 
 
+def _at(path: str, value) -> str:
+    """The default params with the key at dotted `path` set to `value` (parents created)."""
+    params = _default()
+    *parents, leaf = path.split(".")
+    node = params
+    for part in parents:
+        node = node.setdefault(part, {})
+    node[leaf] = value
+    return yaml.safe_dump(params, sort_keys=False)
+
+
 def _without(*sections: str) -> str:
     params = _default()
     for section in sections:
@@ -72,6 +83,40 @@ CASES = {
     "billion laughs at an unknown key": (_bomb_at("surprise"), "error: surprise: unknown key"),
     "billion laughs in a list of str": (_bomb_at("data.pydoc.packages"), "error: data.pydoc.packages"),
     "billion laughs in a mapping": (_bomb_at("data.pydoc"), "error: data.pydoc"),
+    # --- issue 22: every key checked, sizes bounded, options typed, paths and names checked
+    "bootstrap_samples 200,000,000": (_with("evaluate", "bootstrap_samples", 200_000_000),
+                                      "error: evaluate.bootstrap_samples: must be <= 100,000"),
+    "encoder max_positions 10**9": (_at("pretrain.encoder.max_positions", 10**9),
+                                    "error: pretrain.encoder.max_positions: must be <="),
+    "model.d_model 65536": (_with("model", "d_model", 65536), "error: model.d_model: must be <="),
+    "a model that cannot fit in RAM": (_at("model", {**_default()["model"], "d_model": 8192, "d_ff": 65536,
+                                                     "n_layers": 128, "n_heads": 8, "vocab_size": 2_000_000}),
+                                       "error: model.d_model: the model has"),
+    "vocab.size 10**9": (_with("vocab", "size", 10**9), "error: vocab.size: must be <="),
+    "decode.beam_size 10**7": (_with("decode", "beam_size", 10**7), "error: decode.beam_size: must be <="),
+    "rnn hidden_dim 10**6 (train)": (_at("families.rnn.hidden_dim", 10**6), "error: families.rnn.hidden_dim",
+                                     ["train", "--model", "PG-cov"]),
+    "lexrank threshold abc": (_at("extractive.options.lexrank.threshold", "abc"),
+                              "error: extractive.options.lexrank: extractive method 'lexrank': bad option threshold: expected float, got 'abc'", ["extractive", "--system", "lexrank"]),
+    "nmf topics -1": (_at("extractive.options.nmf.topics", -1), "error: extractive.options.nmf: extractive method 'nmf': bad option topics: must be in [1, 1000]",
+                      ["extractive", "--system", "nmf"]),
+    "textrank damping abc": (_at("extractive.options.textrank", {"damping": "abc"}),
+                             "error: extractive.options.textrank: extractive method 'textrank': bad option damping: expected float", ["extractive", "--system", "textrank"]),
+    "lsa dimensions -2": (_at("extractive.options.lsa.dimensions", -2), "error: extractive.options.lsa: extractive method 'lsa': bad option dimensions: must be in [0, 1000]",
+                          ["extractive", "--system", "lsa"]),
+    "lsa dimensions -2 in an extract budget": (
+        _at("extract.budgets", [{"method": "lsa", "tokens": 30, "options": {"dimensions": -2}}]),
+        "error: extract.budgets[0].options", ["extract"]),
+    "paths.processed = paths.raw": (_at("paths.processed", "data/raw"),
+                                    "error: paths.raw: 'data/raw' is the same folder as paths.processed"),
+    "paths.models inside paths.raw": (_at("paths.models", "data/raw/models"),
+                                      "error: paths.models: 'data/raw/models' is inside paths.raw"),
+    "model name is a path (train)": (_at("models", {"../../../x/M1": {"family": "transformer", "input": "first400"}}),
+                                     "error: models.../../../x/M1: '../../../x/M1' is not a name",
+                                     ["train", "--model", "../../../x/M1"]),
+    "model name '..'": (_at("models", {"..": {"family": "transformer", "input": "first400"}}),
+                        "error: models...: '..' is not a name"),
+    "crosseval model name is a path": (_at("crosseval.models", ["../M1"]), "error: crosseval.models[0]: '../M1' is not"),
 }
 
 

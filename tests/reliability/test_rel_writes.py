@@ -37,6 +37,11 @@ WRITES = {
 }
 
 
+# A model folder is written as one unit beside it (sumpipe.io.atomic_folder): its parent is the folder
+# written into, and it is tested before training starts.
+WRITTEN_IN = {"models/M1/model.safetensors": "models"}
+
+
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -78,7 +83,7 @@ def test_full_disk_keeps_the_previous_artifact(argv, artifact, pipeline, tmp_pat
 @pytest.mark.parametrize(("argv", "artifact"), [pytest.param(*v, id=k) for k, v in WRITES.items()])
 def test_read_only_output_folder(argv, artifact, pipeline, tmp_path, monkeypatch, capsys) -> None:
     root = _copy(pipeline, tmp_path)
-    folder = (root / artifact).parent
+    folder = root / WRITTEN_IN.get(artifact, str(Path(artifact).parent))
     before = _digest(root / artifact)
     if os.geteuid() == 0:
         real_mkstemp = tempfile.mkstemp
@@ -95,7 +100,23 @@ def test_read_only_output_folder(argv, artifact, pipeline, tmp_path, monkeypatch
         result = run_inprocess(argv, root, monkeypatch, capsys)
     finally:
         folder.chmod(0o755)
-    check(result, f"error: {Path(artifact).parent}")
+    check(result, f"error: {folder.relative_to(root)}")
     assert "cannot write (Permission denied)" in result.error_line
+    assert "epoch" not in result.err, "training ran before the output folder was tested"
     assert _digest(root / artifact) == before
     _no_temporaries(root)
+
+
+# --------------------------------------------------------------------------------------------
+# Two trainers on one model folder (issue 22): the second is refused at once, before training
+# --------------------------------------------------------------------------------------------
+def test_second_trainer_on_one_model_is_refused(pipeline, tmp_path, monkeypatch, capsys) -> None:
+    from filelock import FileLock
+
+    root = _copy(pipeline, tmp_path)
+    before = _digest(root / "models/M1/model.safetensors")
+    with FileLock(str(root / "models/.M1.train.lock"), timeout=0):  # the first trainer, still training
+        result = run_inprocess(["train", "--model", "M1", "--no-resume"], root, monkeypatch, capsys)
+    check(result, "error: models/M1: another `sumpipe train` is training this model")
+    assert "epoch" not in result.err
+    assert _digest(root / "models/M1/model.safetensors") == before

@@ -22,6 +22,7 @@ import gzip
 import io
 import json
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,11 +55,23 @@ def supported_files(path: Path) -> list[Path]:
             raise SumpipeError(f"{path}: unsupported file type (expected {', '.join(SUFFIXES)})")
         return [path]
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.is_file() and _suffix(p) is not None)
+        files = sorted(p for p in _walk(path) if p.is_file() and _suffix(p) is not None)
         if not files:
             raise SumpipeError(f"{path}: folder holds no {', '.join(SUFFIXES)} files")
         return files
     raise SumpipeError(f"{path}: no such file or folder (data.path)")
+
+
+def _walk(root: Path) -> list[Path]:
+    """Every entry under folder `root` (symlinked folders not followed, as `Path.rglob`); a sub-folder
+    that cannot be listed is a one-line error naming it, not a PermissionError traceback."""
+    def refuse(exc: OSError) -> None:
+        raise SumpipeError(f"{exc.filename}: cannot read this entry of data.path ({exc.strerror or exc})")
+
+    entries = []
+    for folder, dirs, names in os.walk(root, onerror=refuse):
+        entries += [Path(folder) / name for name in names]
+    return entries
 
 
 def _decode(data: bytes) -> tuple[str, bool]:

@@ -51,7 +51,8 @@ class Summary:
 
     With details: p_gen[t] is the generation probability when tokens[t] was produced, and
     attention (T, S) float32 numpy the copy attention of step t over `source_tokens` (the S tokens
-    the model read); both None otherwise.
+    the model read), and for a multi-head copy attention (the transformer's) head_attention
+    (H, T, S) float32 numpy, each head's weights (their mean is `attention`); None otherwise.
     """
 
     tokens: list[str]
@@ -60,6 +61,7 @@ class Summary:
     p_gen: list[float] | None
     attention: Any
     source_tokens: list[str]
+    head_attention: Any = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -169,6 +171,9 @@ def summarize(
 
     codec = get_family(card.family).codec(vocab, card.arch)
     max_length = resolve_max_length(cfg, card)
+    if cfg.min_length > max_length:  # the search would cut it to max_length, silently
+        raise SumpipeError(f"--min-length (decode.min_length) {cfg.min_length} is above the longest summary, "
+                           f"{max_length} words: raise --max-length (decode.max_length) too")
     device = model_device(model)
     if cfg.strategy == "sample" and generator is None:
         generator = make_generator(cfg.seed, device)
@@ -188,11 +193,13 @@ def summarize(
             for i, hyp in zip(chunk, hyps):
                 example = examples[i]
                 tokens = codec.words(hyp.tokens, example)
-                attention = None
+                attention = heads = None
                 if details and hyp.attention is not None:
                     attention = hyp.attention[:, : len(example.src)].numpy()
+                if details and hyp.head_attention is not None:  # (T, H, S) -> (H, T, S)
+                    heads = hyp.head_attention[:, :, : len(example.src)].permute(1, 0, 2).numpy()
                 results[i] = Summary(tokens, summary_text(tokens), hyp.score, hyp.p_gen, attention,
-                                     codec.source_tokens(documents[i]))
+                                     codec.source_tokens(documents[i]), heads)
             if progress is not None:
                 if device.type == "cuda":
                     torch.cuda.synchronize(device)

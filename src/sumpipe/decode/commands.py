@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
+from typer.core import TyperCommand
 
 from sumpipe.errors import SumpipeError
-from sumpipe.options import ParamsOption
+from sumpipe.options import ParamsOption, flag
 
 DEFAULT_PARAMS = Path("params.yaml")
 
@@ -33,8 +34,8 @@ def decode(
         help="model name under models/ or a model directory (default: best rougeL in metrics/rouge.json, else M1)",
     )] = None,
     beam: Annotated[Optional[int], typer.Option("--beam", "-b", help="beam size (default: decode.beam_size)")] = None,
-    greedy: Annotated[bool, typer.Option("--greedy", help="greedy decoding")] = False,
-    sample: Annotated[bool, typer.Option("--sample", help="top-k / top-p sampling")] = False,
+    greedy: Annotated[bool, flag("--greedy", help="greedy decoding")] = False,
+    sample: Annotated[bool, flag("--sample", help="top-k / top-p sampling")] = False,
     top_k: Annotated[Optional[int], typer.Option("--top-k", help="sampling: keep the k best words (0 = all)")] = None,
     top_p: Annotated[Optional[float], typer.Option("--top-p", help="sampling: nucleus probability mass")] = None,
     temperature: Annotated[Optional[float], typer.Option("--temperature", help="sampling temperature")] = None,
@@ -45,10 +46,10 @@ def decode(
     length_penalty: Annotated[Optional[float], typer.Option("--length-penalty", help="GNMT alpha")] = None,
     block_ngram: Annotated[Optional[int], typer.Option(
         "--block-ngram", help="never repeat an n-gram of this size (0 = off)")] = None,
-    per_line: Annotated[bool, typer.Option("--per-line", help="one document per line")] = False,
-    per_block: Annotated[bool, typer.Option("--per-block", help="one document per blank-line-separated block")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="JSON Lines with tokens, score, p_gen and attention")] = False,
-    as_tokens: Annotated[bool, typer.Option(
+    per_line: Annotated[bool, flag("--per-line", help="one document per line")] = False,
+    per_block: Annotated[bool, flag("--per-block", help="one document per blank-line-separated block")] = False,
+    as_json: Annotated[bool, flag("--json", help="JSON Lines with tokens, score, p_gen and attention")] = False,
+    as_tokens: Annotated[bool, flag(
         "--tokens", help="print the pipeline's tokenized form (lowercased, space-separated; what ROUGE scores)")] = False,
     params: ParamsOption = DEFAULT_PARAMS,
 ) -> None:
@@ -103,10 +104,12 @@ def _decode_config(base, overrides: dict):
 def _run_input(input: str, params: Path, model: str | None, overrides: dict, per_line: bool,
                per_block: bool, as_json: bool, as_tokens: bool) -> None:
     from sumpipe.decode.api import MAX_RAW_CHARS
-    from sumpipe.decode.interactive import model_note, read_input, resolve_model, split_documents, summarize_input
+    from sumpipe.decode.interactive import (MAX_STREAM_BYTES, model_note, read_input, resolve_model,
+                                            split_documents, summarize_input)
 
     single = not (per_line or per_block)
-    text = read_input(input, limit_bytes=4 * MAX_RAW_CHARS if single else None)
+    text = read_input(input, limit_bytes=4 * MAX_RAW_CHARS if single else None,
+                      max_bytes=None if single else MAX_STREAM_BYTES)
     documents = split_documents(text, per_line, per_block)
     if not documents:
         raise SumpipeError(f"{'stdin' if input == '-' else input}: is empty")
@@ -134,18 +137,36 @@ def _run_stage(params: Path, model: str | None) -> None:
         if not names:
             raise SumpipeError(f"no trained models in {root}/ (run `dvc repro` first)")
     for name in names:
-        result = decode_stage(root / name, p.paths.extracted, Path(p.paths.predictions) / name, p.decode)
+        result = decode_stage(root / name, p.paths.extracted, Path(p.paths.predictions) / name, p.decode,
+                              timings_dir=p.paths.timings)
         rate = result.n_documents / result.seconds if result.seconds > 0 else float("inf")
         typer.echo(f"decode {name}: {result.n_documents} summaries -> {result.path} "
                    f"({result.seconds:.1f} s, {rate:.1f} docs/s, max {result.max_length} words)")
 
 
+METHOD_HELP = "extractive method"
+
+
+class SummarizeCommand(TyperCommand):
+    """`sumpipe summarize`'s command: its --help lists every extractive method of the registry
+    (`sumpipe.extract.scorers.METHODS`), imported only when the help is shown."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        from sumpipe.extract.scorers import METHODS
+
+        names = [f"{n} (reads the reference: refused)" if METHODS[n].uses_reference else n for n in sorted(METHODS)]
+        for param in self.params:
+            if param.name == "method":
+                param.help = f"{METHOD_HELP}: {', '.join(names)}"
+        super().format_help(ctx, formatter)
+
+
 def summarize(
     input: Annotated[str, typer.Argument(help="a text file, or - for stdin")],
-    method: Annotated[str, typer.Option("--method", help="extractive method: lead, wordfreq, tfidf, lsa, textrank, ...")] = "textrank",
+    method: Annotated[str, typer.Option("--method", help=METHOD_HELP)] = "textrank",
     sentences: Annotated[Optional[int], typer.Option("--sentences", min=1, help="summary sentences")] = 3,
     max_tokens: Annotated[Optional[int], typer.Option("--max-tokens", min=1, help="at most this many tokens")] = None,
-    as_tokens: Annotated[bool, typer.Option(
+    as_tokens: Annotated[bool, flag(
         "--tokens", help="print the pipeline's tokenized form (lowercased, one sentence a line) instead of "
                          "the input's own sentences")] = False,
     params: ParamsOption = Path("params.yaml"),

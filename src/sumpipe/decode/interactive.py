@@ -8,10 +8,12 @@ Bad input is a one-line `SumpipeError`, decided as follows:
 - a missing path, a directory, an unreadable file: rejected;
 - UTF-16/UTF-32 with a byte order mark: decoded as such (a UTF-8 BOM is dropped);
 - otherwise NUL bytes in the first 64 KiB: rejected as binary;
-- other invalid UTF-8: decoded with U+FFFD replacements, which preprocessing drops;
+- other invalid UTF-8 (e.g. a Latin-1 file): rejected, naming the first bad byte and its offset
+  (nothing is dropped silently; a UTF-8 sequence cut by the size cap below is not an error);
 - empty or whitespace-only input: rejected;
 - a huge file: only the first `MAX_RAW_CHARS` characters (about 4 bytes each at most) of a single
-  document are read; with --per-line/--per-block each document is cut to that length;
+  document are read; with --per-line/--per-block each document is cut to that length, and the input
+  as a whole may not exceed `MAX_STREAM_BYTES` (an endless stream is an error, not a MemoryError);
 - no Latin-script text after preprocessing (it drops non-ASCII characters): rejected for a single
   document; with several documents such a document is reported on stderr and gets an empty summary.
 """
@@ -29,6 +31,7 @@ from sumpipe.errors import SumpipeError
 from sumpipe.io import text_encoding
 
 SNIFF_BYTES = 1 << 16
+MAX_STREAM_BYTES = 256 << 20  # several documents at once: ~1 M news articles; past it, split the input
 NO_TEXT = "no Latin-script text to summarise (preprocessing keeps ASCII only)"
 
 
@@ -39,9 +42,12 @@ def _read_bytes(stream: BinaryIO, limit: int | None) -> bytes:
     return stream.read() if limit is None else stream.read(limit)
 
 
-def read_input(source: str, limit_bytes: int | None = None) -> str:
-    """The text of file `source` ("-" = stdin), checked as described in the module docstring."""
+def read_input(source: str, limit_bytes: int | None = None, max_bytes: int | None = None) -> str:
+    """The text of file `source` ("-" = stdin), checked as described in the module docstring:
+    `limit_bytes` reads only that much (one document is cut), `max_bytes` refuses a larger input."""
     name = "stdin" if source == "-" else source
+    if limit_bytes is None and max_bytes is not None:
+        limit_bytes = max_bytes + 1  # one byte more tells a too-large input from one that fits exactly
     if source == "-":
         if sys.stdin is None:  # the shell closed fd 0 (`0<&-`), so Python has no sys.stdin at all
             raise SumpipeError("stdin: is closed; give a file or pipe text in")
@@ -57,13 +63,28 @@ def read_input(source: str, limit_bytes: int | None = None) -> str:
                 data = _read_bytes(f, limit_bytes)
         except OSError as exc:
             raise SumpipeError(f"{source}: cannot be read ({exc.strerror or exc})") from None
+    if max_bytes is not None and len(data) > max_bytes:
+        raise SumpipeError(f"{name}: larger than {max_bytes >> 20} MB, the most one run reads; split the input")
     encoding = text_encoding(data[:4])
     if encoding == "utf-8-sig" and b"\x00" in data[:SNIFF_BYTES]:
         raise SumpipeError(f"{name}: looks like a binary file (NUL bytes); give UTF-8 text")
-    text = data.decode(encoding, errors="replace")
+    text = decode_text(data, encoding, name, truncated=limit_bytes is not None and len(data) >= limit_bytes)
     if not text.strip():
         raise SumpipeError(f"{name}: is empty")
     return text
+
+
+def decode_text(data: bytes, encoding: str, name: str, truncated: bool = False) -> str:
+    """`data` decoded strictly; invalid bytes are a one-line error naming the first one and its byte
+    offset. When the read was cut at a size cap (`truncated`), a character the cut split is dropped."""
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        if truncated and exc.reason == "unexpected end of data":
+            return data[: exc.start].decode(encoding)
+        label = "UTF-8" if encoding == "utf-8-sig" else encoding.upper()
+        raise SumpipeError(f"{name}: not {label} text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+                           "save it as UTF-8, e.g. `iconv -f latin1 -t utf-8`") from None
 
 
 def split_documents(text: str, per_line: bool, per_block: bool) -> list[str]:

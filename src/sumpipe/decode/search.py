@@ -53,7 +53,8 @@ class Hypothesis:
 
     tokens: extended ids without `</s>`; log_prob: log P(tokens + `</s>`); score: log_prob / lp.
     With details: p_gen[t] and attention[t] (S,) are the model's p_gen and copy attention at the
-    step that produced tokens[t] (attention is a (T, S) float32 CPU tensor).
+    step that produced tokens[t] (attention is a (T, S) float32 CPU tensor); a multi-head copy
+    attention (the transformer's) also gives head_attention (T, H, S), each head's weights.
     """
 
     tokens: list[int]
@@ -61,6 +62,7 @@ class Hypothesis:
     log_prob: float
     p_gen: list[float] | None = None
     attention: torch.Tensor | None = None
+    head_attention: torch.Tensor | None = None
 
 
 def length_penalty(length: int, alpha: float) -> float:
@@ -147,13 +149,15 @@ def _start(model: Any, batch: Any) -> tuple[Any, int, torch.device, torch.Tensor
 
 
 class _Details:
-    """Per-row p_gen (N, t) and attention (N, t, S) histories, kept only when asked for. Both `info`
-    keys are optional (a family without a copy mechanism returns neither): a missing one stays None."""
+    """Per-row p_gen (N, t), attention (N, t, S) and per-head attention (N, t, H, S) histories, kept only
+    when asked for. Every `info` key is optional (a family without a copy mechanism returns none, one
+    with a single attention no "head_attn"): a missing one stays None."""
 
     def __init__(self, enabled: bool, n_rows: int, device: torch.device) -> None:
         self.enabled = enabled
         self.p_gen: torch.Tensor | None = None
         self.attn: torch.Tensor | None = None
+        self.head_attn: torch.Tensor | None = None
 
     @staticmethod
     def _extend(history: torch.Tensor | None, rows: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
@@ -170,6 +174,8 @@ class _Details:
             self.p_gen = self._extend(self.p_gen, rows, info["p_gen"].reshape(-1))
         if "attn" in info:
             self.attn = self._extend(self.attn, rows, info["attn"])
+        if "head_attn" in info:
+            self.head_attn = self._extend(self.head_attn, rows, info["head_attn"])
 
     def of_row(self, row: int) -> tuple[list[float] | None, torch.Tensor | None]:
         if not self.enabled:
@@ -177,6 +183,12 @@ class _Details:
         p_gen = self.p_gen[row].tolist() if self.p_gen is not None else None
         attn = self.attn[row].cpu() if self.attn is not None else None
         return p_gen, attn
+
+    def heads_of_row(self, row: int) -> torch.Tensor | None:
+        """Row `row`'s per-head attention (t, H, S) on the CPU, or None."""
+        if not self.enabled or self.head_attn is None:
+            return None
+        return self.head_attn[row].cpu()
 
 
 # --------------------------------------------------------------------------------------------
@@ -231,7 +243,7 @@ def beam_search(
                 log_prob = float(top_scores[i, r])
                 p_gen, attn = trace.of_row(row)
                 finished[active[i]].append(
-                    Hypothesis(history[row].tolist(), log_prob / lp, log_prob, p_gen, attn))
+                    Hypothesis(history[row].tolist(), log_prob / lp, log_prob, p_gen, attn, trace.heads_of_row(row)))
 
         # 2. The k best extensions that are not `</s>` become the next beams (a stable sort keeps
         # their rank order; at most k of the 2k candidates are `</s>`, one per beam).
@@ -344,7 +356,8 @@ def sample_search(
             for i in (i for i, e in enumerate(ends) if e):
                 p_gen, attn = trace.of_row(i)
                 value = float(logp[i])
-                results[active[i]] = Hypothesis(history[i].tolist(), value / lp, value, p_gen, attn)
+                results[active[i]] = Hypothesis(history[i].tolist(), value / lp, value, p_gen, attn,
+                                                trace.heads_of_row(i))
         still = [i for i, e in enumerate(ends) if not e]
         if not still:
             break

@@ -2,11 +2,12 @@
 
     models/<name>/                       (model.safetensors, config.json naming its `input`)
     data/extracted/<input>/<split>.parquet   id, source, reference(, references)
-        -> predictions/<name>/<split>.parquet  id, prediction, reference(, references), decode_seconds
+        -> predictions/<name>/<split>.parquet  id, prediction, reference(, references)
 
-Documents are decoded in batches of similar length (`sumpipe.decode.api.summarize`); a
-document's `decode_seconds` is its batch's wall time divided by the batch size. Rows keep the
-input order. A source left empty by the selection gets an empty prediction.
+Documents are decoded in batches of similar length (`sumpipe.decode.api.summarize`). Rows keep the
+input order. A source left empty by the selection gets an empty prediction. The run's wall time goes
+to `<timings>/decode/<name>.json` (`sumpipe.timings`), not into the predictions: DVC hashes those, and
+a rerun that decodes the same summaries must leave dvc.lock unchanged.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from sumpipe.config import DecodeConfig
 from sumpipe.errors import SumpipeError
+from sumpipe.schemas import EXTRACTED
 
 
 @dataclass
@@ -33,8 +35,10 @@ def decode_stage(
     extracted_dir: str | Path,
     predictions_dir: str | Path,
     cfg: DecodeConfig,
+    timings_dir: str | Path | None = None,
 ) -> DecodeResult:
-    """Write `predictions_dir/<cfg.split>.parquet` for the model in `model_dir` (module docstring)."""
+    """Write `predictions_dir/<cfg.split>.parquet` for the model in `model_dir` (module docstring), and
+    the run's figures to `<timings_dir>/decode/<model name>.json` when `timings_dir` is given."""
     import pandas as pd
     from tqdm import tqdm
 
@@ -47,7 +51,7 @@ def decode_stage(
     selection = card.input
     if not selection:
         raise SumpipeError(f"{model_dir}/config.json: names no input selection (`input`), cannot pick its data")
-    frame = read_parquet(Path(extracted_dir) / selection / f"{cfg.split}.parquet")
+    frame = read_parquet(Path(extracted_dir) / selection / f"{cfg.split}.parquet", contract=EXTRACTED)
     missing = sorted({"id", "source", "reference"} - set(frame.columns))
     if missing:
         raise SumpipeError(f"{extracted_dir}/{selection}/{cfg.split}.parquet: lacks column(s) {', '.join(missing)}")
@@ -57,13 +61,10 @@ def decode_stage(
     sources = frame["source"].fillna("").astype(str).tolist()
     todo = [i for i, s in enumerate(sources) if s.split()]
     predictions = [""] * len(frame)
-    seconds = [0.0] * len(frame)
     started = time.perf_counter()
     with tqdm(total=len(todo), desc=f"decode {model_dir.name}", unit="doc", disable=None) as bar:
 
         def progress(chunk: list[int], elapsed: float) -> None:
-            for j in chunk:
-                seconds[todo[j]] = elapsed / len(chunk)
             bar.update(len(chunk))
 
         summaries = summarize(model, vocab, card, [sources[i] for i in todo], cfg, progress=progress)
@@ -75,6 +76,18 @@ def decode_stage(
                            "reference": frame["reference"]}
     if "references" in frame.columns:
         out["references"] = frame["references"]
-    out["decode_seconds"] = seconds
     path = write_parquet(pd.DataFrame(out), Path(predictions_dir) / f"{cfg.split}.parquet")
-    return DecodeResult(path, len(frame), total, resolve_max_length(cfg, card))
+    result = DecodeResult(path, len(frame), total, resolve_max_length(cfg, card))
+    if timings_dir is not None:
+        _record_timings(timings_dir, model_dir.name, result, len(todo), cfg)
+    return result
+
+
+def _record_timings(timings_dir: str | Path, name: str, result: DecodeResult, decoded: int, cfg: DecodeConfig) -> None:
+    from sumpipe.timings import record_run
+
+    record_run(timings_dir, "decode", name, {
+        "documents": result.n_documents, "decoded": decoded, "seconds": round(result.seconds, 3),
+        "docs_per_s": round(decoded / result.seconds, 2) if result.seconds > 0 else None,
+        "strategy": cfg.strategy, "batch_size": cfg.batch_size,
+    })

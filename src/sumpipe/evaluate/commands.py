@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from sumpipe.options import ParamsOption
+from sumpipe.options import ParamsOption, flag
 
 
 def evaluate(params: ParamsOption = Path("params.yaml")) -> None:
@@ -34,9 +34,9 @@ def rouge(
     ref_column: Annotated[Optional[str], typer.Option("--ref-column", help="reference column/field")] = None,
     bootstrap: Annotated[int, typer.Option("--bootstrap", min=1, help="bootstrap resamples for the intervals")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="bootstrap seed")] = 1234,
-    no_stem: Annotated[bool, typer.Option("--no-stem", help="turn the Porter stemmer off")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of a table")] = False,
-    split_sentences: Annotated[bool, typer.Option(
+    no_stem: Annotated[bool, flag("--no-stem", help="turn the Porter stemmer off")] = False,
+    as_json: Annotated[bool, flag("--json", help="print JSON instead of a table")] = False,
+    split_sentences: Annotated[bool, flag(
         "--split-sentences", help="split summaries into sentences with Punkt before ROUGE-Lsum "
                                   "(rouge-score's split_summaries=True); default: a summary's lines")] = False,
 ) -> None:

@@ -3,7 +3,8 @@
 - `*.parquet`: a column by name;
 - `*.jsonl`, `*.json` (one object per line), optionally `.gz`: a field by name; a dotted name
   reaches into nested objects (`system_outputs.ptgen`);
-- anything else (optionally `.gz`): plain text, one summary per line (the column name is ignored);
+- anything else (optionally `.gz`): plain text, one summary per line (it has no columns: naming one
+  is an error rather than silently ignored);
   a line is one sentence for ROUGE-Lsum, so use JSONL or Parquet for multi-sentence summaries.
 
 A value may be a list of strings: several references for one example (scored as `score_multi`).
@@ -88,6 +89,9 @@ def read_summaries(path: str | Path, column: str | None = None,
     if not path.is_file():
         raise SumpipeError(f"{path}: no such file")
     kind = file_kind(path)
+    if kind == "lines" and column is not None:
+        raise SumpipeError(f"{path}: plain text (one summary per line) has no column {column!r}; "
+                           "drop --column/--ref-column or give a .jsonl or .parquet file")
     if kind == "parquet":
         return _read_parquet(path, column, defaults)
     try:

@@ -28,6 +28,7 @@ import pandas as pd
 
 from sumpipe.config import EvaluateConfig, PathsConfig
 from sumpipe.errors import SumpipeError
+from sumpipe.schemas import PROCESSED
 from sumpipe.evaluate.abstractiveness import abstractiveness
 from sumpipe.evaluate.bootstrap import confidence_intervals
 from sumpipe.evaluate.rare_words import rare_word_recall
@@ -104,7 +105,7 @@ def collect_systems(paths: PathsConfig, cfg: EvaluateConfig, model_names: list[s
                     split: str = SPLIT) -> tuple[dict[str, pd.DataFrame], list[str]]:
     """{system: DataFrame(id, prediction, references)} in report order, and the systems left out."""
     where = f"{paths.processed}/{split}.parquet"
-    processed = read_parquet(Path(where))
+    processed = read_parquet(Path(where), contract=PROCESSED)
     if processed.empty:
         raise SumpipeError(f"{where} has no examples")
     processed = processed.assign(references=references_of(processed))
@@ -144,7 +145,7 @@ def score_systems(systems: dict[str, pd.DataFrame], use_stemmer: bool) -> dict[s
 
 def abstractiveness_of(paths: PathsConfig, systems: dict[str, pd.DataFrame], split: str) -> dict[str, dict]:
     """Per system: novel n-grams, repeated 3-grams, length, compression, mean p_gen (`abstractiveness`)."""
-    processed = read_parquet(Path(paths.processed) / f"{split}.parquet")
+    processed = read_parquet(Path(paths.processed) / f"{split}.parquet", contract=PROCESSED)
     sources = dict(zip(processed["id"], processed["source"].fillna("")))
     return {name: abstractiveness(df["prediction"].tolist(), [sources.get(i, "") for i in df["id"]],
                                   df["p_gen"] if "p_gen" in df.columns else None)

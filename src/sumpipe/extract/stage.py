@@ -34,6 +34,7 @@ from sumpipe.extract.methods import FitContext, Selection, apply_selection, reso
 from sumpipe.extract.select import render
 from sumpipe.io import atomic_path, open_parquet, write_json
 from sumpipe.names import SPLITS
+from sumpipe.schemas import PROCESSED
 from sumpipe.vocab.build import split_sentences
 
 BATCH_ROWS = 256
@@ -147,7 +148,7 @@ class BatchRunner:
 def extract_split(path: Path, out_dir: Path, runner: BatchRunner, progress: bool = True) -> CoverageStats:
     """Stream one processed split into `<out_dir>/<selection>/<split>.parquet` (atomic writes)."""
     outputs = runner.outputs
-    parquet = open_parquet(path)
+    parquet = open_parquet(path, PROCESSED)
     columns = _columns(parquet.schema_arrow.names)
     stats = CoverageStats()
     split = path.stem

@@ -42,7 +42,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from sumpipe.config import EncoderConfig, Params, from_dict, require
+from sumpipe.config import MAX_LAYERS, MAX_VOCAB, EncoderConfig, Params, from_dict, require, require_at_most
 from sumpipe.errors import ConfigError, SumpipeError
 from sumpipe.models.batching import Batch, Example, collate
 from sumpipe.models.bert import BertEncoder, init_bert_weights
@@ -85,6 +85,8 @@ class Bert2StageArch:
 
     def check(self, key: str) -> None:
         require(self.n_decoder_layers >= 1, f"{key}.n_decoder_layers", "must be >= 1")
+        require_at_most(self.n_decoder_layers, MAX_LAYERS, f"{key}.n_decoder_layers")
+        require_at_most(self.vocab_size, MAX_VOCAB, f"{key}.vocab_size")
         require(0.0 <= self.dropout < 1.0, f"{key}.dropout", "must be in [0, 1)")
         require(self.max_source_tokens >= 3, f"{key}.max_source_tokens", "must be >= 3")
         require(self.max_source_tokens <= self.encoder.max_positions, f"{key}.max_source_tokens",
@@ -369,6 +371,12 @@ class Bert2StageTask(SummarizationTask):
 
     def loss(self, model: nn.Module, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         return two_stage_loss(*model(batch), batch, self.label_smoothing, self.vocab_size)
+
+    def token_accuracy(self, model: nn.Module, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        """Token accuracy of the draft (stage 1, what decoding emits first) under teacher forcing."""
+        draft = model(batch)[0]
+        right = (draft.argmax(-1) == batch.trg_ext) & batch.trg_mask
+        return right.sum(), batch.trg_mask.sum()
 
 
 class SubwordCodec:

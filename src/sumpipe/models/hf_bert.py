@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from sumpipe.config import EncoderConfig
+from sumpipe.config import MAX_FF_WIDTH, MAX_HEADS, MAX_LAYERS, MAX_POSITIONS, MAX_VOCAB, MAX_WIDTH, EncoderConfig
 from sumpipe.errors import SumpipeError
 from sumpipe.models.bert import BertForMaskedLM
 
@@ -65,17 +65,66 @@ HEAD_NAMES = {"head.dense.weight": "cls.predictions.transform.dense.weight",
               "head.norm.bias": "cls.predictions.transform.LayerNorm.bias"}
 
 
+# config.json's schema: the sizes we read, each an int in [1, bound] (the bounds of params.yaml)
+HF_SIZE_BOUNDS = {"hidden_size": MAX_WIDTH, "num_hidden_layers": MAX_LAYERS, "num_attention_heads": MAX_HEADS,
+                  "intermediate_size": MAX_FF_WIDTH, "max_position_embeddings": MAX_POSITIONS,
+                  "type_vocab_size": 1024, "vocab_size": MAX_VOCAB}
+MAX_CONFIG_BYTES = 1 << 20
+MAX_VOCAB_TXT_BYTES = 64 << 20
+
+
 def read_hf_config(folder: Path) -> dict[str, Any]:
+    """config.json, checked against its schema: a mapping, model_type bert, every size an int in range."""
     path = folder / "config.json"
     if not path.is_file():
         raise SumpipeError(f"{folder}: not a Hugging Face BERT folder (config.json is missing)")
+    if path.stat().st_size > MAX_CONFIG_BYTES:
+        raise SumpipeError(f"{path}: too large to be a BERT config")
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise SumpipeError(f"{path}: not valid JSON") from None
-    if not isinstance(config, dict) or config.get("model_type", "bert") != "bert":
+    if not isinstance(config, dict):
+        raise SumpipeError(f"{path}: not a BERT config (a JSON {type(config).__name__}, not an object)")
+    if config.get("model_type", "bert") != "bert":
         raise SumpipeError(f"{path}: not a BERT config (model_type {config.get('model_type')!r})")
+    for key, bound in HF_SIZE_BOUNDS.items():
+        value = config.get(key)
+        if key in config and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= bound):
+            raise SumpipeError(f"{path}: {key} must be an int in [1, {bound:,}], got {value!r}"[:300])
+    eps = config.get("layer_norm_eps", 1e-12)
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 < eps < 1:
+        raise SumpipeError(f"{path}: layer_norm_eps must be a number in (0, 1), got {eps!r}"[:300])
     return config
+
+
+def read_vocab_txt(path: Path) -> list[str]:
+    """vocab.txt (UTF-8, one WordPiece a line): the pieces in row order."""
+    if not path.is_file():
+        raise SumpipeError(f"{path.parent}: vocab.txt is missing (needed to map its word embeddings onto the pieces)")
+    if path.stat().st_size > MAX_VOCAB_TXT_BYTES:
+        raise SumpipeError(f"{path}: larger than {MAX_VOCAB_TXT_BYTES >> 20} MB, not a WordPiece vocabulary")
+    try:
+        lines = path.read_bytes().decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise SumpipeError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    return lines
+
+
+def check_header_shapes(folder: Path, shapes: dict[str, tuple[int, ...]], state: dict[str, torch.Tensor],
+                        names: dict[str, str], n_wordpieces: int) -> None:
+    """The checkpoint's tensors, from the safetensors header alone, have the shapes the encoder and
+    vocab.txt need: checked before a tensor is read, so a wrong width is one line, not a traceback."""
+    weights = folder / "model.safetensors"
+    for ours, theirs in names.items():
+        if theirs in shapes and shapes[theirs] != tuple(state[ours].shape):
+            raise SumpipeError(f"{weights}: {theirs} has shape {shapes[theirs]}, expected {tuple(state[ours].shape)}")
+    d_model = state["encoder.embeddings.word.weight"].shape[1]
+    expected = {"embeddings.word_embeddings.weight": (n_wordpieces, d_model), "cls.predictions.bias": (n_wordpieces,)}
+    for name, shape in expected.items():
+        if name in shapes and shapes[name] != shape:
+            raise SumpipeError(f"{weights}: {name} has shape {shapes[name]}, expected {shape} "
+                               f"({n_wordpieces} pieces in vocab.txt, width {d_model})")
 
 
 def check_encoder_config(cfg: EncoderConfig, hf: dict[str, Any], folder: Path, key: str) -> None:
@@ -91,6 +140,20 @@ def check_encoder_config(cfg: EncoderConfig, hf: dict[str, Any], folder: Path, k
         raise SumpipeError(f"{folder / 'config.json'}: hidden_act {act!r}, only 'gelu' is supported")
 
 
+def _hf_name(name: str) -> str:
+    """Old checkpoints call LayerNorm parameters gamma/beta; BertForMaskedLM prefixes `bert.`."""
+    return name.removeprefix("bert.").replace("LayerNorm.gamma", "LayerNorm.weight").replace(
+        "LayerNorm.beta", "LayerNorm.bias")
+
+
+def _read_shapes(path: Path) -> dict[str, tuple[int, ...]]:
+    from sumpipe.io import safetensors_shapes
+
+    if not path.is_file():
+        raise SumpipeError(f"{path.parent}: model.safetensors is missing (only safetensors checkpoints are read)")
+    return {_hf_name(name): shape for name, shape in safetensors_shapes(path).items()}
+
+
 def _read_tensors(path: Path) -> dict[str, torch.Tensor]:
     from safetensors import SafetensorError
     from safetensors.torch import load_file
@@ -101,13 +164,7 @@ def _read_tensors(path: Path) -> dict[str, torch.Tensor]:
         tensors = load_file(str(path))
     except (SafetensorError, OSError) as exc:
         raise SumpipeError(f"{path}: cannot be read ({str(exc).splitlines()[0]})") from None
-    # old checkpoints call LayerNorm parameters gamma/beta; BertForMaskedLM prefixes `bert.`
-    renamed = {}
-    for name, tensor in tensors.items():
-        name = name.removeprefix("bert.").replace("LayerNorm.gamma", "LayerNorm.weight").replace(
-            "LayerNorm.beta", "LayerNorm.bias")
-        renamed[name] = tensor
-    return renamed
+    return {_hf_name(name): tensor for name, tensor in tensors.items()}
 
 
 def wordpiece_for(piece: str) -> str:
@@ -127,21 +184,21 @@ def load_hf_bert(model: BertForMaskedLM, folder: str | os.PathLike, pieces: list
     if not folder.is_dir():
         raise SumpipeError(f"{folder}: no such Hugging Face BERT folder (pretrain.init_from)")
     check_encoder_config(cfg, read_hf_config(folder), folder, key)
-    tensors = _read_tensors(folder / "model.safetensors")
-    vocab_path = folder / "vocab.txt"
-    if not vocab_path.is_file():
-        raise SumpipeError(f"{folder}: vocab.txt is missing (needed to map its word embeddings onto the pieces)")
-    wordpieces = {w: i for i, w in enumerate(vocab_path.read_text(encoding="utf-8").splitlines())}
+    shapes = _read_shapes(folder / "model.safetensors")
+    lines = read_vocab_txt(folder / "vocab.txt")
+    wordpieces = {w: i for i, w in enumerate(lines)}
     word_key = "embeddings.word_embeddings.weight"
-    names = {**hf_name_map(cfg.n_layers), **{k: v for k, v in HEAD_NAMES.items() if v in tensors}}
-    missing = [theirs for theirs in [*names.values(), word_key] if theirs not in tensors]
+    names = {**hf_name_map(cfg.n_layers), **{k: v for k, v in HEAD_NAMES.items() if v in shapes}}
+    missing = [theirs for theirs in [*names.values(), word_key] if theirs not in shapes]
     if missing:
         raise SumpipeError(f"{folder / 'model.safetensors'}: tensor {missing[0]} is missing "
                            f"({len(missing)} missing; not a BERT checkpoint of this size)")
-    if tensors[word_key].shape[0] != len(wordpieces):
-        raise SumpipeError(f"{folder}: vocab.txt has {len(wordpieces)} pieces, the word embeddings "
-                           f"{tensors[word_key].shape[0]}")
+    if shapes[word_key][0] != len(lines):
+        raise SumpipeError(f"{folder}: vocab.txt has {len(lines)} pieces, the word embeddings "
+                           f"{shapes[word_key][0]}")
     state = model.state_dict()
+    check_header_shapes(folder, shapes, state, names, len(lines))
+    tensors = _read_tensors(folder / "model.safetensors")
     with torch.no_grad():
         for ours, theirs in names.items():
             if state[ours].shape != tensors[theirs].shape:

@@ -7,11 +7,16 @@
     <model_dir>/config.json         the model card (`sumpipe.models.card.ModelCard`): family,
                                     architecture, input selection, data set, training summary,
                                     and the SHA-256 of the weights file
+    <model_dir>/SHA256SUMS          the SHA-256 of every other file (config.json, the vocabulary,
+                                    the training log), `sha256sum -c` format; the weights are
+                                    covered through config.json's `weights_sha256`
 
-Each file is written atomically (temp file + rename) and config.json last, carrying the weights'
-hash: a directory whose writer died half-way either has the previous complete set or a config
-whose hash does not match the weights, which `load_pretrained` reports instead of loading a
-mismatched model.
+The folder is written as one unit (`sumpipe.io.atomic_folder`: built in a temporary folder, renamed
+into place under a lock), so a reader sees one writer's complete set or the previous one. Loading
+trusts nothing before checking it: the card is parsed with its size bounds, every file is checked
+against SHA256SUMS (a permuted vocabulary or an edited card is refused), and the weights' shapes in
+the safetensors header are compared with the architecture the card describes before any tensor is
+allocated (a card claiming a billion words is refused, not obeyed).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +35,14 @@ from safetensors import SafetensorError
 from safetensors.torch import load_model
 
 from sumpipe.errors import SumpipeError
-from sumpipe.io import write_json, write_weights
+from sumpipe.io import atomic_folder, safetensors_shapes, write_json, write_text, write_weights
 from sumpipe.models.card import CARD_FILE, CARD_FORMAT, ModelCard, read_card
 from sumpipe.models.registry import get_family
 
 WEIGHTS = "model.safetensors"
 CONFIG = CARD_FILE
 VOCAB = "vocab.parquet"
+MANIFEST = "SHA256SUMS"
 
 
 def _sha256(path: Path) -> str:
@@ -59,17 +66,76 @@ def vocab_table(vocab: Any, size: int) -> pa.Table:
     })
 
 
-def save_pretrained(model: torch.nn.Module, model_dir: str | os.PathLike, vocab: Any, card: ModelCard) -> Path:
-    """Write weights, vocabulary (the family's `VocabularyKind.save`) and the card into `model_dir`
-    (see the module docstring); the card's `weights_sha256` is filled in here."""
+def save_pretrained(model: torch.nn.Module, model_dir: str | os.PathLike, vocab: Any, card: ModelCard,
+                    extras: dict[str, Callable[[Path], Any]] | None = None) -> Path:
+    """Write weights, vocabulary (the family's `VocabularyKind.save`), the card and SHA256SUMS into
+    `model_dir` as one unit (see the module docstring); the card's `weights_sha256` is filled in here.
+    `extras`: file name -> a writer called with the path, for files that belong to the same unit
+    (the training log)."""
     family = get_family(card.family)
     model_dir = Path(model_dir)
-    model_dir.mkdir(parents=True, exist_ok=True)
-    write_weights(model, model_dir / WEIGHTS, format=CARD_FORMAT)
-    family.vocabulary.save(vocab, model_dir, card.arch)
-    card = dataclasses.replace(card, weights_sha256=_sha256(model_dir / WEIGHTS))
-    write_json(card.to_json(), model_dir / CONFIG)
+    with atomic_folder(model_dir) as unit:
+        write_weights(model, unit / WEIGHTS, format=CARD_FORMAT)
+        family.vocabulary.save(vocab, unit, card.arch)
+        for name, write in (extras or {}).items():
+            write(unit / name)
+        card = dataclasses.replace(card, weights_sha256=_sha256(unit / WEIGHTS))
+        write_json(card.to_json(), unit / CONFIG)
+        write_manifest(unit)
     return model_dir
+
+
+def write_manifest(model_dir: Path) -> None:
+    """SHA256SUMS over every file of `model_dir` but the weights (config.json vouches for those)."""
+    names = sorted(p.name for p in model_dir.iterdir() if p.is_file() and p.name not in (MANIFEST, WEIGHTS))
+    write_text("".join(f"{_sha256(model_dir / name)}  {name}\n" for name in names), model_dir / MANIFEST)
+
+
+def verify_manifest(model_dir: Path) -> None:
+    """Every file SHA256SUMS lists is there and unchanged, config.json among them; one-line errors."""
+    path = model_dir / MANIFEST
+    if not path.is_file():
+        raise SumpipeError(f"{model_dir}: incomplete model directory, {MANIFEST} is missing (written by an "
+                           "older sumpipe or half-copied: retrain it, e.g. `dvc repro`)")
+    if path.stat().st_size > 1 << 20:
+        raise SumpipeError(f"{path}: too large to be a checksum list")
+    expected = {}
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        digest, _, name = line.partition("  ")
+        if len(digest) != 64 or not name or "/" in name or name in (".", ".."):
+            raise SumpipeError(f"{path}: not a checksum list (line {line[:60]!r})")
+        expected[name] = digest
+    if CONFIG not in expected:
+        raise SumpipeError(f"{path}: does not cover {CONFIG}")
+    for name, digest in expected.items():
+        file = model_dir / name
+        if not file.is_file():
+            raise SumpipeError(f"{model_dir}: incomplete model directory, {name} is missing")
+        if _sha256(file) != digest:
+            raise SumpipeError(f"{file}: does not match {MANIFEST} (edited, corrupt or from another training run)")
+
+
+def expected_shapes(family: Any, card: ModelCard) -> dict[str, tuple[int, ...]]:
+    """The tensor shapes the card's architecture has, from the model built on the meta device (shapes
+    only: no memory is allocated, however large the card's sizes)."""
+    with torch.device("meta"):
+        model = family.build(card.arch, card.spec)
+    return {name: tuple(t.shape) for name, t in model.state_dict().items()}
+
+
+def check_shapes(model_dir: Path, family: Any, card: ModelCard) -> None:
+    """The weights file holds exactly the tensors the card's architecture needs, in their shapes
+    (tied tensors are stored once, so a name the file leaves out must be a tied one)."""
+    found = safetensors_shapes(model_dir / WEIGHTS)
+    needed = expected_shapes(family, card)
+    misfit = f"{model_dir / WEIGHTS}: does not fit the architecture in config.json"
+    unexpected = sorted(set(found) - set(needed))
+    if unexpected:
+        raise SumpipeError(f"{misfit} (unexpected {unexpected[:3]})")
+    for name, shape in found.items():
+        if needed[name] != shape:
+            raise SumpipeError(f"{misfit} (size mismatch for {name}: the file has {list(shape)}, "
+                               f"config.json implies {list(needed[name])})")
 
 
 def load_pretrained(model_dir: str | os.PathLike, device: str | torch.device = "cpu") -> tuple[Any, Any, ModelCard]:
@@ -85,9 +151,11 @@ def load_pretrained(model_dir: str | os.PathLike, device: str | torch.device = "
         if not (model_dir / name).is_file():
             raise SumpipeError(f"{model_dir}: incomplete model directory, {name} is missing")
     card = read_card(model_dir)
+    verify_manifest(model_dir)
     if card.weights_sha256 != _sha256(model_dir / WEIGHTS):
         raise SumpipeError(f"{model_dir / WEIGHTS}: does not match config.json (corrupt or half-written)")
     family = get_family(card.family)
+    check_shapes(model_dir, family, card)
     model = family.build(card.arch, card.spec)
     misfit = f"{model_dir / WEIGHTS}: does not fit the architecture in config.json"
     try:

@@ -223,6 +223,7 @@ class PointerOutput(NamedTuple):
     context: torch.Tensor  # h (..., D)
     copy_attn: torch.Tensor  # a (..., S), the heads' weights averaged
     p_gen: torch.Tensor  # (...,)
+    head_attn: torch.Tensor | None = None  # (B, T, H, S): each head's weights, before the average
 
 
 class PointerGeneratorHead(nn.Module):
@@ -254,7 +255,7 @@ class PointerGeneratorHead(nn.Module):
         att = self.attention(s, kv=memory_kv, bias=memory_bias, need_weights=True)
         copy_attn = att.weights.mean(dim=1)  # (B, H, T, S) -> (B, T, S)
         p_gen = torch.sigmoid(self.gate(torch.cat([att.out, s, x], dim=-1))).squeeze(-1)
-        return PointerOutput(att.out, copy_attn, p_gen)
+        return PointerOutput(att.out, copy_attn, p_gen, att.weights.transpose(1, 2))
 
 
 # --------------------------------------------------------------------------------------------

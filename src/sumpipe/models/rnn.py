@@ -48,7 +48,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sumpipe.config import TrainConfig, from_dict, require
+from sumpipe.config import MAX_LAYERS, MAX_POSITIONS, MAX_VOCAB, MAX_WIDTH, TrainConfig, from_dict, require, require_at_most
 from sumpipe.models.batching import Batch, WordCodec, encode_examples
 from sumpipe.models.layers import AdditiveAttention, coverage_loss, pointer_mix
 from sumpipe.models.loss import label_smoothed_nll
@@ -90,6 +90,10 @@ class RNNArch:
         for name in ("embedding_dim", "hidden_dim", "layers", "max_source_tokens", "max_summary_tokens"):
             require(getattr(self, name) >= 1, k(name), "must be >= 1")
         require(self.attn_dim is None or self.attn_dim >= 1, k("attn_dim"), "must be >= 1 (or null)")
+        for name, limit in (("embedding_dim", MAX_WIDTH), ("hidden_dim", MAX_WIDTH), ("attn_dim", MAX_WIDTH),
+                            ("layers", MAX_LAYERS), ("vocab_size", MAX_VOCAB), ("max_source_tokens", MAX_POSITIONS),
+                            ("max_summary_tokens", MAX_POSITIONS)):
+            require_at_most(getattr(self, name), limit, k(name))
         require(self.vocab_size > 4, k("vocab_size"), "must be > 4 (four special tokens plus words)")
         require(0.0 <= self.dropout < 1.0, k("dropout"), "must be in [0, 1)")
         require(self.coverage_weight >= 0, k("coverage_weight"), "must be >= 0")
@@ -395,6 +399,13 @@ class RNNSummarizationTask(SummarizationTask):
         if out.coverage_loss is not None and self.coverage_weight > 0:
             total = total + self.coverage_weight * torch.where(batch.trg_mask, out.coverage_loss.float(), 0.0).sum()
         return total, n_tokens
+
+    def token_accuracy(self, model: nn.Module, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        """(right argmax predictions under teacher forcing, target tokens); padding ignored."""
+        out = model(batch, steps=True)
+        target = batch.trg_ext if self.pointer else batch.trg_ext.masked_fill(batch.trg_ext >= self.vocab_size, UNK)
+        right = (out.log_probs.argmax(-1) == target) & batch.trg_mask
+        return right.sum(), batch.trg_mask.sum()
 
 
 def make_task(data: TaskData) -> RNNSummarizationTask:

@@ -225,7 +225,10 @@ class PointerGeneratorTransformer(nn.Module):
             s, p_gen, copy_attn = (z.flatten(0, 1).index_select(0, positions) for z in (s, p_gen, copy_attn))
             src_ext = src_ext.index_select(0, positions // t)  # (N, S): each position's own source
         log_probs = pointer_mix(self.vocab_logits(s), p_gen, copy_attn, src_ext, n_oov)
-        return log_probs, {"p_gen": p_gen.float(), "attn": copy_attn.float()}, new_kvs
+        info = {"p_gen": p_gen.float(), "attn": copy_attn.float()}
+        if positions is None:  # per-head copy attention (B, T, H, S), a view: for heat maps, not training
+            info["head_attn"] = ptr.head_attn
+        return log_probs, info, new_kvs
 
     # ---- teacher forcing ---------------------------------------------------------------------
     def forward_with_info(self, batch: Batch, targets_only: bool = False) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
@@ -268,13 +271,14 @@ class PointerGeneratorTransformer(nn.Module):
         self, state: TransformerDecoderState, prev_tokens: torch.Tensor
     ) -> tuple[torch.Tensor, TransformerDecoderState, dict[str, torch.Tensor]]:
         """prev_tokens (N,) extended ids -> log P (N, V + n_oov), the advanced state, info
-        {"p_gen": (N,), "attn": (N, S)}."""
+        {"p_gen": (N,), "attn": (N, S) (the heads' mean), "head_attn": (N, H, S) (each copy head)}."""
         x = self._embed(prev_tokens.to(state.src_ext.device)[:, None], offset=state.step)
         log_probs, info, kvs = self._decode(
             x, state.cross_kv, state.pointer_kv, state.memory_bias, state.src_ext, state.n_oov, state.self_kv
         )
         new_state = replace(state, self_kv=kvs, step=state.step + 1)
-        return log_probs[:, 0], new_state, {"p_gen": info["p_gen"][:, 0], "attn": info["attn"][:, 0]}
+        return log_probs[:, 0], new_state, {"p_gen": info["p_gen"][:, 0], "attn": info["attn"][:, 0],
+                                            "head_attn": info["head_attn"][:, 0]}
 
 
 # --------------------------------------------------------------------------------------------

@@ -91,6 +91,45 @@ def attention_heatmap(attention: np.ndarray, source_tokens: Sequence[str], summa
     return _save(fig, path)
 
 
+def attention_heads(head_attention: np.ndarray, source_tokens: Sequence[str], summary_tokens: Sequence[str],
+                    path: str | Path, title: str, max_source: int = 80) -> Path:
+    """Fig. 5.3 per head (seed 002): one heat map per copy-attention head, in a grid.
+
+    `head_attention` (H, T generated, S source): each head's weights, which `attention_heatmap`
+    shows averaged. All panels share one colour scale, so the heads compare by brightness; only the
+    first `max_source` source positions are drawn (the title says so when cut). Word labels run
+    along the left column and bottom row only.
+    """
+    heads = np.asarray(head_attention, dtype=np.float32)
+    n_heads = heads.shape[0]
+    shown = min(heads.shape[2], max_source, len(source_tokens))
+    heads = heads[:, :, :shown]
+    cols = min(4, n_heads)
+    rows = -(-n_heads // cols)
+    panel_w, panel_h = min(8.0, 1.0 + 0.1 * shown), min(6.0, 1.0 + 0.16 * len(summary_tokens))
+    fig = Figure(figsize=(min(24.0, cols * panel_w + 1.0), min(24.0, rows * panel_h + 1.2)))
+    axes = fig.subplots(rows, cols, squeeze=False, sharex=True, sharey=True)
+    vmax = float(heads.max()) if heads.size else 1.0
+    for h, ax in enumerate(axes.flat):
+        if h >= n_heads:
+            ax.set_visible(False)
+            continue
+        image = ax.imshow(heads[h], aspect="auto", cmap="viridis", interpolation="nearest", vmin=0.0, vmax=vmax)
+        ax.set_title(f"head {h + 1}", fontsize=8)
+    for ax in axes[-1]:
+        ax.set_xticks(range(shown), list(source_tokens[:shown]), rotation=90, fontsize=5)
+    for ax in axes[:, 0]:
+        ax.set_yticks(range(len(summary_tokens)), list(summary_tokens), fontsize=6)
+    cut = f" (first {shown} of {len(source_tokens)} input tokens)" if shown < len(source_tokens) else ""
+    fig.suptitle(f"{title}: copy attention per head{cut}", fontsize=10)
+    if n_heads:
+        fig.colorbar(image, ax=axes.ravel().tolist(), fraction=0.02)
+    FigureCanvasAgg(fig)
+    with atomic_path(path) as tmp:  # no tight_layout: it cannot fit a colorbar shared by a grid
+        fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
+    return Path(path)
+
+
 def training_curves(logs: dict[str, "object"], path: str | Path) -> Path:
     """Training loss per step and validation loss at epoch ends, one line per model.
 

@@ -347,7 +347,20 @@ def heatmap_section(paths: PathsConfig, split: str, model_names: list[str], exam
             made.append(plots.attention_heatmap(s.attention, s.source_tokens, s.tokens, path,
                                                 f"{name} on {example_id}"))
             out += [f"**{name}**, `{example_id}`: {_escape(s.text)}", "", f"![{name} {re.sub(r'[][]', '', example_id)}]({_rel(path, root)})", ""]
+            out += _head_grid(s.head_attention, s.source_tokens, s.tokens, path.with_name(path.stem + "_heads.png"),
+                              f"{name} on {example_id}", made, root)
     return out + [""], made, notes
+
+
+def _head_grid(heads: np.ndarray | None, source_tokens: list[str], tokens: list[str], path: Path, title: str,
+               made: list[Path], root: Path) -> list[str]:
+    """The per-head grid (seed 002) under the averaged map, for a model whose copy attention has heads
+    (`Summary.head_attention`, (H, T, S)); nothing for one without (the RNN's single attention)."""
+    if heads is None or heads.shape[0] < 2:
+        return []
+    made.append(plots.attention_heads(heads, source_tokens, tokens, path, title))
+    return [f"Per head ({heads.shape[0]} heads; the map above is their mean):", "",
+            f"![{re.sub(r'[][]', '', title)} per head]({_rel(path, root)})", ""]
 
 
 def _model_inputs(paths: PathsConfig, split: str, selection: str, ids: list[str]) -> dict[str, str]:

@@ -23,6 +23,7 @@ from typing import Any, Iterator
 from sumpipe.config import SubwordConfig
 from sumpipe.errors import SumpipeError
 from sumpipe.io import atomic_path, read_parquet
+from sumpipe.schemas import PROCESSED
 from sumpipe.subword.pieces import MODEL_FILE, SPECIAL_OPTIONS, VOCAB_FILE, SubwordVocab
 
 
@@ -65,7 +66,7 @@ def train_sentencepiece(lines: Iterator[str], cfg: SubwordConfig) -> bytes:
 
 def train_subword(processed_dir: str | Path, out_dir: str | Path, cfg: SubwordConfig) -> dict[str, Any]:
     """Train the model on `<processed_dir>/train.parquet` and write it to `out_dir`; return statistics."""
-    train = read_parquet(Path(processed_dir) / "train.parquet", columns=["source", "reference"])
+    train = read_parquet(Path(processed_dir) / "train.parquet", columns=["source", "reference"], contract=PROCESSED)
     if len(train) == 0:
         raise SumpipeError(f"{Path(processed_dir) / 'train.parquet'}: no training examples")
     sources, references = train["source"].tolist(), train["reference"].tolist()

@@ -17,6 +17,7 @@ resumed run rebuilds the epoch's batch list and skips to the saved index.
 
 from __future__ import annotations
 
+import json
 import pickle
 import random
 from dataclasses import asdict, dataclass, field
@@ -44,8 +45,9 @@ class Position:
     batch: int = 0
     best_valid_loss: float | None = None
     best_step: int | None = None
+    best_valid_accuracy: float | None = None  # with train.early_stopping_metric: accuracy
     done: bool = False
-    stale_epochs: int = 0  # epochs since the validation loss last improved (early stopping)
+    stale_epochs: int = 0  # epochs since the early-stopping metric last improved
     log_rows: list[dict[str, Any]] = field(default_factory=list)
     interval: list[float] = field(default_factory=list)  # the open logging interval's running sums
 
@@ -98,12 +100,22 @@ def save_checkpoint(
         "optimizer": optimizer.state_dict(),
         "scheduler": scheduler.state_dict(),
         "rng": rng_states,
-        "position": asdict(position),
+        "position": _canonical(asdict(position)),
     }
     path = Path(directory) / STATE_FILE
-    with atomic_path(path) as tmp, native_write_errors():
-        torch.save(state, tmp)
+    with atomic_path(path) as tmp, native_write_errors(), open(tmp, "wb") as f:
+        # a file object, not the path: given a path, torch.save names the zip's top folder after the
+        # file (here a random temporary name), so equal states would give different bytes and the
+        # checkpoint folder's hash in dvc.lock would change on every rerun
+        torch.save(state, f)
     return path
+
+
+def _canonical(value: dict[str, Any]) -> dict[str, Any]:
+    """`value` rebuilt from JSON, so that equal positions pickle to equal bytes: pickle writes a string
+    once per distinct object, and a resumed run's log rows (unpickled from the checkpoint, one key
+    object per row) would otherwise be written differently from a straight run's (shared literals)."""
+    return json.loads(json.dumps(value))
 
 
 def load_checkpoint(directory: Path, fingerprint: str) -> dict[str, Any] | None:

@@ -8,20 +8,24 @@ from typing import Annotated
 
 import typer
 
-from sumpipe.options import ParamsOption
+from sumpipe.options import ParamsOption, flag
 
 
 def train(
     model: Annotated[str, typer.Option("--model", "-m", help="a model named under `models:` in params.yaml")],
     params: ParamsOption = Path("params.yaml"),
-    resume: Annotated[bool, typer.Option(help="continue from the model's checkpoint when it matches")] = True,
+    resume: Annotated[bool, flag("--resume/--no-resume", help="continue from the model's checkpoint when it matches")] = True,
 ) -> None:
     """Train one model into models/<name>/ (resumes a killed run; multi-GPU under torchrun)."""
     from sumpipe.config import load_params
-    from sumpipe.train.stage import resolve_inputs, train_model
+    from sumpipe.train.stage import exclusive_model_folder, resolve_inputs, train_model
 
     inputs = resolve_inputs(load_params(params), model)
-    summary = train_model(inputs, resume=resume)
+    if os.environ.get("RANK", "0") == "0":  # rank 0 alone writes the folder
+        with exclusive_model_folder(inputs):
+            summary = train_model(inputs, resume=resume)
+    else:
+        summary = train_model(inputs, resume=resume)
     if os.environ.get("RANK", "0") == "0":  # under torchrun, rank 0 speaks for the job
         typer.echo(
             f"{inputs.name}: {summary['steps']} steps, best valid loss {summary['best_valid_loss']:.4f} "
@@ -31,13 +35,16 @@ def train(
 
 def pretrain(
     params: ParamsOption = Path("params.yaml"),
-    resume: Annotated[bool, typer.Option(help="continue from the checkpoint when it matches")] = True,
+    resume: Annotated[bool, flag("--resume/--no-resume", help="continue from the checkpoint when it matches")] = True,
 ) -> None:
     """Pre-train the BERT-style encoder with masked-LM on the train sources (seed 003)."""
     from sumpipe.config import load_params
     from sumpipe.train.pretrain import pretrain_encoder, resolve_pretrain_inputs
 
+    from sumpipe.io import require_writable_folder
+
     inputs = resolve_pretrain_inputs(load_params(params))
+    require_writable_folder(inputs.out_dir)  # before the training time is spent
     summary = pretrain_encoder(inputs, resume=resume)
     typer.echo(f"pretrain: {summary['steps']} steps, best valid MLM loss {summary['best_valid_loss']:.4f} "
                f"at step {summary['best_step']} -> {inputs.out_dir}")

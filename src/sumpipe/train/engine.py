@@ -14,18 +14,24 @@ batch its data and compute a summed loss) and:
 - builds the optimizer and schedule of `sumpipe.train.optim`, clips gradients, counts steps;
 - accumulates gradients over `cfg.accumulate` consecutive batches per update (seed 003: batch 2 ×
   36), weighting every target token equally, exactly as one batch of all of them would;
-- logs a row every `cfg.log_every` updates (step, epoch, loss, valid_loss, lr, tokens_per_s) and
+- logs a row every `cfg.log_every` updates (step, epoch, loss, valid_loss, lr) and
   validates at each epoch end (and when `cfg.max_steps` cuts an epoch short);
 - saves a checkpoint every `cfg.checkpoint_every` updates and at each epoch end, and keeps the
   weights with the lowest validation loss, which it loads back into `model` before returning;
-- stops early when the validation loss has not improved for `cfg.patience` epochs (seed 000; the
-  count is part of the checkpoint, so a resumed run stops at the same epoch);
+- stops early when the validation loss, or with `cfg.early_stopping_metric: accuracy` the validation
+  token accuracy (seed 000's BiLSTM; the task's `token_accuracy`, an `AccuracyTask`), has not improved
+  for `cfg.patience` epochs, and keeps the best weights by that metric (the count is part of the
+  checkpoint, so a resumed run stops at the same epoch);
 - resumes from the checkpoint in `checkpoint_dir` when one exists for the same `fingerprint`.
 
 Exactness of resume rests on three things: the batch order is a pure function of (seed, epoch)
 (`TrainTask.epoch_batches`), every RNG state is in the checkpoint (dropout draws from torch's
 global generator), and a checkpoint is taken right after an update, so the resumed run replays
 exactly the updates the killed one would have made next.
+
+Wall-clock figures (tokens/s per logging interval, seconds) stay out of the log and the checkpoint,
+which DVC hashes: they come back in `FitResult` for `sumpipe.timings`, so a rerun that reproduces the
+weights also reproduces every file DVC records.
 """
 
 from __future__ import annotations
@@ -54,7 +60,7 @@ from sumpipe.train import checkpoint as ckpt
 from sumpipe.train.ddp import DistContext, all_gather_objects, all_reduce_sum, barrier, shard, wrap_model
 from sumpipe.train.optim import build_optimizer, clip_gradients
 
-LOG_COLUMNS = ("step", "epoch", "loss", "valid_loss", "lr", "tokens_per_s")
+LOG_COLUMNS = ("step", "epoch", "loss", "valid_loss", "lr")
 
 
 class TrainTask(Protocol):
@@ -76,6 +82,13 @@ class TrainTask(Protocol):
         """(summed loss over target tokens, number of target tokens) for `batch`."""
 
 
+class AccuracyTask(TrainTask, Protocol):
+    """A task that can also score token accuracy (needed for `train.early_stopping_metric: accuracy`)."""
+
+    def token_accuracy(self, model: torch.nn.Module, batch: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        """(target tokens whose most probable prediction under teacher forcing is the target, target tokens)."""
+
+
 @dataclass
 class FitResult:
     position: ckpt.Position
@@ -83,6 +96,7 @@ class FitResult:
     train_seconds: float
     tokens_seen: int
     stopped_early: bool
+    throughput: list[dict[str, float]] = dataclasses.field(default_factory=list)  # this run's {step, tokens_per_s}
 
     @property
     def log_rows(self) -> list[dict[str, Any]]:
@@ -173,6 +187,9 @@ def fit(
     `progress=None` shows a bar only on a terminal.
     """
     ctx = ctx or DistContext()
+    if cfg.early_stopping_metric == "accuracy" and not hasattr(task, "token_accuracy"):
+        raise SumpipeError(f"train.early_stopping_metric: accuracy needs a task with token accuracy; "
+                           f"{type(task).__name__} has none (use loss)")
     device = training_device(cfg.device, ctx)
     model.to(device)
     optimizer, scheduler = build_optimizer(model.parameters(), cfg)
@@ -194,7 +211,7 @@ def fit(
     if checkpoint_dir is not None and not stopped:
         barrier(ctx)
         ckpt.load_best(checkpoint_dir, model)
-    return FitResult(position, resumed_from, loop.train_seconds, loop.tokens_seen, stopped)
+    return FitResult(position, resumed_from, loop.train_seconds, loop.tokens_seen, stopped, loop.throughput)
 
 
 class _Loop:
@@ -209,6 +226,7 @@ class _Loop:
         self.checkpoint_dir, self.fingerprint, self.position = checkpoint_dir, fingerprint, position
         self.train_seconds = 0.0
         self.tokens_seen = 0
+        self.throughput: list[dict[str, float]] = []  # timing: kept apart from the log rows (module docstring)
         self.epoch_len = 0
         self.last_lr = optimizer.param_groups[0]["lr"]
         self._reset_interval()
@@ -346,9 +364,12 @@ class _Loop:
             "loss": loss_sum / targets if targets > 0 else math.nan,
             "valid_loss": valid_loss,
             "lr": self.last_lr,
-            "tokens_per_s": tokens / self.interval_seconds if self.interval_seconds > 0 else math.nan,
         }
         rows.append(row)
+        self.throughput.append({
+            "step": pos.step,
+            "tokens_per_s": tokens / self.interval_seconds if self.interval_seconds > 0 else math.nan,
+        })
         self._reset_interval()
         return row
 
@@ -356,9 +377,11 @@ class _Loop:
     def _end_epoch(self, complete: bool) -> None:
         pos = self.position
         valid_loss = self.validate()
+        accuracy = self.validate_accuracy() if self.cfg.early_stopping_metric == "accuracy" else None
         row = self._log_row(valid_loss)
-        if pos.best_valid_loss is None or valid_loss < pos.best_valid_loss:
+        if self._improved(valid_loss, accuracy):
             pos.best_valid_loss, pos.best_step, pos.stale_epochs = valid_loss, pos.step, 0
+            pos.best_valid_accuracy = accuracy
             if self.checkpoint_dir is not None and self.ctx.is_main:
                 ckpt.save_best(self.checkpoint_dir, self.model)
         else:
@@ -369,11 +392,20 @@ class _Loop:
         out_of_patience = self.cfg.patience is not None and pos.stale_epochs >= self.cfg.patience
         pos.done = self._capped() or pos.epoch >= self.cfg.epochs or out_of_patience
         if self.ctx.is_main:
+            best = (f"best {pos.best_valid_loss:.4f}" if accuracy is None else
+                    f"accuracy {accuracy:.4f}, best {pos.best_valid_accuracy:.4f}")
             tqdm.write(f"epoch {row['epoch']:g}: step {pos.step}, train loss {row['loss']:.4f}, "
-                       f"valid loss {valid_loss:.4f} (best {pos.best_valid_loss:.4f} at step {pos.best_step})"
+                       f"valid loss {valid_loss:.4f} ({best} at step {pos.best_step})"
                        + (f"; early stop: no improvement for {pos.stale_epochs} epochs" if out_of_patience else ""),
                        file=sys.stderr)
         self._save()
+
+    def _improved(self, valid_loss: float, accuracy: float | None) -> bool:
+        """Whether this epoch beats the best so far: a lower loss, or with the accuracy metric a higher accuracy."""
+        pos = self.position
+        if accuracy is not None:
+            return pos.best_valid_accuracy is None or accuracy > pos.best_valid_accuracy
+        return pos.best_valid_loss is None or valid_loss < pos.best_valid_loss
 
     @torch.no_grad()
     def validate(self) -> float:
@@ -393,6 +425,23 @@ class _Loop:
         if targets <= 0:
             raise SumpipeError("no validation targets: the validation split is empty")
         return loss_sum / targets
+
+    @torch.no_grad()
+    def validate_accuracy(self) -> float:
+        """Teacher-forced token accuracy over the validation split (the task's `token_accuracy`)."""
+        self.wrapped.eval()
+        totals = torch.zeros(2, dtype=torch.float64, device=self.device)
+        for indices in self.task.valid_batches():
+            mine = shard(indices, self.ctx)
+            if not mine:
+                continue
+            batch = move_to_device(self.task.collate(mine, "valid"), self.device)
+            with _autocast(self.device, self.cfg.bf16):
+                correct, n_targets = self.task.token_accuracy(self.model, batch)
+            totals += torch.stack([correct.detach().double(), n_targets.detach().double()])
+        all_reduce_sum(totals, self.ctx)
+        correct, targets = totals.tolist()
+        return correct / max(targets, 1.0)
 
     def _save(self) -> None:
         if self.checkpoint_dir is None:
@@ -431,7 +480,7 @@ def fingerprint_of(settings: dict[str, Any], train: TrainConfig, files: list[Pat
 
 def training_summary(result: FitResult, model: torch.nn.Module, cfg: TrainConfig, n_train: int, n_valid: int,
                      device: torch.device) -> dict[str, Any]:
-    """What config.json records about the run."""
+    """What config.json records about the run: only what a rerun reproduces (timings: `run_figures`)."""
     pos, rows = result.position, result.log_rows
     train_losses = [r["loss"] for r in rows]
     return {
@@ -439,11 +488,23 @@ def training_summary(result: FitResult, model: torch.nn.Module, cfg: TrainConfig
         "label_smoothing": cfg.label_smoothing, "epochs": cfg.epochs, "max_steps": cfg.max_steps, "seed": cfg.seed,
         "steps": pos.step, "epochs_completed": rows[-1]["epoch"] if rows else 0.0,
         "best_valid_loss": pos.best_valid_loss, "best_step": pos.best_step,
+        "early_stopping": {"metric": cfg.early_stopping_metric, "patience": cfg.patience,
+                           "best_valid_accuracy": pos.best_valid_accuracy},
         "final_train_loss": train_losses[-1] if train_losses else None,
         "train_examples": n_train, "valid_examples": n_valid,
         "parameters": sum(p.numel() for p in model.parameters()),
-        "device": device.type, "resumed_from_step": result.resumed_from_step,
-        "train_seconds_this_run": round(result.train_seconds, 3),
+        "device": device.type,
+    }
+
+
+def run_figures(result: FitResult) -> dict[str, Any]:
+    """This run's wall-clock figures and resume provenance, for `sumpipe.timings` (not for config.json:
+    they differ between a straight, a resumed and a repeated run of the same training)."""
+    seconds = result.train_seconds
+    return {
+        "train_seconds_this_run": round(seconds, 3), "resumed_from_step": result.resumed_from_step,
+        "tokens_this_run": result.tokens_seen,
+        "tokens_per_s": round(result.tokens_seen / seconds, 1) if seconds > 0 else None,
     }
 
 

@@ -7,8 +7,8 @@ adapted to the corpus's pieces by the same training. Reads `<processed>/{train,v
 (sources only) and `<subword>/subword.model`; trains with the shared engine (`sumpipe.train.engine.fit`:
 exact resume from `<checkpoints>/pretrain`, best-validation weights kept) and writes to
 `<pretrain>/`: `encoder.safetensors` + `config.json` (`sumpipe.models.bert.save_encoder`) and
-`pretrain_log.csv` (step, epoch, loss, valid_loss, lr, tokens_per_s; loss = MLM cross-entropy per
-predicted piece).
+`pretrain_log.csv` (step, epoch, loss, valid_loss, lr; loss = MLM cross-entropy per predicted piece).
+The run's timings go to `<timings>/pretrain/encoder.{json,csv}` (`sumpipe.timings`), outside the outputs.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import torch
 from sumpipe.config import Params
 from sumpipe.errors import SumpipeError
 from sumpipe.io import file_sha256, read_parquet
+from sumpipe.schemas import PROCESSED
 
 LOG_FILE = "pretrain_log.csv"
 CHECKPOINT_NAME = "pretrain"
@@ -34,22 +35,26 @@ class PretrainInputs:
     out_dir: Path
     checkpoint_dir: Path
     cfg: Any  # PretrainConfig
+    timings_dir: Path = Path("timings")
 
 
 def resolve_pretrain_inputs(params: Params) -> PretrainInputs:
     paths = params.paths
     return PretrainInputs(Path(paths.processed), Path(paths.subword), Path(paths.pretrain),
-                          Path(paths.checkpoints) / CHECKPOINT_NAME, params.pretrain)
+                          Path(paths.checkpoints) / CHECKPOINT_NAME, params.pretrain, Path(paths.timings))
 
 
 def pretrain_encoder(inputs: PretrainInputs, *, resume: bool = True, progress: bool | None = None) -> dict[str, Any]:
-    """Pre-train (or resume) the encoder and write `<pretrain>/`; returns the training summary."""
+    """Pre-train (or resume) the encoder and write `<pretrain>/`; returns the training summary with this
+    run's figures (`run_figures`)."""
     import sumpipe.models
     import sumpipe.subword
     import sumpipe.train
     from sumpipe.models.bert import BertForMaskedLM, save_encoder
     from sumpipe.subword.pieces import MODEL_FILE, SubwordVocab
-    from sumpipe.train.engine import fingerprint_of, fit, seed_everything, training_device, training_summary, write_log
+    from sumpipe.timings import record_run, write_throughput
+    from sumpipe.train.engine import (fingerprint_of, fit, run_figures, seed_everything, training_device,
+                                      training_summary, write_log)
     from sumpipe.train.mlm import MLMTask, source_windows
 
     cfg = inputs.cfg
@@ -57,7 +62,7 @@ def pretrain_encoder(inputs: PretrainInputs, *, resume: bool = True, progress: b
     files = [inputs.processed_dir / f"{split}.parquet" for split in ("train", "valid")]
     windows = []
     for path in files:
-        sources = read_parquet(path, columns=["source"])["source"].tolist()
+        sources = read_parquet(path, columns=["source"], contract=PROCESSED)["source"].tolist()
         if not sources:
             raise SumpipeError(f"{path}: no examples to pre-train on")
         windows.append(source_windows(vocab.encode_many(sources), cfg.max_tokens))
@@ -85,7 +90,10 @@ def pretrain_encoder(inputs: PretrainInputs, *, resume: bool = True, progress: b
         "max_tokens": cfg.max_tokens, "training": summary,
     })
     write_log(result.log_rows, inputs.out_dir / LOG_FILE)
-    return summary
+    record_run(inputs.timings_dir, "pretrain", "encoder", run_figures(result))
+    if result.throughput:  # a run that only found a finished checkpoint keeps the last training's curve
+        write_throughput(result.throughput, inputs.timings_dir, "pretrain", "encoder")
+    return {**summary, **run_figures(result)}
 
 
 def mlm_accuracy(model: torch.nn.Module, task: Any) -> float:

@@ -9,31 +9,36 @@ for word families), builds the model and the training task, trains it with
 - `model.safetensors`, `config.json` (the typed `ModelCard`: family, arch, spec, input selection and
   its budget, data set, training summary), the vocabulary (`sumpipe.models.io.save_pretrained`): the
   best-validation weights;
-- `train_log.csv`: step, epoch, loss, valid_loss, lr, tokens_per_s (valid_loss only at epoch ends);
+- `train_log.csv`: step, epoch, loss, valid_loss, lr (valid_loss only at epoch ends);
 
 and keeps the resume state (`sumpipe.train.checkpoint`) in `<checkpoints>/<name>/`. dvc.yaml declares
 that folder `persist: true` so a killed `dvc repro` finds it again; it lives outside `models/` so that
 stages reading the finished models do not depend on it. It is reused only when the configuration, the
 input files and the model/training code are those of the killed run (a fingerprint), else training
 starts afresh.
+
+The run's timings (seconds, tokens/s, the step it resumed from) go to `<timings>/train/<name>.{json,csv}`
+(`sumpipe.timings`), outside every DVC output, so a rerun leaves dvc.lock unchanged.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 
 from sumpipe.config import Budget, ModelSpec, Params, TrainConfig, from_dict
 from sumpipe.errors import SumpipeError
 from sumpipe.extract.methods import find_selection
-from sumpipe.io import read_parquet
+from sumpipe.io import read_parquet, require_writable_folder
+from sumpipe.schemas import EXTRACTED
 from sumpipe.models.registry import Family, TrainPhase, resolve_model
 from sumpipe.train.ddp import context_from_env, init_process_group
-from sumpipe.train.engine import (FitResult, fingerprint_of, fit, seed_everything, training_device, training_summary,
-                                  write_log)
+from sumpipe.train.engine import (FitResult, fingerprint_of, fit, run_figures, seed_everything, training_device,
+                                  training_summary, write_log)
 
 LOG_FILE = "train_log.csv"
 
@@ -53,6 +58,7 @@ class TrainInputs:
     out_dir: Path
     checkpoint_dir: Path
     dataset: str
+    timings_dir: Path = Path("timings")  # wall-clock figures, outside DVC's outputs (sumpipe.timings)
 
 
 def resolve_inputs(params: Params, name: str) -> TrainInputs:
@@ -72,14 +78,37 @@ def resolve_inputs(params: Params, name: str) -> TrainInputs:
         out_dir=Path(params.paths.models) / name,
         checkpoint_dir=Path(params.paths.checkpoints) / name,
         dataset=params.data.dataset,
+        timings_dir=Path(params.paths.timings),
     )
 
 
 # --------------------------------------------------------------------------------------------
 # The stage
 # --------------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def exclusive_model_folder(inputs: TrainInputs) -> Iterator[None]:
+    """Before any training time is spent: the output and checkpoint folders exist and take a file,
+    and no other `sumpipe train` works on this model (a lock beside its folder; a second trainer
+    would share the resume checkpoints and race for the folder). One-line errors."""
+    from filelock import FileLock, Timeout
+
+    require_writable_folder(inputs.out_dir.parent)
+    require_writable_folder(inputs.checkpoint_dir)
+    lock = FileLock(str(inputs.out_dir.parent / f".{inputs.out_dir.name}.train.lock"), timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise SumpipeError(f"{inputs.out_dir}: another `sumpipe train` is training this model "
+                           f"(lock {lock.lock_file})") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 def train_model(inputs: TrainInputs, *, resume: bool = True, progress: bool | None = None) -> dict[str, Any]:
-    """Train one model and write its directory (see the module docstring); returns the training summary.
+    """Train one model and write its directory (see the module docstring); returns the training summary
+    with this run's figures (`run_figures`: seconds, tokens/s, `resumed_from_step`).
 
     Under torchrun (WORLD_SIZE > 1) every rank calls this; rank 0 alone writes files.
     """
@@ -89,7 +118,7 @@ def train_model(inputs: TrainInputs, *, resume: bool = True, progress: bool | No
 
     cfg, family = inputs.train, inputs.family
     train_path, valid_path = inputs.extracted_dir / "train.parquet", inputs.extracted_dir / "valid.parquet"
-    train_df, valid_df = read_parquet(train_path), read_parquet(valid_path)
+    train_df, valid_df = read_parquet(train_path, contract=EXTRACTED), read_parquet(valid_path, contract=EXTRACTED)
     for path, df in ((train_path, train_df), (valid_path, valid_df)):
         if len(df) == 0:
             raise SumpipeError(f"{path}: no examples to train on")
@@ -116,11 +145,20 @@ def train_model(inputs: TrainInputs, *, resume: bool = True, progress: bool | No
         card = ModelCard(family=family.name, arch=arch, vocab_size=model.vocab_size, name=inputs.name,
                          input=inputs.spec.input, spec=inputs.spec, selection=inputs.selection,
                          dataset=inputs.dataset, training=summary, family_info=family.card_section(model))
-        save_pretrained(model.cpu(), inputs.out_dir, vocab, card)
-        write_log(result.log_rows, inputs.out_dir / LOG_FILE)
+        save_pretrained(model.cpu(), inputs.out_dir, vocab, card,
+                        extras={LOG_FILE: lambda path: write_log(result.log_rows, path)})
+        _record_timings(inputs, result)
     if ctx.is_distributed:
         torch.distributed.destroy_process_group()
-    return summary
+    return {**summary, **run_figures(result)}
+
+
+def _record_timings(inputs: TrainInputs, result: FitResult) -> None:
+    from sumpipe.timings import record_run, write_throughput
+
+    record_run(inputs.timings_dir, "train", inputs.name, run_figures(result))
+    if result.throughput:  # a run that only found a finished checkpoint keeps the last training's curve
+        write_throughput(result.throughput, inputs.timings_dir, "train", inputs.name)
 
 
 def fit_phases(model: torch.nn.Module, task: Any, phases: list[TrainPhase], checkpoint_dir: Path | None, *,
@@ -150,10 +188,12 @@ def fit_phases(model: torch.nn.Module, task: Any, phases: list[TrainPhase], chec
 def _combined(results: list[FitResult]) -> FitResult:
     """One FitResult for consecutive phases: later phases' steps and epochs continue the earlier ones'."""
     rows: list[dict[str, Any]] = []
+    throughput: list[dict[str, float]] = []
     step_offset, epoch_offset = 0, 0.0
     for result in results:
         rows += [{**r, "step": r["step"] + step_offset, "epoch": round(r["epoch"] + epoch_offset, 4)}
                  for r in result.log_rows]
+        throughput += [{**r, "step": r["step"] + step_offset} for r in result.throughput]
         last = result.position
         step_offset, epoch_offset = step_offset + last.step, rows[-1]["epoch"] if rows else epoch_offset
     final, before = results[-1], step_offset - results[-1].position.step
@@ -166,7 +206,7 @@ def _combined(results: list[FitResult]) -> FitResult:
         if result.resumed_from_step < result.position.step:
             break
     return FitResult(position, resumed_from, sum(r.train_seconds for r in results),
-                     sum(r.tokens_seen for r in results), final.stopped_early)
+                     sum(r.tokens_seen for r in results), final.stopped_early, throughput)
 
 
 def run_fingerprint(inputs: TrainInputs, files: list[Path]) -> str:

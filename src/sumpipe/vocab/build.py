@@ -20,6 +20,7 @@ from tqdm import tqdm
 from sumpipe.config import VocabConfig
 from sumpipe.errors import SumpipeError
 from sumpipe.io import open_parquet
+from sumpipe.schemas import PROCESSED
 from sumpipe.vocab.ngrams import DROPPED, NgramCounter, NgramTable, ngram_windows, pack_ngrams
 from sumpipe.vocab.vocabulary import Vocabulary
 from sumpipe.vocab.words import is_content_word
@@ -104,10 +105,7 @@ class CorpusCounter:
 
 def count_corpus(train_path: Path, n: int, progress: bool = True) -> CorpusCounter:
     """Stream the train split through a `CorpusCounter`."""
-    parquet = open_parquet(train_path)
-    missing = {"source", "reference"} - set(parquet.schema_arrow.names)
-    if missing:
-        raise SumpipeError(f"{train_path}: missing column(s) {', '.join(sorted(missing))}")
+    parquet = open_parquet(train_path, PROCESSED)
     counter = CorpusCounter(n)
     with tqdm(total=parquet.metadata.num_rows, desc="vocab: counting", unit="doc",
               disable=None if progress else True) as bar:

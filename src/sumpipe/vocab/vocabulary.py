@@ -33,6 +33,7 @@ import pyarrow as pa
 
 from sumpipe.errors import SumpipeError
 from sumpipe.io import read_table, write_parquet
+from sumpipe.schemas import VOCABULARY
 from sumpipe.vocab.exact import exact_mean, inverse_ln1p, per_count
 
 SPECIALS = ("<unk>", "<pad>", "<s>", "</s>")  # ids 0..3, as in sumpipe.models.protocol
@@ -83,6 +84,7 @@ class Vocabulary:
         self.counts = np.asarray(self.counts, dtype=np.int64)
         if list(self.itos[:N_SPECIALS]) != list(SPECIALS):
             raise SumpipeError(f"vocabulary must start with {', '.join(SPECIALS)}")
+        _check_tokens(self.itos)
         self.unknown_rarity = inverse_ln1p(1) + self.shift
         self.rarity = self._rarity64().astype(np.float32)
         self.stoi = {token: i for i, token in enumerate(self.itos)}
@@ -141,11 +143,30 @@ class Vocabulary:
         path = Path(path)
         if not path.is_file():
             raise SumpipeError(f"{path}: no such vocabulary file (run `sumpipe vocab` first)")
-        table = read_table(path, columns=["token", "count"])  # a corrupt file: one line naming it
+        table = read_table(path, columns=["token", "count"], contract=VOCABULARY)  # a corrupt file: one line naming it
         if size is not None:
             if size <= N_SPECIALS:
                 raise SumpipeError(f"vocabulary size must be > {N_SPECIALS}, got {size}")
             table = table.slice(0, size)
+        if table.column("count").null_count:
+            raise SumpipeError(f"{path}: column 'count' has NULL values")
         itos = table.column("token").to_pylist()
         counts = table.column("count").to_numpy().astype(np.int64)
-        return cls(itos=itos, counts=counts, shift=rarity_shift(counts[N_SPECIALS:]))
+        try:
+            return cls(itos=itos, counts=counts, shift=rarity_shift(counts[N_SPECIALS:]))
+        except SumpipeError as exc:
+            raise SumpipeError(f"{path}: {exc}") from None
+
+
+def _check_tokens(itos: list) -> None:
+    """Every token is a non-empty string, and none appears twice: a NULL row or a duplicate would give
+    two ids one word (or a word None), silently shifting what the model's ids mean."""
+    for i, token in enumerate(itos):
+        if not isinstance(token, str) or not token:
+            raise SumpipeError(f"vocabulary row {i}: token is {token!r} (NULL or empty)")
+    if len(set(itos)) != len(itos):
+        seen: dict[str, int] = {}
+        for i, token in enumerate(itos):
+            if token in seen:
+                raise SumpipeError(f"vocabulary rows {seen[token]} and {i}: token {token!r} appears twice")
+            seen[token] = i

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from sumpipe.errors import SumpipeError
+from sumpipe.errors import ConfigError, SumpipeError
 from sumpipe.extract.scorers.base import Limit, Method, ScoringMethod, take
 from sumpipe.extract.scorers.corpus import CorpusStats
 from sumpipe.extract.scorers.document import Analyzer, Document
@@ -25,8 +25,11 @@ from sumpipe.extract.scorers.klsum import KlSum
 from sumpipe.extract.scorers.lead import Lead
 from sumpipe.extract.scorers.lexrank import ContinuousLexRank, LexRank
 from sumpipe.extract.scorers.lsa import LsaGongLiu, LsaSteinbergerJezek
+from sumpipe.extract.scorers.lsa_collection import LsaCollection
 from sumpipe.extract.scorers.luhn import Luhn
+from sumpipe.extract.scorers.ngram import NgramAlg1
 from sumpipe.extract.scorers.nmf import NmfRelevance
+from sumpipe.extract.options import checked_options
 from sumpipe.extract.scorers.oracle import GreedyOracle
 from sumpipe.extract.scorers.random_order import RandomOrder
 from sumpipe.extract.scorers.reduction import Reduction
@@ -37,22 +40,29 @@ from sumpipe.extract.scorers.wordfreq import WordFrequency
 
 METHODS: dict[str, type[Method]] = {cls.name: cls for cls in (
     Lead, WordFrequency, TfidfCentroid, LsaSteinbergerJezek, LsaGongLiu, NmfRelevance, TextRank, LexRank,
-    ContinuousLexRank, Luhn, Edmundson, SumBasic, KlSum, Reduction, RandomOrder, GreedyOracle,
+    ContinuousLexRank, Luhn, Edmundson, SumBasic, KlSum, Reduction, RandomOrder, GreedyOracle, NgramAlg1,
+    LsaCollection,
 )}
 
 __all__ = ["Analyzer", "CorpusStats", "Document", "Limit", "METHODS", "Method", "ScoringMethod",
            "build_method", "fit_corpus", "take"]
 
 
-def build_method(name: str, options: Mapping[str, Any] | None = None, corpus: CorpusStats | None = None) -> Method:
-    """A method by name, with its options (constructor keywords from params) and, for the methods
-    that use it, the shared `corpus` state (`fit_corpus`)."""
+def build_method(name: str, options: Mapping[str, Any] | None = None, corpus: CorpusStats | None = None,
+                 state: Any = None) -> Method:
+    """A method by name, with its options (constructor keywords from params), for the methods that use
+    it the shared `corpus` state (`fit_corpus`), and for a method that `needs` state of its own, `state`."""
     cls = METHODS.get(name)
     if cls is None:
         raise SumpipeError(f"unknown extractive method {name!r} (known: {', '.join(sorted(METHODS))})")
-    kwargs = dict(options or {})
+    try:
+        kwargs = checked_options(name, options)
+    except ConfigError as exc:  # the caller prefixes the params key (extractive.options.<name>)
+        raise SumpipeError(f"extractive method {name!r}: bad option {exc}") from None
     if cls.uses_corpus:
         kwargs["corpus"] = corpus
+    if cls.needs:
+        kwargs[cls.needs] = state
     try:
         return cls(**kwargs)
     except TypeError as exc:

@@ -89,13 +89,17 @@ class Method:
     `fit` receives the training documents once (most methods need nothing from them; the ones with
     `uses_corpus` fit their `CorpusStats`, or share one given to the constructor);
     `uses_reference` marks a method that reads `Document.reference` (the oracle): its output is an
-    upper bound, not a summarizer, and is labelled so wherever it appears.
+    upper bound, not a summarizer, and is labelled so wherever it appears. `needs` names fitted state
+    of its own that the method takes as the constructor keyword of that name (`ngrams`: the vocab
+    stage's 3-gram table; `space`: the collection-level LSA space of `extractive-fit`); loaded by
+    `sumpipe.extract.systems.load_state`.
     """
 
     name: ClassVar[str] = ""
     uses_reference: ClassVar[bool] = False
     uses_corpus: ClassVar[bool] = False   # takes `corpus=CorpusStats` (fitted on the training documents)
     uses_terms: ClassVar[bool] = True     # reads the document's words (lead and random never do)
+    needs: ClassVar[str] = ""             # "" | "ngrams" | "space": the fitted state it takes (docstring)
 
     def fit(self, documents: Iterable[Document]) -> "Method":
         """Fit corpus state on the training documents (for a method with `uses_corpus`)."""

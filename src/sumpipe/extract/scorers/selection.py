@@ -25,8 +25,9 @@ from sumpipe.errors import ConfigError, SumpipeError
 from sumpipe.extract.methods import FitContext, SelectionMethod, register_method
 from sumpipe.extract.scorers import METHODS, Analyzer, CorpusStats, Document, Limit, Method, build_method, fit_corpus
 
-# Methods offered as model inputs (everything but the reference-reading oracle).
-SELECTABLE = tuple(name for name, cls in METHODS.items() if not cls.uses_reference)
+# Methods offered as model inputs: everything but the reference-reading oracle and the methods with
+# fitted state of their own (`needs`: `ngram` is the thesis's own selection, `sumpipe.extract.methods`).
+SELECTABLE = tuple(name for name, cls in METHODS.items() if not cls.uses_reference and not cls.needs)
 
 
 class SharedAnalysis:
@@ -54,9 +55,10 @@ class SharedAnalysis:
         path = Path(self.processed_dir) / "train.parquet"
         if not path.is_file():
             raise SumpipeError(f"{path}: not found (the extractive selections fit their idf on the train split)")
-        import pyarrow.parquet as pq
+        from sumpipe.io import read_table
+        from sumpipe.schemas import PROCESSED
 
-        sources = pq.read_table(path, columns=["source"]).column("source").to_pylist()
+        sources = read_table(path, columns=["source"], contract=PROCESSED).column("source").to_pylist()
         return fit_corpus(self.analyzer.parse(s or "") for s in sources)
 
     def documents(self, docs: Sequence[list[list[str]]]) -> list[Document]:
