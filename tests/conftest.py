@@ -46,3 +46,6 @@ def pytest_terminal_summary(terminalreporter) -> None:
     harness = sys.modules.get("harness")  # tests/reliability/harness.py, imported by the reliability tests
     if harness is not None and harness.CHECKED:
         terminalreporter.write_line(harness.totals_line())
+        table = os.environ.get("SUMPIPE_RELIABILITY_TABLE")  # a path: the case table, as Markdown
+        if table:
+            Path(table).write_text(harness.case_table())

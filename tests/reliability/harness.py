@@ -82,6 +82,12 @@ def totals_line() -> str:
             f"ended {', '.join(f'{o} {ended[o]}' for o in OUTCOMES)}; not as expected {wrong}")
 
 
+def case_table() -> str:
+    """Every checked case as a Markdown table (case, expected, result), then the totals line."""
+    rows = [f"| {case} | {kind} | {outcome} |" for case, kind, outcome in CHECKED]
+    return "\n".join(["| case | expected | result |", "|---|---|---|", *rows, "", totals_line(), ""])
+
+
 def check(result: Result, expected: str) -> None:
     """Assert that `result` ended as `expected` ("ok" or "error: <fragment>")."""
     case = os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0]
