@@ -43,3 +43,11 @@ def test_boolean_options_read_as_flags_in_help(monkeypatch, capsys, command: str
     if command in ("train", "pretrain"):
         assert "--no-resume" in out
 
+
+@pytest.mark.parametrize("args", [[], ["summarize"], ["decode"], ["numerals"], ["numerals", "run"], ["sweep"]])
+def test_no_help_page_shows_a_bool_value_column(monkeypatch, capsys, args: list[str]) -> None:
+    code, out, _ = run(monkeypatch, capsys, *args, "--help")
+    assert code == 0
+    assert "--help" in out
+    assert "<bool>" not in out   # --help itself, --version and every flag read as flags
+

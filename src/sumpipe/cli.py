@@ -18,7 +18,7 @@ from sumpipe.decode import commands as decode_commands
 from sumpipe.evaluate import commands as evaluate_commands
 from sumpipe.experiments import commands as experiment_commands
 from sumpipe.extract import commands as extract_commands
-from sumpipe.options import flag
+from sumpipe.options import Command, Group, flag
 from sumpipe.report import commands as report_commands
 from sumpipe.subword import commands as subword_commands
 from sumpipe.text import commands as text_commands
@@ -27,6 +27,7 @@ from sumpipe.vocab import commands as vocab_commands
 
 app = typer.Typer(
     name="sumpipe",
+    cls=Group,
     help="Reproducible text summarization: DVC stages from raw text to ROUGE reports.",
     no_args_is_help=True,
     add_completion=False,
@@ -49,23 +50,23 @@ def _options(
     """Reproducible text summarization: DVC stages from raw text to ROUGE reports."""
 
 
-app.command("download")(data_commands.download)
-app.command("preprocess")(text_commands.preprocess)
-app.command("vocab")(vocab_commands.vocab)
-app.command("extract")(extract_commands.extract)
-app.command("extractive-fit")(extract_commands.extractive_fit)
-app.command("extractive")(extract_commands.extractive)
+app.command("download", cls=Command)(data_commands.download)
+app.command("preprocess", cls=Command)(text_commands.preprocess)
+app.command("vocab", cls=Command)(vocab_commands.vocab)
+app.command("extract", cls=Command)(extract_commands.extract)
+app.command("extractive-fit", cls=Command)(extract_commands.extractive_fit)
+app.command("extractive", cls=Command)(extract_commands.extractive)
 app.command("summarize", cls=decode_commands.SummarizeCommand)(decode_commands.summarize)
-app.command("subword")(subword_commands.subword)
-app.command("pretrain")(train_commands.pretrain)
-app.command("train")(train_commands.train)
-app.command("decode")(decode_commands.decode)
-app.command("evaluate")(evaluate_commands.evaluate)
-app.command("rouge")(evaluate_commands.rouge)
-app.command("crosseval")(evaluate_commands.crosseval)
-app.command("report")(report_commands.report)
+app.command("subword", cls=Command)(subword_commands.subword)
+app.command("pretrain", cls=Command)(train_commands.pretrain)
+app.command("train", cls=Command)(train_commands.train)
+app.command("decode", cls=Command)(decode_commands.decode)
+app.command("evaluate", cls=Command)(evaluate_commands.evaluate)
+app.command("rouge", cls=Command)(evaluate_commands.rouge)
+app.command("crosseval", cls=Command)(evaluate_commands.crosseval)
+app.command("report", cls=Command)(report_commands.report)
 app.add_typer(experiment_commands.numerals, name="numerals")
-app.command("sweep")(experiment_commands.sweep)
+app.command("sweep", cls=Command)(experiment_commands.sweep)
 
 
 def main() -> None:

@@ -6,12 +6,34 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand, TyperGroup
+
 
 def flag(*names: str, help: str, **more: Any) -> Any:
     """A boolean option that reads as a flag in --help: `--json`, or `--resume/--no-resume` for one that
     is on by default. (This Typer prints a `<bool>` value column for every bool option, as if it took a
     value; an empty metavar leaves the column blank, as click shows flags.)"""
     return typer.Option(*names, help=help, metavar="", **more)
+
+
+def _as_flag(option: Any) -> Any:
+    if option is not None:
+        option.metavar = ""  # `--help` is a flag too (this Typer would print `<bool>` beside it)
+    return option
+
+
+class Command(TyperCommand):
+    """Every sumpipe command: its `--help` option reads as a flag, like the `flag` options."""
+
+    def get_help_option(self, ctx: Any) -> Any:
+        return _as_flag(super().get_help_option(ctx))
+
+
+class Group(TyperGroup):
+    """The `sumpipe` app and its sub-apps: `--help` reads as a flag; commands are `Command`s."""
+
+    def get_help_option(self, ctx: Any) -> Any:
+        return _as_flag(super().get_help_option(ctx))
 
 
 ParamsOption = Annotated[

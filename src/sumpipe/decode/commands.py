@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from typer.core import TyperCommand
 
 from sumpipe.errors import SumpipeError
-from sumpipe.options import ParamsOption, flag
+from sumpipe.options import Command, ParamsOption, flag
 
 DEFAULT_PARAMS = Path("params.yaml")
 
@@ -147,7 +146,7 @@ def _run_stage(params: Path, model: str | None) -> None:
 METHOD_HELP = "extractive method"
 
 
-class SummarizeCommand(TyperCommand):
+class SummarizeCommand(Command):
     """`sumpipe summarize`'s command: its --help lists every extractive method of the registry
     (`sumpipe.extract.scorers.METHODS`), imported only when the help is shown."""
 

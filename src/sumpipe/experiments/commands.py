@@ -7,12 +7,13 @@ from typing import Annotated
 
 import typer
 
-from sumpipe.options import ParamsOption
+from sumpipe.options import Command, Group, ParamsOption
 
-numerals = typer.Typer(help="Seed 004's numerals experiment (experiments/numerals/dvc.yaml).", no_args_is_help=True)
+numerals = typer.Typer(help="Seed 004's numerals experiment (experiments/numerals/dvc.yaml).", no_args_is_help=True,
+                       cls=Group)
 
 
-@numerals.command("run")
+@numerals.command("run", cls=Command)
 def run(
     run: Annotated[str, typer.Option("--run", help="continuous-none | random-none | random-bahdanau | "
                                                    "continuous-bahdanau")],
@@ -34,7 +35,7 @@ def run(
                f"({m['steps']} steps, {m['train_seconds']} s) -> {cfg.run_dir(run, length)}")
 
 
-@numerals.command("report")
+@numerals.command("report", cls=Command)
 def report(params: ParamsOption = Path("params.yaml")) -> None:
     """Figures like seed 004's Figs. 5-8, a markdown table and the combined metrics."""
     from sumpipe.config import load_config
