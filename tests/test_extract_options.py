@@ -14,7 +14,8 @@ from sumpipe.extract.scorers import METHODS, build_method
 def test_every_option_type_belongs_to_a_method_and_matches_its_constructor() -> None:
     for name, options in OPTION_TYPES.items():
         assert name in METHODS
-        accepted = set(inspect.signature(METHODS[name]).parameters) - {"corpus", "analyzer"}
+        # the shared corpus statistics and a method's fitted state (`needs`) are not options
+        accepted = set(inspect.signature(METHODS[name]).parameters) - {"corpus", "analyzer", METHODS[name].needs}
         assert set(options.__dataclass_fields__) == accepted, name
 
 
@@ -26,6 +27,7 @@ def test_every_option_type_belongs_to_a_method_and_matches_its_constructor() -> 
     ("textrank", {"damping": "abc"}, "damping: expected float"),
     ("textrank", {"damping": 1.0}, r"damping: must be in \(0, 1\)"),
     ("lsa", {"dimensions": -2}, r"dimensions: must be in \[0, 1000\]"),
+    ("ngram", {"first_k": -1}, r"first_k: must be in \[0, 1000\]"),
     ("klsum", {"alpha": float("nan")}, "alpha: must be in"),
     ("lead", {"k": 3}, "k: unknown key"),
 ])

@@ -30,5 +30,5 @@ def test_a_token_budget_gives_alg_1s_selection():
 def test_without_a_table_it_says_what_it_needs():
     with pytest.raises(SumpipeError, match="3-gram table"):
         build_method("ngram").select(Analyzer().parse(TEXT), Limit(sentences=1))
-    with pytest.raises(SumpipeError, match="first_k must be >= 0"):
+    with pytest.raises(SumpipeError, match=r"first_k: must be in \[0, 1000\]"):
         build_method("ngram", {"first_k": -1})

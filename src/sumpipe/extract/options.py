@@ -109,6 +109,14 @@ class RandomOptions:
         require(0 <= self.seed < 2**63, "seed", "must be in [0, 2**63)")
 
 
+@dataclass(frozen=True)
+class NgramOptions:
+    first_k: int = 1
+
+    def check(self, key: str) -> None:
+        require(0 <= self.first_k <= MAX_TOPICS, "first_k", f"must be in [0, {MAX_TOPICS}] (lead sentences kept first)")
+
+
 OPTION_TYPES: dict[str, type] = {
     "lexrank": LexRankOptions,
     "lexrank_continuous": DampingOptions,
@@ -120,6 +128,7 @@ OPTION_TYPES: dict[str, type] = {
     "klsum": KlSumOptions,
     "luhn": LuhnOptions,
     "random": RandomOptions,
+    "ngram": NgramOptions,
 }
 
 
