@@ -155,6 +155,17 @@ def test_atomic_folder_replaces_the_whole_folder(tmp_path: Path) -> None:
     assert target.stat().st_mode & 0o777 == 0o777 & ~_umask()
 
 
+def test_atomic_folder_keeps_the_gitignore_dvc_wrote(tmp_path: Path) -> None:
+    target = tmp_path / "models" / "M1"
+    with atomic_folder(target) as unit:
+        (unit / "model.safetensors").write_text("1")
+    (target / ".gitignore").write_text("/model.safetensors\n")   # DVC lists the stage's outputs there
+    with atomic_folder(target) as unit:                            # a `sumpipe train` outside dvc repro
+        (unit / "model.safetensors").write_text("2")
+    assert sorted(p.name for p in target.iterdir()) == [".gitignore", "model.safetensors"]
+    assert (target / ".gitignore").read_text() == "/model.safetensors\n"
+
+
 def test_atomic_folder_keeps_the_previous_folder_when_the_writer_fails(tmp_path: Path) -> None:
     target = tmp_path / "M1"
     with atomic_folder(target) as unit:

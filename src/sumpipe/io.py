@@ -157,11 +157,20 @@ def atomic_folder(path: str | os.PathLike) -> Iterator[Path]:
         lock.release()
 
 
+# Files in an output folder that belong to version control, not to the writer: DVC lists a stage's
+# outputs in the folder's .gitignore, and a `sumpipe train` run outside `dvc repro` must not drop it.
+KEPT_ACROSS_SWAPS = (".gitignore",)
+
+
 def _swap_in(new: Path, path: Path) -> None:
-    """Rename folder `new` to `path`, the previous `path` (if any) removed after."""
+    """Rename folder `new` to `path`, the previous `path` (if any) removed after; the previous
+    folder's `KEPT_ACROSS_SWAPS` files move into the new one unless the writer made its own."""
     if not path.exists():
         os.rename(new, path)
         return
+    for name in KEPT_ACROSS_SWAPS:
+        if (path / name).is_file() and not (new / name).exists():
+            shutil.copy2(path / name, new / name)
     old = Path(tempfile.mkdtemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent))
     os.rename(path, old / "previous")
     os.rename(new, path)

@@ -90,7 +90,7 @@ def case_table() -> str:
 
 def check(result: Result, expected: str) -> None:
     """Assert that `result` ended as `expected` ("ok" or "error: <fragment>")."""
-    case = os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0]
+    case = os.environ.get("PYTEST_CURRENT_TEST", "?").rsplit(" ", 1)[0]  # "<node id> (call)"; ids hold spaces
     CHECKED.append((case, "ok" if expected == "ok" else "error", result.outcome))
     if expected == "ok":
         assert result.outcome == "ok", result.describe()

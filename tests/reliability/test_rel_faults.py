@@ -68,6 +68,12 @@ TIMING_KEYS = {"seconds", "scoring_seconds", "decode_seconds", "tokens_per_s", "
                "train_seconds_this_run", "resumed_from_step"}
 
 
+# Not compared: version control, the code, and timings/ (each run's seconds and resume provenance by
+# design: gitignored and named nowhere in dvc.yaml; a writer killed there leaves at most a temporary
+# that the next write of that file removes).
+NOT_ARTIFACTS = (".git", ".dvc", "src", "timings")
+
+
 class Repo:
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -90,13 +96,13 @@ class Repo:
         out = {}
         for path in sorted(self.root.rglob("*")):
             rel = path.relative_to(self.root)
-            if path.is_file() and rel.parts[0] not in (".git", ".dvc", "src") and rel.name != "dvc.lock":
+            if path.is_file() and rel.parts[0] not in NOT_ARTIFACTS and rel.name != "dvc.lock":
                 out[str(rel)] = _digest(path)
         return out
 
     def temporaries(self) -> list[str]:
         return [str(p.relative_to(self.root)) for p in self.root.rglob(".*.tmp")
-                if p.relative_to(self.root).parts[0] not in (".git", ".dvc")]
+                if p.relative_to(self.root).parts[0] not in NOT_ARTIFACTS]
 
 
 def _without_timings(value):
