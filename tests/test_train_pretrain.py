@@ -110,6 +110,19 @@ def test_pretrain_writes_the_encoder_and_resumes_bit_identical(tmp_path: Path, m
     assert list(pd.read_csv(tmp_path / "resumed/timings/pretrain/encoder.csv").columns) == ["step", "tokens_per_s"]
 
 
+def test_pretrain_folder_is_written_as_one_unit(tmp_path: Path) -> None:
+    params = params_from_dict(write_fixture(tmp_path))
+    out = tmp_path / "pretrain"
+    out.mkdir()
+    (out / "encoder.safetensors").write_bytes(b"half of an older run")
+    (out / "pretrain_log.partial").write_text("left by an older writer")  # gone: the folder is one run's set
+    (out / ".gitignore").write_text("/encoder.safetensors\n")  # DVC's listing of the stage's outputs
+    pretrain_encoder(resolve_pretrain_inputs(params), progress=False)
+    assert {p.name for p in out.iterdir()} == {"encoder.safetensors", "config.json", "pretrain_log.csv", ".gitignore"}
+    assert tensors(out / "encoder.safetensors")  # the new run's complete set, swapped in
+    assert not list(tmp_path.glob(".pretrain.*.tmp"))
+
+
 def test_bert2stage_trains_from_the_encoder_resumes_bit_identical_and_decodes(tmp_path: Path, monkeypatch) -> None:
     from sumpipe.decode.api import load_model, summarize
     from sumpipe.models.bert import load_encoder

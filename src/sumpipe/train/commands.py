@@ -39,12 +39,11 @@ def pretrain(
 ) -> None:
     """Pre-train the BERT-style encoder with masked-LM on the train sources (seed 003)."""
     from sumpipe.config import load_params
+    from sumpipe.io import require_writable_folder
     from sumpipe.train.pretrain import pretrain_encoder, resolve_pretrain_inputs
 
-    from sumpipe.io import require_writable_folder
-
     inputs = resolve_pretrain_inputs(load_params(params))
-    require_writable_folder(inputs.out_dir)  # before the training time is spent
+    require_writable_folder(inputs.out_dir.parent)  # where the folder is built, before training time is spent
     summary = pretrain_encoder(inputs, resume=resume)
     typer.echo(f"pretrain: {summary['steps']} steps, best valid MLM loss {summary['best_valid_loss']:.4f} "
                f"at step {summary['best_step']} -> {inputs.out_dir}")

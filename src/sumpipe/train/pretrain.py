@@ -21,7 +21,7 @@ import torch
 
 from sumpipe.config import Params
 from sumpipe.errors import SumpipeError
-from sumpipe.io import file_sha256, read_parquet
+from sumpipe.io import atomic_folder, file_sha256, read_parquet
 from sumpipe.schemas import PROCESSED
 
 LOG_FILE = "pretrain_log.csv"
@@ -85,11 +85,12 @@ def pretrain_encoder(inputs: PretrainInputs, *, resume: bool = True, progress: b
                  progress=progress, description="pretrain")
     device = training_device(cfg.train.device)
     summary = training_summary(result, model, cfg.train, len(windows[0]), len(windows[1]), device)
-    save_encoder(model.cpu(), inputs.out_dir, {
-        "subword_sha256": file_sha256(subword_file), "init": init, "mask_prob": cfg.mask_prob,
-        "max_tokens": cfg.max_tokens, "training": summary,
-    })
-    write_log(result.log_rows, inputs.out_dir / LOG_FILE)
+    with atomic_folder(inputs.out_dir) as unit:  # one unit, like a model folder: never half of two runs
+        save_encoder(model.cpu(), unit, {
+            "subword_sha256": file_sha256(subword_file), "init": init, "mask_prob": cfg.mask_prob,
+            "max_tokens": cfg.max_tokens, "training": summary,
+        })
+        write_log(result.log_rows, unit / LOG_FILE)
     record_run(inputs.timings_dir, "pretrain", "encoder", run_figures(result))
     if result.throughput:  # a run that only found a finished checkpoint keeps the last training's curve
         write_throughput(result.throughput, inputs.timings_dir, "pretrain", "encoder")
