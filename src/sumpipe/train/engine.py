@@ -408,8 +408,8 @@ class _Loop:
         return pos.best_valid_loss is None or valid_loss < pos.best_valid_loss
 
     @torch.no_grad()
-    def validate(self) -> float:
-        """Mean loss per target token over the validation split (same objective as training)."""
+    def _validation_sums(self, measure: Callable[[Any, Any], tuple[torch.Tensor, torch.Tensor]]) -> tuple[float, float]:
+        """(sum, targets) of `measure(model, batch)` over the validation split, summed over ranks."""
         self.wrapped.eval()
         totals = torch.zeros(2, dtype=torch.float64, device=self.device)
         for indices in self.task.valid_batches():
@@ -418,29 +418,22 @@ class _Loop:
                 continue
             batch = move_to_device(self.task.collate(mine, "valid"), self.device)
             with _autocast(self.device, self.cfg.bf16):
-                loss_sum, n_targets = self.task.loss(self.model, batch)
-            totals += torch.stack([loss_sum.detach().double(), n_targets.detach().double()])
+                total, n_targets = measure(self.model, batch)
+            totals += torch.stack([total.detach().double(), n_targets.detach().double()])
         all_reduce_sum(totals, self.ctx)
-        loss_sum, targets = totals.tolist()
+        total, targets = totals.tolist()
+        return total, targets
+
+    def validate(self) -> float:
+        """Mean loss per target token over the validation split (same objective as training)."""
+        loss_sum, targets = self._validation_sums(self.task.loss)
         if targets <= 0:
             raise SumpipeError("no validation targets: the validation split is empty")
         return loss_sum / targets
 
-    @torch.no_grad()
     def validate_accuracy(self) -> float:
         """Teacher-forced token accuracy over the validation split (the task's `token_accuracy`)."""
-        self.wrapped.eval()
-        totals = torch.zeros(2, dtype=torch.float64, device=self.device)
-        for indices in self.task.valid_batches():
-            mine = shard(indices, self.ctx)
-            if not mine:
-                continue
-            batch = move_to_device(self.task.collate(mine, "valid"), self.device)
-            with _autocast(self.device, self.cfg.bf16):
-                correct, n_targets = self.task.token_accuracy(self.model, batch)
-            totals += torch.stack([correct.detach().double(), n_targets.detach().double()])
-        all_reduce_sum(totals, self.ctx)
-        correct, targets = totals.tolist()
+        correct, targets = self._validation_sums(self.task.token_accuracy)
         return correct / max(targets, 1.0)
 
     def _save(self) -> None:
