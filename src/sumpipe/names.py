@@ -8,8 +8,11 @@
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 SPECIAL_TOKENS = ("<unk>", "<pad>", "<s>", "</s>")
 UNK, PAD, BOS, EOS = range(len(SPECIAL_TOKENS))
 N_SPECIALS = len(SPECIAL_TOKENS)
 
-SPLITS = ("train", "valid", "test")
+Split = Literal["train", "valid", "test"]  # the type of a split name, for config fields
+SPLITS: tuple[Split, ...] = get_args(Split)
