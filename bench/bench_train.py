@@ -4,7 +4,7 @@
     python bench/bench_train.py --paper --seconds 300 # the paper configuration (on a GPU)
     python bench/bench_train.py --data data/extracted/first400   # an extract selection instead
     python bench/bench_train.py --paper --data data/extracted/first400 --vocab data/vocab/vocab.parquet \
-        --batch-sizes 32 64 128 --compile both --seconds 20 --profile 6   # the GPU sweep (README figures)
+        --batch-sizes 32 64 128 --compile both --seconds 20 --profile 6   # the GPU sweep (docs/gpu.md figures)
     python bench/bench_train.py --family rnn          # the recurrent family: params.yaml's PG-cov
     python bench/bench_train.py --family rnn --model PG-cov --phase coverage   # its coverage phase
 

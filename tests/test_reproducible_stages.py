@@ -4,7 +4,7 @@ with the exact bytes (sha256) of every output pinned.
 The corpus is generated from blake2b, so it is the same everywhere; it has a few hundred distinct word
 counts and 3-gram counts, enough that a rarity or 3-gram score computed with numpy's SIMD logarithms
 differs in the last bit between a CPU with AVX-512 and one without (seen with the former code; see the
-README, "What is bit-identical across machines"). Two pins:
+docs/reproducibility.md, "What is bit-identical across machines"). Two pins:
 
 - `CONTENT`: the decoded values (json of every column; floats written exactly by `repr`): the same
   with any pyarrow;

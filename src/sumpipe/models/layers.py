@@ -34,7 +34,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 # The attention kernels SDPA may pick. cuDNN's is left out: PyTorch 2.11 prefers it on Hopper
 # GPUs, and there it spent about 2 ms of host time per call (forward and backward alike) on our
 # ever-changing (B, T, S) shapes, which made training host-bound: M1 in the paper configuration,
-# batch 32, went from 279 to 82 ms per update on an H100 without it (bench/bench_train.py; README).
+# batch 32, went from 279 to 82 ms per update on an H100 without it (bench/bench_train.py; docs/gpu.md).
 # Flash (no mask) and memory-efficient (additive mask) kernels need no per-shape set-up.
 SDPA_BACKENDS = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
 
