@@ -13,9 +13,10 @@ from pathlib import Path
 import pyarrow as pa
 
 from sumpipe.config import DataConfig
-from sumpipe.data.split import SPLITS, stable_split, unit_hash
+from sumpipe.data.split import stable_split, unit_hash
 from sumpipe.errors import SumpipeError
 from sumpipe.io import write_json, write_parquet
+from sumpipe.names import SPLITS
 
 
 def load_examples(cfg: DataConfig) -> tuple[list[dict], dict]:
