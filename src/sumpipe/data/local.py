@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sumpipe.config import DataConfig, require
+from sumpipe.data.datasets import DATASETS, Dataset, Rows
 from sumpipe.data.split import content_id, normalize_split
 from sumpipe.errors import SumpipeError
 from sumpipe.io import decode_text, read_bytes, read_jsonl, read_user_table
@@ -201,3 +203,17 @@ def load_local(path: str | Path) -> tuple[list[dict], dict]:
         raise SumpipeError(f"{root}: no examples with a source and a reference (empty data set)")
     return kept, vars(stats)
 
+
+def check_local(cfg: DataConfig, key: str) -> None:
+    """`local` reads `data.path`: without one, a one-line error before any work."""
+    require(bool(cfg.path), f"{key}.path",
+            f"required when {key}.dataset is 'local' (a JSONL, CSV or Parquet file or a folder)")
+
+
+def load_local_dataset(cfg: DataConfig) -> Rows:
+    """The `local` data set: the file or folder `cfg.path` (`check_local` makes sure there is one)."""
+    assert cfg.path is not None
+    return load_local(cfg.path)
+
+
+DATASETS.register("local", Dataset(load=load_local_dataset, check=check_local))

@@ -43,7 +43,7 @@ def stable_split(example_id: str, ratios: SplitRatios) -> Split:
     return "test"
 
 
-def normalize_split(value: str, where: str) -> Split:
+def normalize_split(value: object, where: str) -> Split:
     """Map a split name as spelled in a corpus (e.g. "validation") to train/valid/test."""
     name = SPLIT_ALIASES.get(str(value).strip().lower())
     if name is None:
