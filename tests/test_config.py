@@ -29,9 +29,7 @@ def test_repository_params_file_validates(repo_root: Path) -> None:
     [
         ({"vocab": {"size": "big"}}, "vocab.size: expected int, got 'big'"),
         ({"vocab": {"size": True}}, "vocab.size: expected int, got True"),
-        ({"data": {"dataset": "imdb"}}, "data.dataset: expected one of"),
         ({"data": {"datset": "pydoc"}}, "data.datset: unknown key"),
-        ({"data": {"dataset": "local"}}, "data.path: required when data.dataset is 'local'"),
         ({"data": {"split_ratios": {"train": 0.5, "valid": 0.1, "test": 0.1}}}, "data.split_ratios: train + valid"),
         ({"model": {"d_model": 30, "n_heads": 4}}, "model.n_heads: must divide d_model"),
         ({"extract": {"budgets": [{"tokens": 200}]}}, "extract.budgets[0].method: required key is missing"),

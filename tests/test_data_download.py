@@ -130,3 +130,8 @@ def test_command_prints_a_summary_and_errors_are_one_line(tmp_path: Path) -> Non
     failed = _cli("download", "-p", str(_params(tmp_path, {"dataset": "local", "path": str(tmp_path / "nope")})))
     assert failed.returncode == 1
     assert failed.stderr.strip().splitlines() == [f"error: {tmp_path / 'nope'}: no such file or folder (data.path)"]
+
+    unknown = _cli("download", "-p", str(_params(tmp_path, {"dataset": "imdb"})))
+    assert unknown.returncode == 1
+    assert unknown.stderr.strip().splitlines() == [
+        "error: data.dataset: unknown dataset 'imdb' (known: cnn_dailymail, gigaword, local, numerals, pydoc, xsum)"]

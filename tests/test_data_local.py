@@ -9,9 +9,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from sumpipe.config import DataConfig
+from sumpipe.data.datasets import dataset_of
+from sumpipe.data.download import download
 from sumpipe.data.local import load_local, read_records
 from sumpipe.data.split import content_id
-from sumpipe.errors import SumpipeError
+from sumpipe.errors import ConfigError, SumpipeError
 
 
 def write_jsonl(path: Path, rows: list[dict], gz: bool = False) -> Path:
@@ -130,3 +133,15 @@ def test_source_as_a_list_of_sentences_is_joined_by_newlines(tmp_path: Path) -> 
     path = write_jsonl(tmp_path / "d.jsonl", [{"id": "1", "source": ["One.", "Two."], "reference": "r"}])
     rows, _ = load_local(path)
     assert rows[0]["source"] == "One.\nTwo."
+
+
+def test_local_needs_a_path_and_says_so_before_any_work(tmp_path: Path) -> None:
+    what = "(a JSONL, CSV or Parquet file or a folder)"
+    with pytest.raises(ConfigError) as info:
+        download(DataConfig(dataset="local"), tmp_path / "raw")
+    assert str(info.value) == f"data.path: required when data.dataset is 'local' {what}"
+    assert not (tmp_path / "raw").exists()
+    with pytest.raises(ConfigError) as info:
+        dataset_of(DataConfig(dataset="local", path=""), "crosseval.data")
+    assert str(info.value) == f"crosseval.data.path: required when crosseval.data.dataset is 'local' {what}"
+

@@ -81,10 +81,10 @@ def test_rouge_on_parquet_with_several_references(tmp_path: Path, monkeypatch, c
         ("lengths", "2 predictions but 1 references"),
         ("column", "no column 'summary_text'"),
         ("field", "has no field 'nope'"),
-        ("badjson", "line 1 is not valid JSON"),
+        ("badjson", "p.jsonl:1: not valid JSON (Expecting property name"),
         ("latin1", "not UTF-8 text"),
-        ("badgzip", "unreadable"),
-        ("jsonarray", "expected one JSON object per line, got a list"),
+        ("badgzip", "p.txt.gz: cannot read (Not a gzipped file"),
+        ("jsonarray", "p.json:1: expected a JSON object, got list"),
     ],
 )
 def test_rouge_errors_are_one_line(tmp_path: Path, monkeypatch, capsys, setup: str, message: str) -> None:

@@ -11,6 +11,7 @@ import codecs
 import contextlib
 import errno
 import glob
+import gzip
 import json
 import os
 import re
@@ -359,3 +360,68 @@ def file_sha256(path: str | os.PathLike) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+# --------------------------------------------------------------------------------------------
+# Files given by the user (a `local` corpus, the summaries `sumpipe rouge` scores): JSON Lines and
+# Parquet, text gzipped when its name ends in .gz. Artifacts the stages wrote use `read_table`.
+# --------------------------------------------------------------------------------------------
+def read_bytes(path: Path) -> bytes:
+    """The bytes of `path`, gunzipped when its name ends in .gz; an unreadable file is a one-line error."""
+    try:
+        data = path.read_bytes()
+        return gzip.decompress(data) if path.name.lower().endswith(".gz") else data
+    except (OSError, EOFError) as exc:  # gzip.BadGzipFile is an OSError; a cut .gz ends in EOFError
+        raise SumpipeError(f"{path}: cannot read ({exc})") from None
+
+
+def decode_text(data: bytes, encoding: str | None = None) -> tuple[str, bool]:
+    """`data` as text in `encoding` (default: `text_encoding`'s) and whether invalid bytes had to be
+    replaced (by U+FFFD): the caller decides whether a repaired text is refused or counted."""
+    encoding = encoding or text_encoding(data[:4])
+    try:
+        return data.decode(encoding), False
+    except UnicodeDecodeError:
+        return data.decode(encoding, errors="replace"), True
+
+
+def text_lines(data: bytes) -> list[tuple[str, bool]]:
+    """The lines of text `data`, each with whether invalid bytes in it were replaced.
+
+    A line ends at LF, CR LF or CR only, as in Python's text mode (a JSON string may hold a raw
+    U+2028). UTF-8 is decoded line by line, so a repair is counted on the line that needed it.
+    """
+    encoding = text_encoding(data[:4])
+    if encoding == "utf-8-sig":
+        return [decode_text(raw, "utf-8") for raw in data.removeprefix(codecs.BOM_UTF8).splitlines()]
+    text, repaired = decode_text(data, encoding)
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if lines[-1] == "":  # the last line's end
+        lines.pop()
+    return [(line, repaired and "\ufffd" in line) for line in lines]
+
+
+def read_jsonl(path: Path) -> tuple[list[dict], int]:
+    """The JSON objects of a JSON Lines file (blank lines skipped) and the number of lines with
+    replaced bytes; a line that is no JSON object is a one-line error naming the file and line."""
+    records, repaired = [], 0
+    for lineno, (line, fixed) in enumerate(text_lines(read_bytes(path)), start=1):
+        if not line.strip():
+            continue
+        repaired += fixed
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SumpipeError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+        if not isinstance(record, dict):
+            raise SumpipeError(f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}")
+        records.append(record)
+    return records, repaired
+
+
+def read_user_table(path: Path) -> pa.Table:
+    """A Parquet file given by the user; one that is not Parquet is a one-line error."""
+    try:
+        return pq.read_table(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise SumpipeError(f"{path}: not valid Parquet ({(str(exc).splitlines() or [''])[0]})") from None

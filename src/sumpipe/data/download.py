@@ -13,32 +13,19 @@ from pathlib import Path
 import pyarrow as pa
 
 from sumpipe.config import DataConfig
-from sumpipe.data.split import SPLITS, stable_split, unit_hash
+from sumpipe.data.datasets import Rows, dataset_of
+from sumpipe.data.split import stable_split, unit_hash
 from sumpipe.errors import SumpipeError
 from sumpipe.io import write_json, write_parquet
+from sumpipe.names import SPLITS
 
 
-def load_examples(cfg: DataConfig) -> tuple[list[dict], dict]:
-    """Rows {id, source, reference, references, split (or None)} of `cfg.dataset`, and its stats."""
-    if cfg.dataset == "pydoc":
-        from sumpipe.data.pydoc_corpus import build_pydoc
-
-        rows, info = build_pydoc(cfg.pydoc)
-    elif cfg.dataset == "numerals":
-        from sumpipe.data.numerals import build_numerals
-
-        rows, info = build_numerals(cfg.numerals, cfg.seed), {"size": cfg.numerals.size}
-    elif cfg.dataset == "local":
-        from sumpipe.data.local import load_local
-
-        assert cfg.path is not None  # DataConfig.check guarantees it
-        rows, info = load_local(cfg.path)
-    else:
-        from sumpipe.data.hub import load_hub
-
-        rows, info = load_hub(cfg.dataset)
+def load_examples(cfg: DataConfig, key: str = "data") -> Rows:
+    """Rows {id, source, reference, references, split (or None)} of `cfg.dataset`, and its stats.
+    `key` names the config section in errors ("data", "crosseval.data")."""
+    rows, info = dataset_of(cfg, key).load(cfg)
     if not rows:
-        raise SumpipeError(f"data.dataset: {cfg.dataset}: no examples (empty data set)")
+        raise SumpipeError(f"{key}.dataset: {cfg.dataset}: no examples (empty data set)")
     return rows, info
 
 

@@ -6,8 +6,11 @@ error says how to get the same result offline: download the files and use `data.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
+from sumpipe.config import DataConfig
+from sumpipe.data.datasets import DATASETS, Dataset, Lengths, Rows
 from sumpipe.data.split import normalize_split
 from sumpipe.errors import SumpipeError
 
@@ -20,18 +23,13 @@ class HubCorpus:
     reference: str
 
 
-HUB_CORPORA = {
-    "cnn_dailymail": HubCorpus("abisee/cnn_dailymail", "3.0.0", "article", "highlights"),
-    "xsum": HubCorpus("EdinburghNLP/xsum", None, "document", "summary"),
-    "gigaword": HubCorpus("Harvard/gigaword", None, "document", "summary"),
-}
-
 OFFLINE_HINT = "or, offline, set data.dataset: local and data.path: a JSONL/CSV/Parquet file or folder"
 
 
-def load_hub(name: str) -> tuple[list[dict], dict]:
-    """All splits of a hub corpus as rows {id, source, reference, references, split}, and stats."""
-    corpus = HUB_CORPORA[name]
+def load_hub(corpus: HubCorpus, cfg: DataConfig) -> Rows:
+    """All splits of `corpus` as rows {id, source, reference, references, split}, and stats; ids and
+    messages name it `cfg.dataset`."""
+    name = cfg.dataset
     try:
         import datasets
     except ImportError:
@@ -63,3 +61,17 @@ def load_hub(name: str) -> tuple[list[dict], dict]:
     kept = [r for r in rows if r["source"] and r["reference"]]
     return kept, {"repo": corpus.repo, "config": corpus.config, "rows": len(rows),
                   "dropped_empty": len(rows) - len(kept)}
+
+
+def hub_dataset(corpus: HubCorpus, lengths: Lengths, aliases: tuple[str, ...] = ()) -> Dataset:
+    """The registry entry of a hub corpus (its examples' ids start with the name it is registered under)."""
+    return Dataset(load=functools.partial(load_hub, corpus), lengths=lengths, aliases=aliases)
+
+
+# Lengths: seed 001 Table 4.3; DUC 2004, the Gigaword models' test set, shares Gigaword's 25.
+DATASETS.register("cnn_dailymail", hub_dataset(HubCorpus("abisee/cnn_dailymail", "3.0.0", "article", "highlights"),
+                                               Lengths(max_summary=120), aliases=("cnndm",)))
+DATASETS.register("xsum", hub_dataset(HubCorpus("EdinburghNLP/xsum", None, "document", "summary"),
+                                      Lengths(max_summary=30)))
+DATASETS.register("gigaword", hub_dataset(HubCorpus("Harvard/gigaword", None, "document", "summary"),
+                                          Lengths(max_summary=25), aliases=("duc", "duc2004")))

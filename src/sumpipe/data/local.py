@@ -12,13 +12,13 @@ is a one-line error when named on its own, and is skipped (and listed in stats) 
 so `data.path` may point at a folder that also holds such files.
 
 A `source` stored as a list (of sentences) is joined with "\n".
-Bytes are decoded as UTF-8 with errors="replace"; rows that needed it are counted as repaired.
+Text is UTF-8 (UTF-16/32 with a byte order mark; `sumpipe.io.text_lines`), invalid bytes replaced;
+rows that needed it are counted as repaired.
 Rows with an empty source or reference, or a repeated id, are dropped and counted.
 """
 
 from __future__ import annotations
 
-import gzip
 import io
 import json
 import math
@@ -27,8 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sumpipe.config import DataConfig, require
+from sumpipe.data.datasets import DATASETS, Dataset, Rows
 from sumpipe.data.split import content_id, normalize_split
 from sumpipe.errors import SumpipeError
+from sumpipe.io import decode_text, read_bytes, read_jsonl, read_user_table
 
 SUFFIXES = (".jsonl", ".jsonl.gz", ".csv", ".csv.gz", ".parquet")
 
@@ -74,43 +77,10 @@ def _walk(root: Path) -> list[Path]:
     return entries
 
 
-def _decode(data: bytes) -> tuple[str, bool]:
-    """UTF-8 text and whether invalid bytes had to be replaced."""
-    try:
-        return data.decode("utf-8"), False
-    except UnicodeDecodeError:
-        return data.decode("utf-8", errors="replace"), True
-
-
-def _read_bytes(path: Path) -> bytes:
-    try:
-        data = path.read_bytes()
-        return gzip.decompress(data) if path.name.lower().endswith(".gz") else data
-    except (OSError, EOFError) as exc:  # gzip.BadGzipFile is an OSError
-        raise SumpipeError(f"{path}: cannot read ({exc})") from None
-
-
-def _read_jsonl(path: Path) -> tuple[list[dict], int]:
-    records, repaired = [], 0
-    for lineno, raw in enumerate(_read_bytes(path).splitlines(), start=1):
-        line, fixed = _decode(raw)
-        if not line.strip():
-            continue
-        repaired += fixed
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise SumpipeError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
-        if not isinstance(record, dict):
-            raise SumpipeError(f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}")
-        records.append(record)
-    return records, repaired
-
-
 def _read_csv(path: Path) -> tuple[list[dict], int]:
     import pandas as pd
 
-    text, fixed = _decode(_read_bytes(path))
+    text, fixed = decode_text(read_bytes(path))
     if not text.strip():
         return [], 0
     try:
@@ -123,19 +93,12 @@ def _read_csv(path: Path) -> tuple[list[dict], int]:
 
 
 def _read_parquet(path: Path) -> tuple[list[dict], int]:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        table = pq.read_table(path)
-    except (pa.ArrowException, OSError) as exc:
-        raise SumpipeError(f"{path}: not valid Parquet ({str(exc).splitlines()[0]})") from None
     records, repaired = [], 0
-    for record in table.to_pylist():
+    for record in read_user_table(path).to_pylist():
         fixed = False
         for key, value in record.items():
             if isinstance(value, bytes):  # binary columns: repair like any other bytes
-                record[key], was_fixed = _decode(value)
+                record[key], was_fixed = decode_text(value, "utf-8")
                 fixed |= was_fixed
         repaired += fixed
         records.append(record)
@@ -146,7 +109,7 @@ def read_records(path: Path) -> tuple[list[dict], int]:
     """All rows of one supported file as dicts (fields as stored) and the number of repaired rows."""
     suffix = _suffix(path)
     if suffix in (".jsonl", ".jsonl.gz"):
-        return _read_jsonl(path)
+        return read_jsonl(path)
     if suffix in (".csv", ".csv.gz"):
         return _read_csv(path)
     if suffix == ".parquet":
@@ -239,3 +202,18 @@ def load_local(path: str | Path) -> tuple[list[dict], dict]:
     if not kept:
         raise SumpipeError(f"{root}: no examples with a source and a reference (empty data set)")
     return kept, vars(stats)
+
+
+def check_local(cfg: DataConfig, key: str) -> None:
+    """`local` reads `data.path`: without one, a one-line error before any work."""
+    require(bool(cfg.path), f"{key}.path",
+            f"required when {key}.dataset is 'local' (a JSONL, CSV or Parquet file or a folder)")
+
+
+def load_local_dataset(cfg: DataConfig) -> Rows:
+    """The `local` data set: the file or folder `cfg.path` (`check_local` makes sure there is one)."""
+    assert cfg.path is not None
+    return load_local(cfg.path)
+
+
+DATASETS.register("local", Dataset(load=load_local_dataset, check=check_local))

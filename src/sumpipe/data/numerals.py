@@ -24,7 +24,8 @@ import random
 
 from num2words import num2words
 
-from sumpipe.config import NumeralsConfig
+from sumpipe.config import DataConfig, NumeralsConfig
+from sumpipe.data.datasets import DATASETS, Dataset, Rows
 
 
 def _words(numbers: list[int]) -> str:
@@ -63,3 +64,11 @@ def build_numerals(cfg: NumeralsConfig, seed: int) -> list[dict]:
         source, reference = make(rng, length, cfg.max_number)
         examples.append({"id": f"numerals-{kind}-{index:06d}", "source": source, "reference": reference})
     return examples
+
+
+def load_numerals(cfg: DataConfig) -> Rows:
+    """The `numerals` data set of `cfg.numerals`, generated from `cfg.seed`."""
+    return build_numerals(cfg.numerals, cfg.seed), {"size": cfg.numerals.size}
+
+
+DATASETS.register("numerals", Dataset(load=load_numerals))

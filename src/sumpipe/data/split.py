@@ -12,11 +12,10 @@ import hashlib
 
 from sumpipe.config import SplitRatios
 from sumpipe.errors import SumpipeError
-
-SPLITS = ("train", "valid", "test")
+from sumpipe.names import Split
 
 # Spellings of the three splits found in real corpora (Hugging Face uses "validation").
-SPLIT_ALIASES = {
+SPLIT_ALIASES: dict[str, Split] = {
     "train": "train",
     "training": "train",
     "valid": "valid",
@@ -34,7 +33,7 @@ def unit_hash(key: str, salt: str = "") -> float:
     return int.from_bytes(digest, "big") / 2.0**64
 
 
-def stable_split(example_id: str, ratios: SplitRatios) -> str:
+def stable_split(example_id: str, ratios: SplitRatios) -> Split:
     """The split ("train", "valid" or "test") that `example_id` falls into under `ratios`."""
     u = unit_hash(example_id, salt="split:")
     if u < ratios.train:
@@ -44,7 +43,7 @@ def stable_split(example_id: str, ratios: SplitRatios) -> str:
     return "test"
 
 
-def normalize_split(value: str, where: str) -> str:
+def normalize_split(value: object, where: str) -> Split:
     """Map a split name as spelled in a corpus (e.g. "validation") to train/valid/test."""
     name = SPLIT_ALIASES.get(str(value).strip().lower())
     if name is None:

@@ -21,13 +21,13 @@
 from __future__ import annotations
 
 import functools
-import math
 import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from sumpipe.data.datasets import lengths_of
 from sumpipe.errors import SumpipeError
 from sumpipe.models.card import ModelCard
 
@@ -36,12 +36,6 @@ from sumpipe.models.card import ModelCard
 # keeps a 50 MB file from being sentence-split and tokenised in full.
 MAX_RAW_CHARS = 200_000
 
-# Seed 001 Table 4.3: the longest summary generated, by data set.
-MAX_LENGTH_BY_DATASET = {"cnn_dailymail": 120, "cnndm": 120, "xsum": 30, "gigaword": 25, "duc": 25, "duc2004": 25}
-# Other data sets: 1.2 × the model's max_summary_tokens, or × the data set's longest reference when that is
-# shorter. The default pydoc corpus keeps references of at most 40 words (data.pydoc.max_reference_words):
-# without it the cap was 72, which barely trained models fill with repetitions.
-LONGEST_REFERENCE_BY_DATASET = {"pydoc": 40}
 SENTENCE_END = frozenset({".", "!", "?"})
 
 
@@ -75,14 +69,10 @@ def load_model(model_dir: str | os.PathLike, device: str = "cpu") -> tuple[Any, 
 
 
 def resolve_max_length(cfg: Any, card: ModelCard) -> int:
-    """`cfg.max_length`, else by data set (Table 4.3), else 1.2 × the model's max_summary_tokens."""
+    """`cfg.max_length`, else the model's data set's cap (`sumpipe.data.datasets.Lengths`)."""
     if cfg.max_length:
         return int(cfg.max_length)
-    by_dataset = MAX_LENGTH_BY_DATASET.get(card.dataset.lower())
-    if by_dataset:
-        return by_dataset
-    longest = min(card.max_summary_tokens, LONGEST_REFERENCE_BY_DATASET.get(card.dataset.lower(), math.inf))
-    return max(1, math.ceil(1.2 * longest))
+    return lengths_of(card.dataset).decode_cap(card.max_summary_tokens)
 
 
 # --------------------------------------------------------------------------------------------

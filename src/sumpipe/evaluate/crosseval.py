@@ -39,7 +39,7 @@ def load_corpus(cfg: CrossEvalConfig) -> pd.DataFrame:
     from sumpipe.data.download import cap_examples, load_examples
     from sumpipe.data.split import stable_split
 
-    rows, _ = load_examples(cfg.data)
+    rows, _ = load_examples(cfg.data, "crosseval.data")
     if cfg.split != "all":
         rows = [r for r in rows if (r.get("split") or stable_split(r["id"], cfg.data.split_ratios)) == cfg.split]
     rows = cap_examples(rows, cfg.max_examples)

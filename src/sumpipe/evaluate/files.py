@@ -12,13 +12,11 @@ A value may be a list of strings: several references for one example (scored as 
 
 from __future__ import annotations
 
-import gzip
-import json
 from pathlib import Path
 from typing import Any
 
 from sumpipe.errors import SumpipeError
-from sumpipe.io import text_encoding
+from sumpipe.io import read_bytes, read_jsonl, read_user_table, text_lines
 
 PREDICTION_COLUMNS = ("prediction", "summary", "hypothesis", "output")
 REFERENCE_COLUMNS = ("references", "reference", "target", "summary")
@@ -37,14 +35,6 @@ def file_kind(path: Path) -> str:
     if last in (".jsonl", ".json", ".ndjson"):
         return "jsonl"
     return "lines"
-
-
-def _open_text(path: Path):
-    """Text mode, UTF-8 unless the file opens with a UTF-16/32 byte order mark."""
-    opener = gzip.open if path.suffix.lower() == ".gz" else open
-    with opener(path, "rb") as f:
-        head = f.read(4)
-    return opener(path, "rt", encoding=text_encoding(head))
 
 
 def _lookup(record: Any, dotted: str) -> Any:
@@ -94,51 +84,33 @@ def read_summaries(path: str | Path, column: str | None = None,
                            "drop --column/--ref-column or give a .jsonl or .parquet file")
     if kind == "parquet":
         return _read_parquet(path, column, defaults)
-    try:
-        if kind == "lines":
-            with _open_text(path) as f:
-                return [line.rstrip("\n").rstrip("\r") for line in f]
-        return _read_jsonl(path, column, defaults)
-    except UnicodeDecodeError:
-        raise SumpipeError(f"{path}: not UTF-8 text") from None
-    except (OSError, EOFError) as exc:  # gzip.BadGzipFile is an OSError; a cut .gz ends in EOFError
-        raise SumpipeError(f"{path}: unreadable ({exc})") from None
+    if kind == "lines":
+        lines = text_lines(read_bytes(path))
+        if any(repaired for _, repaired in lines):
+            raise SumpipeError(f"{path}: not UTF-8 text")
+        return [line for line, _ in lines]
+    return _read_jsonl(path, column, defaults)
 
 
 def _read_parquet(path: Path, column: str | None, defaults: tuple[str, ...]) -> list[str | list[str]]:
-    import pyarrow.parquet as pq
-
-    try:
-        names = pq.read_schema(path).names
-    except Exception as exc:  # pyarrow raises several types for a corrupt file
-        raise SumpipeError(f"{path}: not a readable Parquet file ({exc.__class__.__name__})") from None
-    name = _pick(names, column, defaults, path)
-    if name not in names:
-        raise SumpipeError(f"{path}: no column {name!r} (columns: {', '.join(names)})")
-    values = pq.read_table(path, columns=[name]).column(0).to_pylist()
-    return [_normalise(v, path, i) for i, v in enumerate(values)]
+    table = read_user_table(path)
+    name = _pick(table.column_names, column, defaults, path)
+    if name not in table.column_names:
+        raise SumpipeError(f"{path}: no column {name!r} (columns: {', '.join(table.column_names)})")
+    return [_normalise(v, path, i) for i, v in enumerate(table.column(name).to_pylist())]
 
 
 def _read_jsonl(path: Path, column: str | None, defaults: tuple[str, ...]) -> list[str | list[str]]:
-    records = []
-    with _open_text(path) as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError:
-                raise SumpipeError(f"{path}: line {number} is not valid JSON") from None
+    records, repaired = read_jsonl(path)
+    if repaired:
+        raise SumpipeError(f"{path}: not UTF-8 text")
     if not records:
         return []
-    if not isinstance(records[0], dict):
-        raise SumpipeError(f"{path}: expected one JSON object per line, got a {type(records[0]).__name__}")
     name = _pick(list(records[0]), column, defaults, path)
     out = []
     for row, record in enumerate(records):
         try:
             out.append(_normalise(_lookup(record, name), path, row))
         except KeyError:
-            keys = ", ".join(record) if isinstance(record, dict) else type(record).__name__
-            raise SumpipeError(f"{path}: row {row + 1} has no field {name!r} (fields: {keys})") from None
+            raise SumpipeError(f"{path}: row {row + 1} has no field {name!r} (fields: {', '.join(record)})") from None
     return out

@@ -1,0 +1,76 @@
+"""The data-set registry: a data set added from this file alone, the built-in entries and their lengths."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pyarrow.parquet as pq
+import pytest
+
+from sumpipe.config import DataConfig, DecodeConfig, SplitRatios
+from sumpipe.data.datasets import DATASETS, Dataset, Lengths, Rows, dataset_of, lengths_of
+from sumpipe.data.download import download
+from sumpipe.errors import ConfigError
+
+
+def load_toy(cfg: DataConfig) -> Rows:
+    """Seven examples: two with a split of their own per split, one left to the stable hash split."""
+    rows = [{"id": f"toy-{i}", "source": f"toy source {i}", "reference": f"toy summary {i}",
+             "split": ("train", "valid", "test")[i % 3]} for i in range(6)]
+    rows.append({"id": "toy-hashed", "source": "no split of its own", "reference": "hash decides"})
+    return rows, {"seed": cfg.seed}
+
+
+DATASETS.register("toy", Dataset(load=load_toy, lengths=Lengths(max_summary=7)))
+
+
+def test_a_data_set_registered_from_a_test_file_downloads(tmp_path: Path) -> None:
+    # train 1.0: the example without a split goes to train
+    stats = download(DataConfig(dataset="toy", seed=5, split_ratios=SplitRatios(1.0, 0.0, 0.0)), tmp_path)
+    assert pq.read_table(tmp_path / "train.parquet").to_pylist() == [
+        {"id": "toy-0", "source": "toy source 0", "reference": "toy summary 0"},
+        {"id": "toy-3", "source": "toy source 3", "reference": "toy summary 3"},
+        {"id": "toy-hashed", "source": "no split of its own", "reference": "hash decides"},
+    ]
+    assert pq.read_table(tmp_path / "valid.parquet").column("id").to_pylist() == ["toy-1", "toy-4"]
+    assert pq.read_table(tmp_path / "test.parquet").column("id").to_pylist() == ["toy-2", "toy-5"]
+    written = json.loads((tmp_path / "stats.json").read_text())
+    assert written == stats
+    assert (written["dataset"], written["toy"], written["counts"]) == ("toy", {"seed": 5},
+                                                                        {"train": 3, "valid": 2, "test": 2})
+
+
+def test_decoding_takes_the_cap_from_the_registered_entry() -> None:
+    from sumpipe.decode.api import resolve_max_length
+
+    card = SimpleNamespace(dataset="toy", max_summary_tokens=50)
+    assert resolve_max_length(DecodeConfig(), card) == 7
+    assert resolve_max_length(DecodeConfig(max_length=9), card) == 9
+
+
+@pytest.mark.parametrize(("name", "max_summary_tokens", "cap"), [
+    ("cnn_dailymail", 100, 120), ("CNNDM", 100, 120), ("xsum", 20, 30), ("gigaword", 18, 25), ("duc", 60, 25),
+    ("duc2004", 60, 25),                                       # seed 001 Table 4.3
+    ("pydoc", 60, 48), ("pydoc", 8, 10),                       # 1.2 x min(max_summary_tokens, 40-word references)
+    ("numerals", 60, 72), ("local", 18, 22), ("", 5, 6), ("my-corpus", 60, 72),   # 1.2 x max_summary_tokens
+])
+def test_length_defaults_of_the_built_in_data_sets(name: str, max_summary_tokens: int, cap: int) -> None:
+    assert lengths_of(name).decode_cap(max_summary_tokens) == cap
+
+
+def test_every_built_in_name_is_registered_by_its_module() -> None:
+    for name in DATASETS.builtin:
+        assert isinstance(DATASETS.get(name, "data.dataset"), Dataset), name
+    assert {"pydoc", "numerals", "local", "cnn_dailymail", "xsum", "gigaword"} <= set(DATASETS.builtin)
+
+
+def test_an_unknown_data_set_is_refused_before_any_work(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        download(DataConfig(dataset="imdb"), tmp_path / "raw")
+    assert str(info.value) == f"data.dataset: unknown dataset 'imdb' (known: {', '.join(DATASETS.names())})"
+    assert "toy" in DATASETS.names() and not (tmp_path / "raw").exists()
+    with pytest.raises(ConfigError) as info:
+        dataset_of(DataConfig(dataset="imdb"), "crosseval.data")
+    assert str(info.value).startswith("crosseval.data.dataset: unknown dataset 'imdb' (known: cnn_dailymail, ")
