@@ -29,8 +29,8 @@ from pathlib import Path
 from threadpoolctl import threadpool_limits
 
 from sumpipe.evaluate.rouge import FastRouge, score_pairs
-from sumpipe.extract.scorers import METHODS, Analyzer, Limit, build_method, fit_corpus
-from sumpipe.extract.scorers.edmundson import DEFAULT_BONUS_WORDS, DEFAULT_STIGMA_WORDS
+from sumpipe.extractive.scorers import METHODS, Analyzer, Limit, build_method, fit_corpus
+from sumpipe.extractive.scorers.edmundson import DEFAULT_BONUS_WORDS, DEFAULT_STIGMA_WORDS
 from sumpipe.text.preprocess import preprocess_many
 
 ROOT = Path(__file__).resolve().parents[1]

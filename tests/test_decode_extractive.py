@@ -59,7 +59,7 @@ def test_errors_are_one_line(tmp_path: Path, monkeypatch, capsys, args, message)
 
 
 def test_help_lists_every_method_of_the_registry(monkeypatch, capsys):
-    from sumpipe.extract.scorers import METHODS
+    from sumpipe.extractive.scorers import METHODS
 
     monkeypatch.setenv("COLUMNS", "400")
     code, out, _ = run(monkeypatch, capsys, "summarize", "--help")

@@ -8,7 +8,7 @@ import pytest
 
 from sumpipe.errors import ConfigError, SumpipeError
 from sumpipe.extract.options import OPTION_TYPES, checked_options
-from sumpipe.extract.scorers import METHODS, build_method
+from sumpipe.extractive.scorers import METHODS, build_method
 
 
 def test_every_option_type_belongs_to_a_method_and_matches_its_constructor() -> None:

@@ -148,10 +148,10 @@ METHOD_HELP = "extractive method"
 
 class SummarizeCommand(Command):
     """`sumpipe summarize`'s command: its --help lists every extractive method of the registry
-    (`sumpipe.extract.scorers.METHODS`), imported only when the help is shown."""
+    (`sumpipe.extractive.scorers.METHODS`), imported only when the help is shown."""
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
-        from sumpipe.extract.scorers import METHODS
+        from sumpipe.extractive.scorers import METHODS
 
         names = [f"{n} (reads the reference: refused)" if METHODS[n].uses_reference else n for n in sorted(METHODS)]
         for param in self.params:

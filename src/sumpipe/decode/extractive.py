@@ -1,4 +1,4 @@
-"""`sumpipe summarize`: raw text -> an extractive summary with any method of `sumpipe.extract.scorers`.
+"""`sumpipe summarize`: raw text -> an extractive summary with any method of `sumpipe.extractive.scorers`.
 
 The text goes through the pipeline's preprocessing (as `sumpipe decode` does); the method ranks the
 sentences and the best ones within the budget come out in document order, as the input wrote them
@@ -25,8 +25,8 @@ def summarize_text(source: str, method_name: str, sentences: int | None, tokens:
     """The summary of file `source` ("-" = stdin) as text (module docstring)."""
     from sumpipe.decode.api import cap_raw
     from sumpipe.decode.interactive import NO_TEXT, read_input
-    from sumpipe.extract.scorers import METHODS, Analyzer, Limit, build_method
-    from sumpipe.extract.scorers.lsa_collection import SPACE_FILE
+    from sumpipe.extractive.scorers import METHODS, Analyzer, Limit, build_method
+    from sumpipe.extractive.scorers.lsa_collection import SPACE_FILE
     from sumpipe.text.preprocess import preprocess_sentences
 
     cls = METHODS.get(method_name)
@@ -39,7 +39,7 @@ def summarize_text(source: str, method_name: str, sentences: int | None, tokens:
     options, corpus, state = {}, None, None
     if Path(params_path).is_file():
         from sumpipe.config import load_params
-        from sumpipe.extract.systems import CORPUS_FILE, load_corpus, load_state
+        from sumpipe.extractive.systems import CORPUS_FILE, load_corpus, load_state
 
         p = load_params(params_path)
         options = p.extractive.options.get(method_name, {})

@@ -49,8 +49,8 @@ Document = list[list[str]]
 BUILTIN: dict[str, str] = {
     "ngram": "sumpipe.extract.methods",
     "first": "sumpipe.extract.methods",
-    # the extractive summarizers (sumpipe.extract.scorers), each also an input selection
-    **{name: "sumpipe.extract.scorers.selection" for name in (
+    # the extractive summarizers (sumpipe.extractive.scorers), each also an input selection
+    **{name: "sumpipe.extract.scorer_selection" for name in (
         "lead", "wordfreq", "tfidf", "lsa", "lsa_gongliu", "nmf", "textrank", "lexrank", "lexrank_continuous",
         "luhn", "edmundson", "sumbasic", "klsum", "reduction", "random")},
 }
