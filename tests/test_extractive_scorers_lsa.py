@@ -3,8 +3,15 @@
 import numpy as np
 
 from sumpipe.extractive.scorers import Analyzer, CorpusStats, Limit, fit_corpus
-from sumpipe.extractive.scorers.lsa import (LsaGongLiu, LsaSteinbergerJezek, concepts, gong_liu, log_entropy,
-                                         sentence_entropy, steinberger_jezek)
+from sumpipe.extractive.scorers.lsa import (
+    LsaGongLiu,
+    LsaSteinbergerJezek,
+    concepts,
+    gong_liu,
+    log_entropy,
+    sentence_entropy,
+    steinberger_jezek,
+)
 
 
 def test_concepts_equal_numpys_svd():

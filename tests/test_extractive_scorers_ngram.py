@@ -3,8 +3,8 @@
 import pytest
 
 from sumpipe.errors import SumpipeError
-from sumpipe.extractive.scorers import Analyzer, Limit, build_method
 from sumpipe.extract.select import select_ngram
+from sumpipe.extractive.scorers import Analyzer, Limit, build_method
 from test_extract_select import DOC, TABLE
 
 TEXT = "\n".join(" ".join(s) for s in DOC)

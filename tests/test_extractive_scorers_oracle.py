@@ -8,7 +8,7 @@ import pytest
 
 from sumpipe.errors import SumpipeError
 from sumpipe.evaluate.rouge import FastRouge, score_pairs
-from sumpipe.extractive.scorers import METHODS, Analyzer, Limit, build_method, fit_corpus
+from sumpipe.extractive.scorers import SCORERS, Analyzer, Limit, build_method, fit_corpus
 from sumpipe.extractive.scorers.oracle import GreedyOracle
 
 TEXT = "the storm hit the coast\nmarkets rose today\nthousands lost power after the storm\nsports news"
@@ -66,8 +66,9 @@ def test_oracle_beats_every_method_on_cnn_stories(shared_data):
     corpus = fit_corpus(docs)
     limit = Limit(sentences=3)
     oracle = _mean_rouge(docs, [GreedyOracle().select(d, limit) for d in docs], references)
-    for name in (n for n in METHODS if n != "oracle"):
-        method = build_method(name, corpus=corpus, state=_fitted_state(METHODS[name].needs, sources, references, docs))
+    for name in (n for n in SCORERS.names() if n != "oracle"):
+        state = _fitted_state(SCORERS.get(name, "method").needs, sources, references, docs)
+        method = build_method(name, corpus=corpus, state=state)
         other = _mean_rouge(docs, [method.select(d, limit) for d in docs], references)
         assert oracle.mean() > other.mean(), name
         assert np.mean(oracle >= other - 1e-9) >= 0.9, name   # greedy: not optimal on every document

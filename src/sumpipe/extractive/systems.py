@@ -26,11 +26,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sumpipe.config import ExtractiveConfig, PathsConfig
 from sumpipe.errors import ConfigError, SumpipeError
+from sumpipe.names import SPLITS
 from sumpipe.schemas import CORPUS_STATS, PROCESSED
+
+if TYPE_CHECKING:
+    from sumpipe.extractive.scorers import CorpusStats
 
 CORPUS_FILE = "corpus.parquet"
 
@@ -44,31 +48,27 @@ class SystemResult:
 
 
 def check_systems(cfg: ExtractiveConfig) -> None:
-    """Every `extractive.systems` / `options` name is a method; options build (one-line errors)."""
-    from sumpipe.extract.options import checked_options
+    """Every `extractive.systems` / `options` name is a method (the registry's one-line error naming the
+    key); every method's options are typed, in range, and build."""
+    from sumpipe.extractive.scorers import SCORERS, build_method, checked_options
 
-    # Types and ranges first: this needs no scorer (their imports, nltk included, take seconds).
+    # Types and ranges first: a typo fails before any method object is built.
     for name, options in cfg.options.items():
+        method = SCORERS.get(name, f"extractive.options.{name}")
         try:
-            checked_options(name, options)
+            checked_options(method, options)
         except ConfigError as exc:
             raise ConfigError(f"extractive.options.{name}: extractive method {name!r}: bad option {exc}") from None
-    from sumpipe.extractive.scorers import METHODS, build_method
-
     for i, name in enumerate(cfg.systems):
-        if name not in METHODS:
-            raise ConfigError(f"extractive.systems[{i}]: unknown extractive method {name!r} "
-                              f"(known: {', '.join(sorted(METHODS))})")
+        SCORERS.get(name, f"extractive.systems[{i}]")
     for name, options in cfg.options.items():
-        if name not in METHODS:
-            raise ConfigError(f"extractive.options.{name}: not an extractive method")
         try:
             build_method(name, options)
         except SumpipeError as exc:
             raise ConfigError(f"extractive.options.{name}: {exc}") from None
 
 
-def load_corpus(extractive_dir: str | Path):  # type: ignore[no-untyped-def]
+def load_corpus(extractive_dir: str | Path) -> CorpusStats:
     """The `CorpusStats` written by `extractive-fit`."""
     from sumpipe.extractive.scorers import CorpusStats
     from sumpipe.io import read_parquet
@@ -119,8 +119,8 @@ def fit_stage(paths: PathsConfig, cfg: ExtractiveConfig) -> dict[str, Any]:
     space = LsaSpace.fit([term_stream(analyzer.parse(s or "")) for s in train["source"]])  # documents, not kept
     write_parquet(pd.DataFrame(space.to_columns()), out / SPACE_FILE)
 
-    references = {}
-    for split in ("train", "valid", "test"):
+    references: dict[str, tuple[list[str], list[str]]] = {}
+    for split in SPLITS:
         path = Path(paths.processed) / f"{split}.parquet"
         if path.is_file():
             frame = read_parquet(path, contract=PROCESSED)
@@ -136,15 +136,14 @@ def system_stage(name: str, paths: PathsConfig, cfg: ExtractiveConfig, split: st
     """Write predictions/<name>/<split>.parquet for the extractive method `name` (module docstring)."""
     import pandas as pd
 
-    from sumpipe.evaluate.stage import references_of
-    from sumpipe.extractive.scorers import METHODS, Analyzer, Limit, build_method
+    from sumpipe.extractive.scorers import SCORERS, Analyzer, Limit, build_method
     from sumpipe.io import read_parquet, write_parquet
+    from sumpipe.schemas import references_of
 
     check_systems(cfg)
-    if name not in METHODS:
-        raise ConfigError(f"extractive.systems: unknown extractive method {name!r} (known: {', '.join(sorted(METHODS))})")
-    corpus = load_corpus(paths.extractive) if METHODS[name].uses_corpus else None
-    method = build_method(name, cfg.options.get(name), corpus, load_state(METHODS[name].needs, paths))
+    cls = SCORERS.get(name, "extractive.systems")
+    corpus = load_corpus(paths.extractive) if cls.uses_corpus else None
+    method = build_method(name, cfg.options.get(name), corpus, load_state(cls.needs, paths))
     frame = read_parquet(Path(paths.processed) / f"{split}.parquet", contract=PROCESSED)
     refs = references_of(frame)
     limit = Limit(sentences=cfg.sentences, tokens=cfg.tokens)

@@ -1,62 +1,83 @@
 """Extractive methods: sentence scorers over a preprocessed `Document`, chosen under a `Limit`.
 
-One module per method; `METHODS` names them all. A method is built with its options (params), fitted
-once on the training documents when it needs corpus state (`CorpusStats`: the idf of `tfidf`,
-`lexrank`, `lexrank_continuous` and `nmf`, the entropy weights of `lsa` and `lsa_gongliu`; fitted once
-and shared), then selects per document:
+One module per method, each named in the one registry `SCORERS`. A method is built with its options
+(params; typed by the options dataclass its module defines beside it), fitted once on the training
+documents when it needs corpus state (`CorpusStats`: the idf of `tfidf`, `lexrank`,
+`lexrank_continuous` and `nmf`, the entropy weights of `lsa` and `lsa_gongliu`; fitted once and
+shared), then selects per document:
 
     analyzer = Analyzer()
     corpus = fit_corpus(analyzer.parse(text) for text in train_texts)
     method = build_method("lexrank", {"threshold": 0.1}, corpus)
     method.select(analyzer.parse(text), Limit(sentences=3))   # sentence indices, in document order
+
+Adding a method = one module that defines a `Method` subclass (and its options dataclass, `Options`)
+and decorates it with `@register`, plus one line in `BUILTIN` below (name -> module, imported on first
+use). It is then an extractive system (`extractive.systems`, `sumpipe summarize --method`) and, unless
+it reads the reference or has fitted state of its own (`needs`), an input selection of the extract
+stage (`extract.budgets`, `sumpipe.extract.methods`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from sumpipe.errors import ConfigError, SumpipeError
-from sumpipe.extractive.scorers.base import Limit, Method, ScoringMethod, take
+from sumpipe.extractive.scorers.base import Limit, Method, ScoringMethod, checked_options, take
 from sumpipe.extractive.scorers.corpus import CorpusStats
 from sumpipe.extractive.scorers.document import Analyzer, Document
-from sumpipe.extractive.scorers.edmundson import Edmundson
-from sumpipe.extractive.scorers.klsum import KlSum
-from sumpipe.extractive.scorers.lead import Lead
-from sumpipe.extractive.scorers.lexrank import ContinuousLexRank, LexRank
-from sumpipe.extractive.scorers.lsa import LsaGongLiu, LsaSteinbergerJezek
-from sumpipe.extractive.scorers.lsa_collection import LsaCollection
-from sumpipe.extractive.scorers.luhn import Luhn
-from sumpipe.extractive.scorers.ngram import NgramAlg1
-from sumpipe.extractive.scorers.nmf import NmfRelevance
-from sumpipe.extract.options import checked_options
-from sumpipe.extractive.scorers.oracle import GreedyOracle
-from sumpipe.extractive.scorers.random_order import RandomOrder
-from sumpipe.extractive.scorers.reduction import Reduction
-from sumpipe.extractive.scorers.sumbasic import SumBasic
-from sumpipe.extractive.scorers.textrank import TextRank
-from sumpipe.extractive.scorers.tfidf import TfidfCentroid
-from sumpipe.extractive.scorers.wordfreq import WordFrequency
+from sumpipe.registry import Registry
 
-METHODS: dict[str, type[Method]] = {cls.name: cls for cls in (
-    Lead, WordFrequency, TfidfCentroid, LsaSteinbergerJezek, LsaGongLiu, NmfRelevance, TextRank, LexRank,
-    ContinuousLexRank, Luhn, Edmundson, SumBasic, KlSum, Reduction, RandomOrder, GreedyOracle, NgramAlg1,
-    LsaCollection,
-)}
+# name -> module that registers it (imported on first use, so a method's scipy or nltk loads lazily)
+BUILTIN: dict[str, str] = {
+    "lead": "sumpipe.extractive.scorers.lead",
+    "wordfreq": "sumpipe.extractive.scorers.wordfreq",
+    "tfidf": "sumpipe.extractive.scorers.tfidf",
+    "lsa": "sumpipe.extractive.scorers.lsa",
+    "lsa_gongliu": "sumpipe.extractive.scorers.lsa",
+    "nmf": "sumpipe.extractive.scorers.nmf",
+    "textrank": "sumpipe.extractive.scorers.textrank",
+    "lexrank": "sumpipe.extractive.scorers.lexrank",
+    "lexrank_continuous": "sumpipe.extractive.scorers.lexrank",
+    "luhn": "sumpipe.extractive.scorers.luhn",
+    "edmundson": "sumpipe.extractive.scorers.edmundson",
+    "sumbasic": "sumpipe.extractive.scorers.sumbasic",
+    "klsum": "sumpipe.extractive.scorers.klsum",
+    "reduction": "sumpipe.extractive.scorers.reduction",
+    "random": "sumpipe.extractive.scorers.random_order",
+    "oracle": "sumpipe.extractive.scorers.oracle",
+    "ngram": "sumpipe.extractive.scorers.ngram",
+    "lsa_collection": "sumpipe.extractive.scorers.lsa_collection",
+}
 
-__all__ = ["Analyzer", "CorpusStats", "Document", "Limit", "METHODS", "Method", "ScoringMethod",
-           "build_method", "fit_corpus", "take"]
+SCORERS: Registry[type[Method]] = Registry("extractive method", BUILTIN)
+M = TypeVar("M", bound=type[Method])
+
+__all__ = ["Analyzer", "BUILTIN", "CorpusStats", "Document", "Limit", "Method", "SCORERS", "ScoringMethod",
+           "all_scorers", "build_method", "checked_options", "fit_corpus", "register", "take"]
+
+
+def register(cls: M) -> M:
+    """Class decorator: add the method `cls` to `SCORERS` under `cls.name` (a second registration
+    under the same name replaces the first)."""
+    SCORERS.register(cls.name, cls)
+    return cls
+
+
+def all_scorers() -> dict[str, type[Method]]:
+    """Every registered method by name, sorted (imports every builtin module: listings, not look-ups)."""
+    return {name: SCORERS.get(name, "method") for name in SCORERS.names()}
 
 
 def build_method(name: str, options: Mapping[str, Any] | None = None, corpus: CorpusStats | None = None,
-                 state: Any = None) -> Method:
+                 state: Any = None, key: str = "method") -> Method:
     """A method by name, with its options (constructor keywords from params), for the methods that use
-    it the shared `corpus` state (`fit_corpus`), and for a method that `needs` state of its own, `state`."""
-    cls = METHODS.get(name)
-    if cls is None:
-        raise SumpipeError(f"unknown extractive method {name!r} (known: {', '.join(sorted(METHODS))})")
+    it the shared `corpus` state (`fit_corpus`), and for a method that `needs` state of its own, `state`.
+    An unknown `name` is the registry's one-line ConfigError naming `key`."""
+    cls = SCORERS.get(name, key)
     try:
-        kwargs = checked_options(name, options)
+        kwargs = checked_options(cls, options)
     except ConfigError as exc:  # the caller prefixes the params key (extractive.options.<name>)
         raise SumpipeError(f"extractive method {name!r}: bad option {exc}") from None
     if cls.uses_corpus:

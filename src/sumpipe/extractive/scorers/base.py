@@ -15,19 +15,37 @@ Budget rules (the same as the 3-gram selection, seed 001 Alg. 1):
   input is never empty; the caller cuts it at the budget (`sumpipe.extract.select.cut`).
 A document without content terms (only stop words, numbers, punctuation) gives every method nothing
 to score: it falls back to document order, i.e. the lead sentences.
+
+Options (params: `extractive.options.<method>`, `extract.budgets[i].options`): each method names a
+typed dataclass, `Options`, defined beside it in its module and checked like params.yaml
+(`checked_options`). A value of the wrong type or out of range is a one-line `ConfigError` naming the
+option before the method is built, so a LexRank `threshold: abc` or an NMF `topics: -1` never reaches
+numpy. Upper bounds keep a typo (`topics: 100000`) from turning into a matrix that does not fit in
+memory.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
+from sumpipe.config import from_dict
 from sumpipe.errors import SumpipeError
 from sumpipe.extractive.scorers.corpus import CorpusStats
 from sumpipe.extractive.scorers.document import Document
+
+MAX_TOPICS = 1000       # option bound: topics/concepts per document, far above any sentence count that matters
+MAX_ITERATIONS = 100_000
+MAX_WEIGHT = 1e6
+
+
+@dataclass(frozen=True)
+class NoOptions:
+    """A method without options: any key is unknown."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +90,15 @@ def take(order: Iterable[int], lengths: Sequence[int] | np.ndarray, limit: Limit
     return sorted(chosen)
 
 
+def checked_options(method: type[Method], options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """`options` of `method`, type- and range-checked against its `Options` (ConfigError naming the
+    option), with ints turned into floats where a float is expected. Only the keys given are returned:
+    the method's own defaults stay the single source of the others."""
+    given = dict(options or {})
+    parsed = from_dict(method.Options, given)
+    return {f.name: getattr(parsed, f.name) for f in dataclasses.fields(parsed) if f.name in given}
+
+
 def fits_whole(doc: Document, limit: Limit) -> bool:
     """Whether the whole document is within `limit` (then no method has anything to choose)."""
     return ((limit.sentences is None or doc.n_sentences <= limit.sentences)
@@ -92,7 +119,8 @@ class Method:
     upper bound, not a summarizer, and is labelled so wherever it appears. `needs` names fitted state
     of its own that the method takes as the constructor keyword of that name (`ngrams`: the vocab
     stage's 3-gram table; `space`: the collection-level LSA space of `extractive-fit`); loaded by
-    `sumpipe.extractive.systems.load_state`.
+    `sumpipe.extractive.systems.load_state`. `Options`: the dataclass of its constructor's options
+    (module docstring).
     """
 
     name: ClassVar[str] = ""
@@ -100,8 +128,9 @@ class Method:
     uses_corpus: ClassVar[bool] = False   # takes `corpus=CorpusStats` (fitted on the training documents)
     uses_terms: ClassVar[bool] = True     # reads the document's words (lead and random never do)
     needs: ClassVar[str] = ""             # "" | "ngrams" | "space": the fitted state it takes (docstring)
+    Options: ClassVar[type[Any]] = NoOptions
 
-    def fit(self, documents: Iterable[Document]) -> "Method":
+    def fit(self, documents: Iterable[Document]) -> Method:
         """Fit corpus state on the training documents (for a method with `uses_corpus`)."""
         if self.uses_corpus:
             self.corpus = CorpusStats.fit(documents)

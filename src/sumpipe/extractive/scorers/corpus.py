@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +34,7 @@ class CorpusStats:
     idf_unseen: float = 1.0
 
     @classmethod
-    def fit(cls, documents: Iterable[Document]) -> "CorpusStats":
+    def fit(cls, documents: Iterable[Document]) -> CorpusStats:
         """Fit on documents (their content stems, every occurrence)."""
         from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
 
@@ -69,14 +70,14 @@ class CorpusStats:
                 "entropy": [float(self.documents)] + [self.entropy[t] for t in terms]}
 
     @classmethod
-    def from_columns(cls, terms: list[str], idf: list[float], entropy: list[float]) -> "CorpusStats":
+    def from_columns(cls, terms: list[str], idf: list[float], entropy: list[float]) -> CorpusStats:
         idf_values, entropy_values = dict(zip(terms, idf)), dict(zip(terms, entropy))
         unseen = idf_values.pop("", 1.0)
         documents = int(entropy_values.pop("", 0.0))
         return cls(idf_values, entropy_values, documents, unseen)
 
 
-def entropy_weights(matrix) -> np.ndarray:  # type: ignore[no-untyped-def]
+def entropy_weights(matrix: Any) -> np.ndarray:
     """(V,) 1 + sum_j p log p / log n for a (n, V) sparse count matrix; with n < 2 every weight is 1.
 
     sum_j p log p = (sum_j tf log tf) / gf - log gf, so only the non-zero counts are visited."""

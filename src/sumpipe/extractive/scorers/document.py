@@ -44,7 +44,7 @@ class Document:
     The term view (`terms`, `counts`, `words`) is computed on first use, so methods that never look
     at words (lead, random) cost nothing beyond splitting the text."""
 
-    def __init__(self, sentences: list[list[str]], analyzer: "Analyzer", reference: list[str] | None = None,
+    def __init__(self, sentences: list[list[str]], analyzer: Analyzer, reference: list[str] | None = None,
                  key: str = "") -> None:
         self.sentences = sentences
         self.lengths = np.array([len(s) for s in sentences], dtype=np.int64)   # (S,) tokens per sentence

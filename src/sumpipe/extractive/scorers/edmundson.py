@@ -14,10 +14,13 @@ score = cue_weight x cue + key_weight x key + title_weight x title + location_we
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from sumpipe.extractive.scorers.base import ScoringMethod
+from sumpipe.config import require
+from sumpipe.extractive.scorers import register
+from sumpipe.extractive.scorers.base import MAX_WEIGHT, ScoringMethod
 from sumpipe.extractive.scorers.document import Analyzer, Document
 
 DEFAULT_BONUS_WORDS = ("important", "significant", "main", "major", "key", "first", "new", "announced",
@@ -26,8 +29,27 @@ DEFAULT_STIGMA_WORDS = ("hardly", "perhaps", "maybe", "might", "reportedly", "ap
                         "meanwhile")
 
 
+@dataclass(frozen=True)
+class EdmundsonOptions:
+    bonus_words: list[str] = field(default_factory=list)
+    stigma_words: list[str] = field(default_factory=list)
+    cue_weight: float = 1.0
+    key_weight: float = 1.0
+    title_weight: float = 1.0
+    location_weight: float = 1.0
+    key_ratio: float = 0.5
+
+    def check(self, key: str) -> None:
+        for name in ("cue_weight", "key_weight", "title_weight", "location_weight"):
+            require(-MAX_WEIGHT <= getattr(self, name) <= MAX_WEIGHT, name,
+                    f"must be a finite number in [-{MAX_WEIGHT:g}, {MAX_WEIGHT:g}]")
+        require(0.0 < self.key_ratio <= 1.0, "key_ratio", "must be in (0, 1]")
+
+
+@register
 class Edmundson(ScoringMethod):
     name = "edmundson"
+    Options = EdmundsonOptions
 
     def __init__(self, bonus_words: Sequence[str] = DEFAULT_BONUS_WORDS,
                  stigma_words: Sequence[str] = DEFAULT_STIGMA_WORDS, cue_weight: float = 1.0,

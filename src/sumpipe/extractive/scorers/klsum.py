@@ -4,17 +4,21 @@ P_D is the document's content-term distribution; P_S the summary's, smoothed ove
 terms with `alpha` pseudo-counts (a summary misses most terms, and KL(P_D || P_S) must stay
 finite). Laplace's alpha = 1 is the default: with alpha = 0.01 every uncovered term costs so much
 that the cheapest way down is a few very short sentences (30-token "summaries" of CNN stories,
-ROUGE-1 19 against 31 with alpha = 1). Each step adds the sentence that gives the smallest KL(P_D || P_S) for the summary so far
-plus that sentence. The order of additions is the ranking (lazy: a 3-sentence budget costs 3 steps).
+ROUGE-1 19 against 31 with alpha = 1). Each step adds the sentence that gives the smallest
+KL(P_D || P_S) for the summary so far plus that sentence. The order of additions is the ranking
+(lazy: a 3-sentence budget costs 3 steps).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
-from sumpipe.extractive.scorers.base import Method
+from sumpipe.config import require
+from sumpipe.extractive.scorers import register
+from sumpipe.extractive.scorers.base import MAX_WEIGHT, Method
 from sumpipe.extractive.scorers.document import Document
 
 
@@ -40,8 +44,18 @@ def kl_order(counts: np.ndarray, alpha: float = 1.0) -> Iterator[int]:
         summary += counts[best]
 
 
+@dataclass(frozen=True)
+class KlSumOptions:
+    alpha: float = 1.0
+
+    def check(self, key: str) -> None:
+        require(0.0 < self.alpha <= MAX_WEIGHT, "alpha", f"must be in (0, {MAX_WEIGHT:g}] (additive smoothing)")
+
+
+@register
 class KlSum(Method):
     name = "klsum"
+    Options = KlSumOptions
 
     def __init__(self, alpha: float = 1.0) -> None:
         self.alpha = alpha

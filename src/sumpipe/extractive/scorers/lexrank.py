@@ -10,12 +10,17 @@ Both are ranked by PageRank with damping 0.85 (their jump probability d = 0.15).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
 import numpy as np
 
+from sumpipe.config import require
+from sumpipe.extractive.scorers import register
 from sumpipe.extractive.scorers.base import ScoringMethod
-from sumpipe.extractive.scorers.document import Document
 from sumpipe.extractive.scorers.corpus import CorpusStats, tfidf_matrix
-from sumpipe.extractive.scorers.pagerank import pagerank
+from sumpipe.extractive.scorers.document import Document
+from sumpipe.extractive.scorers.pagerank import DampingOptions, check_damping, pagerank
 
 
 def cosine_graph(doc: Document, corpus: CorpusStats) -> np.ndarray:
@@ -24,9 +29,22 @@ def cosine_graph(doc: Document, corpus: CorpusStats) -> np.ndarray:
     return vectors @ vectors.T
 
 
+@dataclass(frozen=True)
+class LexRankOptions:
+    threshold: float | None = 0.1
+    damping: float = 0.85
+
+    def check(self, key: str) -> None:
+        require(self.threshold is None or 0.0 <= self.threshold <= 1.0, "threshold",
+                "must be in [0, 1] (a cosine similarity) or null")
+        check_damping(self.damping, "damping")
+
+
+@register
 class LexRank(ScoringMethod):
     name = "lexrank"
     uses_corpus = True
+    Options: ClassVar[type[Any]] = LexRankOptions
 
     def __init__(self, corpus: CorpusStats | None = None, threshold: float | None = 0.1, damping: float = 0.85) -> None:
         self.corpus = corpus or CorpusStats()
@@ -40,8 +58,10 @@ class LexRank(ScoringMethod):
         return pagerank(graph, self.damping)
 
 
+@register
 class ContinuousLexRank(LexRank):
     name = "lexrank_continuous"
+    Options = DampingOptions
 
     def __init__(self, corpus: CorpusStats | None = None, damping: float = 0.85) -> None:
         super().__init__(corpus, threshold=None, damping=damping)

@@ -25,10 +25,13 @@ truncation. The rows of U are the sentences in concept space.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 
-from sumpipe.extractive.scorers.base import Method, ScoringMethod, order_by_scores
+from sumpipe.config import require
+from sumpipe.extractive.scorers import register
+from sumpipe.extractive.scorers.base import MAX_TOPICS, Method, ScoringMethod, order_by_scores
 from sumpipe.extractive.scorers.corpus import CorpusStats
 from sumpipe.extractive.scorers.document import Document
 
@@ -80,9 +83,20 @@ def gong_liu(u: np.ndarray, sigma: np.ndarray) -> list[int]:
     return taken
 
 
+@dataclass(frozen=True)
+class LsaOptions:
+    dimensions: int = 1
+
+    def check(self, key: str) -> None:
+        require(0 <= self.dimensions <= MAX_TOPICS, "dimensions",
+                f"must be in [0, {MAX_TOPICS}] (0: sigma >= sigma_1 / 2)")
+
+
+@register
 class LsaSteinbergerJezek(ScoringMethod):
     name = "lsa"
     uses_corpus = True
+    Options = LsaOptions
 
     def __init__(self, corpus: CorpusStats | None = None, dimensions: int = 1) -> None:
         self.corpus = corpus or CorpusStats()
@@ -92,9 +106,11 @@ class LsaSteinbergerJezek(ScoringMethod):
         return steinberger_jezek(*concepts(log_entropy(doc, self.corpus)), self.dimensions)
 
 
+@register
 class LsaGongLiu(Method):
     name = "lsa_gongliu"
     uses_corpus = True
+    Options = LsaOptions
 
     def __init__(self, corpus: CorpusStats | None = None, dimensions: int = 1) -> None:
         self.corpus = corpus or CorpusStats()

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from sumpipe.extractive.scorers import register
 from sumpipe.extractive.scorers.base import ScoringMethod
 from sumpipe.extractive.scorers.corpus import entropy_weights
 from sumpipe.extractive.scorers.document import Document
@@ -44,7 +45,7 @@ class LsaSpace:
     components: np.ndarray
 
     @classmethod
-    def fit(cls, streams: list[list[str]], dimensions: int = DIMENSIONS, seed: int = SEED) -> "LsaSpace":
+    def fit(cls, streams: list[list[str]], dimensions: int = DIMENSIONS, seed: int = SEED) -> LsaSpace:
         """Fit on documents given as lists of content terms (every occurrence)."""
         from sklearn.decomposition import TruncatedSVD
         from sklearn.feature_extraction.text import CountVectorizer
@@ -79,7 +80,7 @@ class LsaSpace:
         return {"term": self.terms, "entropy": self.entropy.tolist(), "loadings": self.components.T.tolist()}
 
     @classmethod
-    def from_columns(cls, terms: list[str], entropy: list[float], loadings: list[Any]) -> "LsaSpace":
+    def from_columns(cls, terms: list[str], entropy: list[float], loadings: list[Any]) -> LsaSpace:
         components = np.array([list(v) for v in loadings], dtype=np.float64).reshape(len(terms), -1).T
         return cls(list(terms), np.asarray(entropy, dtype=np.float64), components)
 
@@ -95,6 +96,7 @@ def cosine_to(rows: np.ndarray, target: np.ndarray) -> np.ndarray:
     return np.where(norms > 0, rows @ target / np.where(norms > 0, norms, 1.0), 0.0)
 
 
+@register
 class LsaCollection(ScoringMethod):
     name = "lsa_collection"
     needs = "space"

@@ -10,8 +10,12 @@ sentence scores its best cluster.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
+from sumpipe.config import require
+from sumpipe.extractive.scorers import register
 from sumpipe.extractive.scorers.base import ScoringMethod
 from sumpipe.extractive.scorers.document import Document
 
@@ -34,8 +38,18 @@ def best_cluster(significant: list[bool], max_gap: int) -> float:
     return best
 
 
+@dataclass(frozen=True)
+class LuhnOptions:
+    max_gap: int = 4
+
+    def check(self, key: str) -> None:
+        require(1 <= self.max_gap <= 1000, "max_gap", "must be in [1, 1000]")
+
+
+@register
 class Luhn(ScoringMethod):
     name = "luhn"
+    Options = LuhnOptions
 
     def __init__(self, max_gap: int = 4) -> None:
         self.max_gap = max_gap

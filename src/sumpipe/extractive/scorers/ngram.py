@@ -15,18 +15,31 @@ summary never exceeds its budget), where the selection keeps and cuts them.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from sumpipe.config import require
 from sumpipe.errors import SumpipeError
-from sumpipe.extractive.scorers.base import Method, order_by_scores
+from sumpipe.extractive.scorers import register
+from sumpipe.extractive.scorers.base import MAX_TOPICS, Method, order_by_scores
 from sumpipe.extractive.scorers.document import Document
 
 
+@dataclass(frozen=True)
+class NgramOptions:
+    first_k: int = 1
+
+    def check(self, key: str) -> None:
+        require(0 <= self.first_k <= MAX_TOPICS, "first_k", f"must be in [0, {MAX_TOPICS}] (lead sentences kept first)")
+
+
+@register
 class NgramAlg1(Method):
     name = "ngram"
     needs = "ngrams"
+    Options = NgramOptions
 
     def __init__(self, ngrams: Any = None, first_k: int = 1) -> None:
         if first_k < 0:

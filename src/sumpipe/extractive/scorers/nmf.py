@@ -7,10 +7,10 @@ Frobenius loss with the seed's "Hadamard" multiplicative updates (Lee & Seung 20
     W <- W * (A H^T) / (W H H^T),    H <- H * (W^T A) / (W^T W H)
 
 `iterations` times from scikit-learn's deterministic NNDSVDa start, as its `solver="mu"` iterates (the
-tests compare both the start and the iterates with scikit-learn's; denominators are floored at float32's epsilon where
-scikit-learn only replaces exact zeros, so a collapsing topic cannot overflow). The updates are written out here rather than
-called through scikit-learn because its per-call validation costs ~30x the arithmetic on a
-30 x 400 matrix, and this runs once per document.
+tests compare both the start and the iterates with scikit-learn's; denominators are floored at
+float32's epsilon where scikit-learn only replaces exact zeros, so a collapsing topic cannot
+overflow). The updates are written out here rather than called through scikit-learn because its
+per-call validation costs ~30x the arithmetic on a 30 x 400 matrix, and this runs once per document.
 
 W says how much of each topic a sentence carries. Lee et al.'s generic relevance weights each topic
 by its share of the document, w_r = sum_j W_jr / sum W, and scores sentence j by sum_r W_jr w_r:
@@ -21,11 +21,15 @@ The seed's own use of NMF, topics and keywords over a whole corpus, is `sumpipe.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from sumpipe.extractive.scorers.base import ScoringMethod
-from sumpipe.extractive.scorers.document import Document
+from sumpipe.config import require
+from sumpipe.extractive.scorers import register
+from sumpipe.extractive.scorers.base import MAX_ITERATIONS, MAX_TOPICS, ScoringMethod
 from sumpipe.extractive.scorers.corpus import CorpusStats, tfidf_matrix
+from sumpipe.extractive.scorers.document import Document
 
 EPSILON = float(np.finfo(np.float32).eps)  # scikit-learn's value for a zero denominator
 
@@ -61,7 +65,8 @@ def nndsvda_start(matrix: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     return w, h
 
 
-def multiplicative_updates(matrix: np.ndarray, w: np.ndarray, h: np.ndarray, iterations: int) -> tuple[np.ndarray, np.ndarray]:
+def multiplicative_updates(matrix: np.ndarray, w: np.ndarray, h: np.ndarray,
+                           iterations: int) -> tuple[np.ndarray, np.ndarray]:
     """`iterations` Frobenius multiplicative updates of W then H (module docstring); returns (W, H)."""
     w, h = w.copy(), h.copy()
     for _ in range(iterations):
@@ -87,9 +92,21 @@ def generic_relevance(w: np.ndarray) -> np.ndarray:
     return w @ (w.sum(axis=0) / total)
 
 
+@dataclass(frozen=True)
+class NmfOptions:
+    topics: int = 3
+    iterations: int = 30
+
+    def check(self, key: str) -> None:
+        require(1 <= self.topics <= MAX_TOPICS, "topics", f"must be in [1, {MAX_TOPICS}]")
+        require(1 <= self.iterations <= MAX_ITERATIONS, "iterations", f"must be in [1, {MAX_ITERATIONS}]")
+
+
+@register
 class NmfRelevance(ScoringMethod):
     name = "nmf"
     uses_corpus = True
+    Options = NmfOptions
 
     def __init__(self, corpus: CorpusStats | None = None, topics: int = 3, iterations: int = 30) -> None:
         self.corpus = corpus or CorpusStats()

@@ -4,8 +4,9 @@ Sentences are added one at a time, each time the one that most raises ROUGE-1 F1
 the selection against the reference, until no sentence raises it or the budget is reached (a
 sentence that would overflow the token budget is not a candidate). ROUGE tokens are rouge-score's
 (`RougeTokens`: lowercase, runs outside [a-z0-9] separate, NLTK's Porter stem for words longer than
-three characters), as the evaluate stage scores them, with bigrams counted within sentences. Only n-grams of the reference can match, so each sentence is a
-count vector over the reference's distinct n-grams and every step scores all candidates at once.
+three characters), as the evaluate stage scores them, with bigrams counted within sentences. Only
+n-grams of the reference can match, so each sentence is a count vector over the reference's distinct
+n-grams and every step scores all candidates at once.
 A document whose sentences share nothing with the reference gets the lead sentences.
 """
 
@@ -17,9 +18,9 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from sumpipe.errors import SumpipeError
+from sumpipe.extractive.scorers import register
 from sumpipe.extractive.scorers.base import Limit, Method, take
 from sumpipe.extractive.scorers.document import Document
-
 
 _NON_ALPHANUMERIC = re.compile(r"[^a-z0-9]+")
 
@@ -49,7 +50,8 @@ def _ngrams(ids: Sequence[int], n: int) -> list[tuple[int, ...]]:
     return [tuple(ids[i:i + n]) for i in range(len(ids) - n + 1)]
 
 
-def greedy_oracle(sentences: list[list[int]], reference: list[int], lengths: Sequence[int], limit: Limit) -> list[int]:
+def greedy_oracle(sentences: list[list[int]], reference: list[int], lengths: Sequence[int] | np.ndarray,
+                  limit: Limit) -> list[int]:
     """Sentence indices (document order) chosen greedily for ROUGE-1 + ROUGE-2 F1 (module docstring).
 
     `sentences` and `reference` are ROUGE token ids; `lengths` the sentences' budget lengths."""
@@ -103,6 +105,7 @@ def greedy_oracle(sentences: list[list[int]], reference: list[int], lengths: Seq
     return sorted(chosen)
 
 
+@register
 class GreedyOracle(Method):
     """Upper bound, not a summarizer: needs `Document.reference`."""
 
@@ -112,7 +115,7 @@ class GreedyOracle(Method):
     def __init__(self) -> None:
         self.tokens = RougeTokens()
 
-    def fit(self, documents: Iterable[Document]) -> "GreedyOracle":
+    def fit(self, documents: Iterable[Document]) -> GreedyOracle:
         return self
 
     def select(self, doc: Document, limit: Limit) -> list[int]:

@@ -9,7 +9,25 @@ the L1 change is below S x tol (networkx's stopping rule).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+
+from sumpipe.config import require
+
+
+def check_damping(value: float, key: str) -> None:
+    require(0.0 < value < 1.0, key, "must be in (0, 1) (PageRank's damping)")
+
+
+@dataclass(frozen=True)
+class DampingOptions:
+    """The options of a method ranked by PageRank (`textrank`, `lexrank_continuous`)."""
+
+    damping: float = 0.85
+
+    def check(self, key: str) -> None:
+        check_damping(self.damping, "damping")
 
 
 def pagerank(weights: np.ndarray, damping: float = 0.85, tol: float = 1e-6, max_iter: int = 100) -> np.ndarray:

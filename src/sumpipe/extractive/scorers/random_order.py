@@ -8,15 +8,28 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 
+from sumpipe.config import require
+from sumpipe.extractive.scorers import register
 from sumpipe.extractive.scorers.base import Method
 from sumpipe.extractive.scorers.document import Document
 
 
+@dataclass(frozen=True)
+class RandomOptions:
+    seed: int = 1234
+
+    def check(self, key: str) -> None:
+        require(0 <= self.seed < 2**63, "seed", "must be in [0, 2**63)")
+
+
+@register
 class RandomOrder(Method):
     name = "random"
+    Options = RandomOptions
     uses_terms = False
 
     def __init__(self, seed: int = 1234) -> None:

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from sumpipe.extractive.scorers import register
 from sumpipe.extractive.scorers.base import ScoringMethod
 from sumpipe.extractive.scorers.document import Document
 from sumpipe.extractive.scorers.textrank import overlap_similarity
 
 
+@register
 class Reduction(ScoringMethod):
     name = "reduction"
 

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from sumpipe.extractive.scorers import register
 from sumpipe.extractive.scorers.base import Method
 from sumpipe.extractive.scorers.document import Document
 
@@ -36,6 +37,7 @@ def sumbasic_order(counts: np.ndarray) -> Iterator[int]:
     yield from np.flatnonzero(n_words == 0).tolist()
 
 
+@register
 class SumBasic(Method):
     name = "sumbasic"
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from sumpipe.extractive.scorers import register
 from sumpipe.extractive.scorers.base import ScoringMethod
 from sumpipe.extractive.scorers.document import Document
-from sumpipe.extractive.scorers.pagerank import pagerank
+from sumpipe.extractive.scorers.pagerank import DampingOptions, pagerank
 
 
 def overlap_similarity(counts: np.ndarray) -> np.ndarray:
@@ -27,8 +28,10 @@ def overlap_similarity(counts: np.ndarray) -> np.ndarray:
     return sim
 
 
+@register
 class TextRank(ScoringMethod):
     name = "textrank"
+    Options = DampingOptions
 
     def __init__(self, damping: float = 0.85) -> None:
         self.damping = damping

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from sumpipe.extractive.scorers import register
 from sumpipe.extractive.scorers.base import ScoringMethod
-from sumpipe.extractive.scorers.document import Document
 from sumpipe.extractive.scorers.corpus import CorpusStats, tfidf_matrix
+from sumpipe.extractive.scorers.document import Document
 
 
+@register
 class TfidfCentroid(ScoringMethod):
     name = "tfidf"
     uses_corpus = True

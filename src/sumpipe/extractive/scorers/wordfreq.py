@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sumpipe.extractive.scorers import register
 from sumpipe.extractive.scorers.base import ScoringMethod
 from sumpipe.extractive.scorers.document import Document
 
@@ -24,6 +25,7 @@ def term_weights(counts: np.ndarray) -> np.ndarray:
     return totals / totals.max()
 
 
+@register
 class WordFrequency(ScoringMethod):
     name = "wordfreq"
 
