@@ -35,7 +35,8 @@ def test_textrank_two_sentences_without_params(tmp_path: Path, monkeypatch, caps
 def test_tokens_flag_prints_the_preprocessed_form(tmp_path: Path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a.txt").write_text(STORY)
-    code, out, _ = run(monkeypatch, capsys, "summarize", "--method", "textrank", "--sentences", "2", "--tokens", "a.txt")
+    code, out, _ = run(monkeypatch, capsys, "summarize", "--method", "textrank", "--sentences", "2", "--tokens",
+                       "a.txt")
     assert code == 0 and out == ("the storm hit the coast on monday .\n"
                                  "thousands of homes lost power as the storm moved inland .\n")
 
@@ -59,14 +60,14 @@ def test_errors_are_one_line(tmp_path: Path, monkeypatch, capsys, args, message)
 
 
 def test_help_lists_every_method_of_the_registry(monkeypatch, capsys):
-    from sumpipe.extract.scorers import METHODS
+    from sumpipe.extractive.scorers import SCORERS
 
     monkeypatch.setenv("COLUMNS", "400")
     code, out, _ = run(monkeypatch, capsys, "summarize", "--help")
     listed = re.search(r"extractive method: (.*?)\s+\[default", out).group(1)
-    assert code == 0 and listed.replace(" (reads the reference: refused)", "").split(", ") == sorted(METHODS)
+    assert code == 0 and listed.replace(" (reads the reference: refused)", "").split(", ") == SCORERS.names()
     assert "oracle (reads the reference: refused)" in listed
-    assert {"lead", "lsa", "lsa_gongliu", "lexrank_continuous", "klsum", "oracle"} <= set(METHODS)
+    assert {"lead", "lsa", "lsa_gongliu", "lexrank_continuous", "klsum", "oracle"} <= set(SCORERS.names())
 
 
 def test_latin1_input_is_a_one_line_error(tmp_path: Path, monkeypatch, capsys):

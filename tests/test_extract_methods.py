@@ -1,18 +1,28 @@
-"""The selection-method registry: names, look-ups, one-line errors, and select_text = the extract stage."""
+"""The selection-method registry: names, look-ups, one-line errors, select_text = the extract stage, and
+every selectable scorer as an input selection (`lsa30` etc.)."""
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from sumpipe.config import Budget
 from sumpipe.errors import ConfigError, SumpipeError
 from sumpipe.extract.methods import (
+    METHODS,
+    FitContext,
+    apply_selection,
     baseline_selections,
     find_selection,
+    get_method,
     resolve_selections,
     select_text,
     selection_name,
 )
+
+# every scorer of the registry but the oracle (reads the reference) and those with state of their own
+SELECTABLE = ["edmundson", "klsum", "lead", "lexrank", "lexrank_continuous", "lsa", "lsa_gongliu", "luhn", "nmf",
+              "random", "reduction", "sumbasic", "textrank", "tfidf", "wordfreq"]
 
 BUDGETS = [Budget("ngram", 200, 5), Budget("first", 200), Budget("ngram", 400)]
 
@@ -38,3 +48,42 @@ def test_first_method_on_one_document() -> None:
     doc = [["a", "b", "c", "."], ["d", "e", "."], ["f", "."]]
     assert select_text(Budget("first", 5), doc, None) == [["a", "b", "c", "."], ["d"]]
     assert select_text(Budget("first", 50), doc, None) == doc
+
+
+def test_the_selections_are_ngram_first_and_every_selectable_scorer() -> None:
+    assert METHODS.names() == sorted(SELECTABLE + ["first", "ngram"])
+
+
+DOC = [s.split() for s in ["the storm hit the coast .", "thousands of homes lost power after the storm .",
+                           "markets were calm .", "the storm moved inland on tuesday ."]]
+
+
+@pytest.fixture
+def processed(tmp_path):
+    pd.DataFrame({"id": ["a", "b"], "source": ["storm news .\nmarket news .", "storm coast ."],
+                  "reference": ["x", "y"]}).to_parquet(tmp_path / "train.parquet")
+    return tmp_path
+
+
+@pytest.mark.parametrize("name", SELECTABLE)
+def test_every_method_selects_within_the_budget_in_document_order(name, processed):
+    method = get_method(name)
+    state = method.fit(FitContext(processed_dir=processed))
+    budget = Budget(name, 16)
+    analysis = method.prepare(state, [DOC])[0]
+    chosen, kept = apply_selection(method, budget, DOC, analysis)
+    assert chosen == sorted(chosen) and chosen
+    assert sum(map(len, kept)) <= 16
+
+
+def test_the_oracle_and_scorers_with_state_of_their_own_are_not_model_inputs():
+    assert "oracle" not in SELECTABLE and "lsa_collection" not in SELECTABLE
+    assert get_method("ngram").name == "ngram" and get_method("ngram").check is None  # Alg. 1, not the scorer
+    with pytest.raises(ConfigError, match="unknown selection method 'oracle'"):
+        resolve_selections([Budget("oracle", 30)])
+
+
+def test_options_are_checked_when_params_are_read():
+    assert resolve_selections([Budget("lexrank", 30, options={"threshold": 0.2})])[0].name == "lexrank30"
+    with pytest.raises(ConfigError, match=r"extract.budgets\[0\].options"):
+        resolve_selections([Budget("lexrank", 30, options={"treshold": 0.2})])

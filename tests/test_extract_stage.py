@@ -144,7 +144,8 @@ def test_errors(pipeline):
 def run_extract_command(pipeline, monkeypatch):
     """`sumpipe extract` in `pipeline` with one 7-token budget."""
     params = {"paths": {"processed": "processed", "vocab": "vocab", "extracted": "extracted", "metrics": "metrics"},
-              "extract": {"budgets": [{"method": "ngram", "tokens": 7, "first_k": 1}, {"method": "first", "tokens": 7}]}}
+              "extract": {"budgets": [{"method": "ngram", "tokens": 7, "first_k": 1},
+                                      {"method": "first", "tokens": 7}]}}
     (pipeline / "params.yaml").write_text(yaml.safe_dump(params))
     monkeypatch.chdir(pipeline)
     return CliRunner().invoke(app, ["extract"])

@@ -18,6 +18,7 @@ from sumpipe.decode import commands as decode_commands
 from sumpipe.evaluate import commands as evaluate_commands
 from sumpipe.experiments import commands as experiment_commands
 from sumpipe.extract import commands as extract_commands
+from sumpipe.extractive import commands as extractive_commands
 from sumpipe.options import Command, Group, flag
 from sumpipe.report import commands as report_commands
 from sumpipe.subword import commands as subword_commands
@@ -54,8 +55,8 @@ app.command("download", cls=Command)(data_commands.download)
 app.command("preprocess", cls=Command)(text_commands.preprocess)
 app.command("vocab", cls=Command)(vocab_commands.vocab)
 app.command("extract", cls=Command)(extract_commands.extract)
-app.command("extractive-fit", cls=Command)(extract_commands.extractive_fit)
-app.command("extractive", cls=Command)(extract_commands.extractive)
+app.command("extractive-fit", cls=Command)(extractive_commands.extractive_fit)
+app.command("extractive", cls=Command)(extractive_commands.extractive)
 app.command("summarize", cls=decode_commands.SummarizeCommand)(decode_commands.summarize)
 app.command("subword", cls=Command)(subword_commands.subword)
 app.command("pretrain", cls=Command)(train_commands.pretrain)

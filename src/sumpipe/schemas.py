@@ -18,11 +18,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sumpipe.errors import SumpipeError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -105,3 +109,13 @@ VOCABULARY = Contract("a vocabulary", {"token": TEXT, "count": INTEGER})
 CORPUS_STATS = Contract("corpus statistics", {"term": TEXT, "idf": REAL, "entropy": REAL})
 # predictions/<system>/<split>.parquet (decode, extractive): what evaluate reads
 PREDICTIONS = Contract("predictions", {"id": TEXT, "prediction": TEXT})
+
+
+def references_of(df: pd.DataFrame) -> list:
+    """Each row's references: the `references` list when present (DUC), else `reference`."""
+    if "reference" not in df.columns and "references" not in df.columns:
+        raise SumpipeError("no `reference` or `references` column to score against")
+    firsts = df["reference"] if "reference" in df.columns else [""] * len(df)
+    if "references" not in df.columns:
+        return [[ref] for ref in firsts]
+    return [list(refs) if refs is not None and len(refs) else [ref] for refs, ref in zip(df["references"], firsts)]

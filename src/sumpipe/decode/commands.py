@@ -148,12 +148,12 @@ METHOD_HELP = "extractive method"
 
 class SummarizeCommand(Command):
     """`sumpipe summarize`'s command: its --help lists every extractive method of the registry
-    (`sumpipe.extract.scorers.METHODS`), imported only when the help is shown."""
+    (`sumpipe.extractive.scorers.SCORERS`), imported only when the help is shown."""
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
-        from sumpipe.extract.scorers import METHODS
+        from sumpipe.extractive.scorers import all_scorers
 
-        names = [f"{n} (reads the reference: refused)" if METHODS[n].uses_reference else n for n in sorted(METHODS)]
+        names = [f"{n} (reads the reference: refused)" if cls.uses_reference else n for n, cls in all_scorers().items()]
         for param in self.params:
             if param.name == "method":
                 param.help = f"{METHOD_HELP}: {', '.join(names)}"

@@ -1,14 +1,14 @@
-"""`sumpipe summarize`: raw text -> an extractive summary with any method of `sumpipe.extract.scorers`.
+"""`sumpipe summarize`: raw text -> an extractive summary with any method of `sumpipe.extractive.scorers`.
 
 The text goes through the pipeline's preprocessing (as `sumpipe decode` does); the method ranks the
 sentences and the best ones within the budget come out in document order, as the input wrote them
 (after markup removal: `sumpipe.text.preprocess.preprocess_sentences`), joined by spaces; with
 `as_tokens` in the pipeline's preprocessed form instead (lowercased tokens, one sentence per line).
-Methods that use corpus statistics (idf, entropy weights) read `<paths.extractive>/corpus.parquet` from the last `dvc repro` when params.yaml and the file are
-there, and otherwise take them from the input alone (every term equally rare); `lsa_collection` reads
-the collection LSA space from the same folder (else the input's sentences are the collection), and
-`ngram` (seed 001 Alg. 1) needs the vocab stage's 3-gram table (`<paths.vocab>/ngrams.parquet`). The
-oracle needs a reference and is refused.
+Methods that use corpus statistics (idf, entropy weights) read `<paths.extractive>/corpus.parquet`
+from the last `dvc repro` when params.yaml and the file are there, and otherwise take them from the
+input alone (every term equally rare); `lsa_collection` reads the collection LSA space from the same
+folder (else the input's sentences are the collection), and `ngram` (seed 001 Alg. 1) needs the vocab
+stage's 3-gram table (`<paths.vocab>/ngrams.parquet`). The oracle needs a reference and is refused.
 """
 
 from __future__ import annotations
@@ -25,13 +25,11 @@ def summarize_text(source: str, method_name: str, sentences: int | None, tokens:
     """The summary of file `source` ("-" = stdin) as text (module docstring)."""
     from sumpipe.decode.api import cap_raw
     from sumpipe.decode.interactive import NO_TEXT, read_input
-    from sumpipe.extract.scorers import METHODS, Analyzer, Limit, build_method
-    from sumpipe.extract.scorers.lsa_collection import SPACE_FILE
+    from sumpipe.extractive.scorers import SCORERS, Analyzer, Limit, build_method
+    from sumpipe.extractive.scorers.lsa_collection import SPACE_FILE
     from sumpipe.text.preprocess import preprocess_sentences
 
-    cls = METHODS.get(method_name)
-    if cls is None:
-        raise SumpipeError(f"--method: unknown extractive method {method_name!r} (known: {', '.join(sorted(METHODS))})")
+    cls = SCORERS.get(method_name, "--method")
     if cls.uses_reference:
         raise SumpipeError(f"--method: {method_name} reads the reference summary; it cannot summarize new text")
     if sentences is None and tokens is None:
@@ -39,7 +37,7 @@ def summarize_text(source: str, method_name: str, sentences: int | None, tokens:
     options, corpus, state = {}, None, None
     if Path(params_path).is_file():
         from sumpipe.config import load_params
-        from sumpipe.extract.systems import CORPUS_FILE, load_corpus, load_state
+        from sumpipe.extractive.systems import CORPUS_FILE, load_corpus, load_state
 
         p = load_params(params_path)
         options = p.extractive.options.get(method_name, {})

@@ -28,7 +28,7 @@ import pandas as pd
 
 from sumpipe.config import EvaluateConfig, PathsConfig
 from sumpipe.errors import SumpipeError
-from sumpipe.schemas import PROCESSED
+from sumpipe.schemas import PROCESSED, references_of
 from sumpipe.evaluate.abstractiveness import abstractiveness
 from sumpipe.evaluate.bootstrap import confidence_intervals
 from sumpipe.evaluate.rare_words import rare_word_recall
@@ -45,16 +45,6 @@ class EvaluationResult:
     summaries: dict[str, dict]
     comparisons: dict[str, dict]
     skipped: list[str] = field(default_factory=list)
-
-
-def references_of(df: pd.DataFrame) -> list:
-    """Each row's references: the `references` list when present (DUC), else `reference`."""
-    if "reference" not in df.columns and "references" not in df.columns:
-        raise SumpipeError("no `reference` or `references` column to score against")
-    firsts = df["reference"] if "reference" in df.columns else [""] * len(df)
-    if "references" not in df.columns:
-        return [[ref] for ref in firsts]
-    return [list(refs) if refs is not None and len(refs) else [ref] for refs, ref in zip(df["references"], firsts)]
 
 
 def lead_sentences(source: str, k: int) -> str:

@@ -53,7 +53,7 @@ class _Sums:
     share_examples: int = 0
     binds: int = 0
 
-    def merge(self, other: "_Sums") -> None:
+    def merge(self, other: _Sums) -> None:
         for name, value in vars(other).items():
             setattr(self, name, getattr(self, name) + value)
 
@@ -83,7 +83,7 @@ class CoverageStats:
         """Count a document whose length exceeds `selection`'s budget."""
         self.sums.setdefault(selection, _Sums()).binds += int(binds)
 
-    def merge(self, other: "CoverageStats") -> None:
+    def merge(self, other: CoverageStats) -> None:
         self.examples += other.examples
         self.reference_words += other.reference_words
         for name, sums in other.sums.items():

@@ -14,11 +14,15 @@ Everything that deals in selection names goes through this module: `selection_na
 maps a model's `input` back to its budget, `apply_selection` runs a method on one document (the
 extract stage and `sumpipe decode`'s `prepare_raw` both use it).
 
-Adding a method = one module that builds a `SelectionMethod` and calls `register_method`, plus
-one line in `BUILTIN` below (name -> module, imported on first use). The interface:
+Where the methods come from: `ngram` and `first` are registered below (the thesis's own); every
+extractive scorer (`sumpipe.extractive.scorers.SCORERS`) that may feed a model is a selection too
+(`method: lsa, tokens: 400` gives `lsa400`): each scorer but the reference-reading oracle and those
+with fitted state of their own (`needs`). So a new scorer (one module plus one line in that registry)
+is a selection with nothing added here. A selection that is not a sentence scorer is a
+`SelectionMethod` passed to `register_method`:
 
     SelectionMethod(
-        name="tfidf",
+        name="last",
         fit=lambda ctx: ...,               # FitContext -> state (None if none); picklable, deterministic
         prepare=lambda state, docs: ...,   # (state, list[Document]) -> per-document analysis, once per
                                            #   batch and shared by every budget of the method
@@ -35,25 +39,19 @@ by `apply_selection` (a method may overshoot with its last sentence).
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from sumpipe.config import Budget
 from sumpipe.errors import ConfigError, SumpipeError
+from sumpipe.extractive.scorers import SCORERS, Analyzer, CorpusStats, Limit, Method, build_method, fit_corpus
+from sumpipe.extractive.scorers import Document as ParsedDocument
 from sumpipe.registry import Registry
 
 Document = list[list[str]]
-
-# name -> module that registers it (imported on first use, so a method's dependencies load lazily)
-BUILTIN: dict[str, str] = {
-    "ngram": "sumpipe.extract.methods",
-    "first": "sumpipe.extract.methods",
-    # the extractive summarizers (sumpipe.extract.scorers), each also an input selection
-    **{name: "sumpipe.extract.scorers.selection" for name in (
-        "lead", "wordfreq", "tfidf", "lsa", "lsa_gongliu", "nmf", "textrank", "lexrank", "lexrank_continuous",
-        "luhn", "edmundson", "sumbasic", "klsum", "reduction", "random")},
-}
 
 
 @dataclass(frozen=True)
@@ -86,7 +84,28 @@ class Selection:
     budget: Budget
 
 
-METHODS: Registry[SelectionMethod] = Registry("selection method", BUILTIN)
+def selectable(scorer: type[Method]) -> bool:
+    """Whether an extractive scorer may be a model input: not the oracle (it reads the reference, which
+    a model input must never see) and not a method with fitted state of its own (`needs`: the `ngram`
+    scorer's 3-gram table is the `ngram` selection's, registered below)."""
+    return not scorer.uses_reference and not scorer.needs
+
+
+class SelectionRegistry(Registry[SelectionMethod]):
+    """The selection methods: those registered with `register_method`, and every `selectable` scorer of
+    `SCORERS`, made a selection on first use (`scorer_selection`). Unknown names are `Registry`'s error."""
+
+    def names(self) -> list[str]:
+        scorers = (name for name in SCORERS.names() if selectable(SCORERS.get(name, "method")))
+        return sorted(set(self.entries) | set(scorers))
+
+    def get(self, name: str, key: str) -> SelectionMethod:
+        if name not in self.entries and name in SCORERS.names() and selectable(SCORERS.get(name, key)):
+            self.register(name, scorer_selection(name))
+        return super().get(name, key)
+
+
+METHODS = SelectionRegistry("selection method", {})
 
 
 def register_method(method: SelectionMethod) -> SelectionMethod:
@@ -132,7 +151,8 @@ def baseline_selections(budgets: Sequence[Budget]) -> list[str]:
     return [s.name for s in resolve_selections(budgets) if s.method.baseline]
 
 
-def apply_selection(method: SelectionMethod, budget: Budget, document: Document, analysis: Any) -> tuple[list[int], Document]:
+def apply_selection(method: SelectionMethod, budget: Budget, document: Document,
+                    analysis: Any) -> tuple[list[int], Document]:
     """(indices of the kept sentences, the kept sentences cut at `budget.tokens`) for one document."""
     from sumpipe.extract.select import cut
 
@@ -186,3 +206,95 @@ register_method(SelectionMethod(
     choose=_choose_first,
     baseline=True,
 ))
+
+
+# --------------------------------------------------------------------------------------------
+# Every selectable extractive scorer as a selection
+# --------------------------------------------------------------------------------------------
+# Per document the scorer ranks the sentences and keeps the best that fit `tokens` (`base.take`), in
+# document order; `options` are the method's keyword options (e.g. `{threshold: 0.2}` for lexrank),
+# checked when params are read. State: the methods that use corpus statistics (`CorpusStats`: idf,
+# entropy weights) fit them on the training split, `<processed_dir>/train.parquet`, once per process
+# for all of them, and a batch of documents is analysed (stems, term counts) once for every method
+# (`SharedAnalysis`). Without a processed folder (raw text at decode time) they fall back to
+# statistics of the document itself.
+class SharedAnalysis:
+    """What every scorer selection shares within one process: the analyzer (its stem cache), the
+    corpus statistics (fitted on first use) and the parsed documents of the batch being selected, so a
+    batch is analysed once for all the methods (the extract stage prepares each method in turn on
+    the same list of documents)."""
+
+    def __init__(self, processed_dir: str | None) -> None:
+        self.processed_dir = processed_dir
+        self.analyzer = Analyzer()
+        self._corpus: CorpusStats | None = None
+        self._batch: Sequence[Document] | None = None
+        self._documents: list[ParsedDocument] = []
+
+    @property
+    def corpus(self) -> CorpusStats:
+        if self._corpus is None:
+            self._corpus = self._fit_corpus()
+        return self._corpus
+
+    def _fit_corpus(self) -> CorpusStats:
+        if self.processed_dir is None:
+            return CorpusStats()
+        path = Path(self.processed_dir) / "train.parquet"
+        if not path.is_file():
+            raise SumpipeError(f"{path}: not found (the extractive selections fit their idf on the train split)")
+        from sumpipe.io import read_table
+        from sumpipe.schemas import PROCESSED
+
+        sources = read_table(path, columns=["source"], contract=PROCESSED).column("source").to_pylist()
+        return fit_corpus(self.analyzer.parse(s or "") for s in sources)
+
+    def documents(self, docs: Sequence[Document]) -> list[ParsedDocument]:
+        if docs is not self._batch:  # the same list object: the previous method's batch
+            self._batch, self._documents = docs, [self.analyzer.document(d) for d in docs]
+        return self._documents
+
+
+@functools.lru_cache(maxsize=4)
+def shared_analysis(processed_dir: str | None) -> SharedAnalysis:
+    """One `SharedAnalysis` per processed folder and process (a cache: fitting and parsing are pure)."""
+    return SharedAnalysis(processed_dir)
+
+
+class ScorerState:
+    """A scorer selection's fitted state: the shared analysis and the method built for each `options`."""
+
+    def __init__(self, name: str, shared: SharedAnalysis) -> None:
+        self.name, self.shared = name, shared
+        self._built: dict[str, Method] = {}
+
+    def method(self, options: dict[str, Any]) -> Method:
+        key = repr(sorted(options.items()))
+        if key not in self._built:
+            corpus = self.shared.corpus if SCORERS.get(self.name, "method").uses_corpus else None
+            self._built[key] = build_method(self.name, options, corpus)
+        return self._built[key]
+
+
+def scorer_selection(name: str) -> SelectionMethod:
+    """The extractive scorer `name` (of `SCORERS`) as a selection method (section comment)."""
+    def fit(ctx: FitContext) -> ScorerState:
+        return ScorerState(name, shared_analysis(None if ctx.processed_dir is None else str(ctx.processed_dir)))
+
+    def prepare(state: ScorerState, docs: Sequence[Document]) -> list[tuple[ScorerState, ParsedDocument]]:
+        # the analysis carries the state: `choose` receives only the document and its analysis
+        return [(state, doc) for doc in state.shared.documents(docs)]
+
+    def check(budget: Budget, key: str) -> None:
+        try:
+            build_method(name, budget.options)
+        except SumpipeError as exc:
+            raise ConfigError(f"{key}.options: {exc}") from None
+
+    return SelectionMethod(name=name, fit=fit, prepare=prepare, choose=_choose_scored, check=check)
+
+
+def _choose_scored(document: Document, analysis: tuple[ScorerState, ParsedDocument], budget: Budget) -> list[int]:
+    """The method's best sentences within `budget.tokens`, in document order."""
+    state, doc = analysis
+    return state.method(budget.options).select(doc, Limit(tokens=budget.tokens))

@@ -39,7 +39,8 @@ def _lead(lengths: Sequence[int], tokens: int, first_k: int) -> tuple[list[int],
     return chosen, used
 
 
-def choose_sentences(lengths: Sequence[int], scores: Sequence[float], tokens: int, first_k: int) -> list[int]:
+def choose_sentences(lengths: Sequence[int], scores: Sequence[float] | np.ndarray, tokens: int,
+                     first_k: int) -> list[int]:
     """Alg. 1's selection from sentence lengths and scores (both (S,)); sorted sentence indices."""
     chosen, used = _lead(lengths, tokens, first_k)
     if used >= tokens:

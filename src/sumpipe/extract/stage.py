@@ -7,8 +7,9 @@ with columns id, source (selected text, text convention), reference (, reference
 and selected (list<int32>: sentence indices, document order); plus the coverage diagnostic
 (`sumpipe.extract.coverage`) per split and selection, `full` being the whole document, written as a
 DVC metrics file. Splits are streamed in record batches; each document is scored once and the
-analysis (e.g. 3-gram scores) serves every budget of its method. On a large corpus (`MIN_DOCS_PER_WORKER` per worker) batches go to
-`extract.workers` spawned processes, results written in input order: the output does not depend on it.
+analysis (e.g. 3-gram scores) serves every budget of its method. On a large corpus
+(`MIN_DOCS_PER_WORKER` per worker) batches go to `extract.workers` spawned processes, results written
+in input order: the output does not depend on it.
 """
 
 from __future__ import annotations

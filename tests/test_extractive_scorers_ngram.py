@@ -1,0 +1,34 @@
+"""Seed 001's Alg. 1 as a summarizer: the lead sentences, then the best mean-3-gram sentences."""
+
+import pytest
+
+from sumpipe.errors import SumpipeError
+from sumpipe.extract.select import select_ngram
+from sumpipe.extractive.scorers import Analyzer, Limit, build_method
+from test_extract_select import DOC, TABLE
+
+TEXT = "\n".join(" ".join(s) for s in DOC)
+
+
+def test_lead_then_the_best_3gram_sentences():
+    doc = Analyzer().parse(TEXT)
+    method = build_method("ngram", {}, None, TABLE)
+    # lead (0), then the rare-orchid sentence (2), then "man charged murder" (1), "police arrested man" (3)
+    assert list(method.rank(doc)) == [0, 2, 1, 3, 4]
+    assert method.select(doc, Limit(sentences=2)) == [0, 2]
+    assert method.select(doc, Limit(sentences=3)) == [0, 1, 2]
+    assert build_method("ngram", {"first_k": 0}, None, TABLE).select(doc, Limit(sentences=1)) == [2]
+
+
+def test_a_token_budget_gives_alg_1s_selection():
+    doc = Analyzer().parse(TEXT)
+    for tokens in (14, 20, 26):
+        assert build_method("ngram", {}, None, TABLE).select(doc, Limit(tokens=tokens)) == \
+               select_ngram(DOC, TABLE, tokens=tokens, first_k=1)
+
+
+def test_without_a_table_it_says_what_it_needs():
+    with pytest.raises(SumpipeError, match="3-gram table"):
+        build_method("ngram").select(Analyzer().parse(TEXT), Limit(sentences=1))
+    with pytest.raises(SumpipeError, match=r"first_k: must be in \[0, 1000\]"):
+        build_method("ngram", {"first_k": -1})
