@@ -92,7 +92,7 @@ class TokenCountingTask:
 
 def family_setting(args, raw: dict, train_df, valid_df, vocab, batch_size: int):
     """(task, model, cfg) of params.yaml model `args.model` (another family), in phase `args.phase`."""
-    from sumpipe.config import from_dict
+    from sumpipe.validation import from_dict
     from sumpipe.models.registry import TaskData, resolve_model
 
     family, spec, arch = resolve_model(params_from_dict(raw), args.model)

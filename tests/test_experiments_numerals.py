@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from sumpipe.config import TrainConfig, from_dict, load_config
+from sumpipe.config import TrainConfig, load_config
 from sumpipe.errors import ConfigError
+from sumpipe.validation import from_dict
 from sumpipe.experiments.numerals import (NumeralsData, NumeralsExperiment, last_epoch_train_loss, numerals_frames,
                                           run_numerals)
 from sumpipe.experiments.numerals_report import markdown_table, numerals_report

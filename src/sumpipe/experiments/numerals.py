@@ -30,8 +30,9 @@ from typing import Any, Literal
 import pandas as pd
 import torch
 
-from sumpipe.config import NumeralsConfig, TrainConfig, require
+from sumpipe.config import NumeralsConfig, TrainConfig
 from sumpipe.models.rnn import RNNArch
+from sumpipe.validation import require
 
 RunName = Literal["continuous-none", "random-none", "random-bahdanau", "continuous-bahdanau"]
 METRICS_FILE = "metrics.json"

@@ -42,7 +42,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from sumpipe.config import MAX_LAYERS, MAX_VOCAB, EncoderConfig, Params, from_dict, require, require_at_most
+from sumpipe.config import EncoderConfig, Params
 from sumpipe.errors import ConfigError, SumpipeError
 from sumpipe.models.batching import Batch, Example, collate
 from sumpipe.models.bert import BertEncoder, init_bert_weights
@@ -52,6 +52,7 @@ from sumpipe.names import BOS, EOS, PAD
 from sumpipe.models.registry import Family, TaskData, VocabularyKind, register_family
 from sumpipe.models.task import SummarizationTask
 from sumpipe.subword.pieces import MASK, MODEL_FILE, N_SPECIAL_PIECES, VOCAB_TABLE, SubwordVocab
+from sumpipe.validation import MAX_LAYERS, MAX_VOCAB, from_dict, require, require_at_most
 
 KV = tuple[torch.Tensor, torch.Tensor]
 NEG_INF = float("-inf")

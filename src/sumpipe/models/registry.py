@@ -45,9 +45,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
-from sumpipe.config import ModelSpec, Params, TrainConfig, from_dict
+from sumpipe.config import ModelSpec, Params, TrainConfig
 from sumpipe.errors import ConfigError, SumpipeError
 from sumpipe.registry import Registry
+from sumpipe.validation import from_dict
 
 if TYPE_CHECKING:
     import pandas as pd
