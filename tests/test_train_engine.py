@@ -189,10 +189,9 @@ def test_compiled_training_follows_the_eager_run(monkeypatch: pytest.MonkeyPatch
 
     import pandas as pd
 
-    from sumpipe.config import ArchConfig
     from sumpipe.models.batching import encode_examples
     from sumpipe.models.task import SummarizationTask
-    from sumpipe.models.transformer import PointerGeneratorTransformer
+    from sumpipe.models.transformer import ArchConfig, PointerGeneratorTransformer
 
     words = "the a cat dog sat ran on in mat park big small red quick and .".split()
 

@@ -26,13 +26,13 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from sumpipe.config import ArchConfig, DecodeConfig, TrainConfig
+from sumpipe.config import DecodeConfig, TrainConfig
 from sumpipe.decode.api import load_model, summarize
 from sumpipe.models.batching import encode_examples
 from sumpipe.models.task import SummarizationTask
 from sumpipe.models.card import ModelCard
 from sumpipe.models.io import save_pretrained
-from sumpipe.models.transformer import PointerGeneratorTransformer
+from sumpipe.models.transformer import ArchConfig, PointerGeneratorTransformer
 from sumpipe.train.engine import fit, seed_everything
 from sumpipe.vocab.vocabulary import Vocabulary
 

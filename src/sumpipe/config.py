@@ -6,7 +6,10 @@ key or a value out of range raises `ConfigError` with a one-line message that na
 
     params.yaml: vocab.size: expected int, got 'big'
 
-Range checks live in each class's `check()`.
+Range checks live in each class's `check()`. The model families' architectures are not here: each
+lives beside its model (`ArchConfig` in `sumpipe.models.transformer` for the `model:` section, the
+others' under `families.<name>`), and its family validates it when a model is resolved
+(`sumpipe.models.registry.resolve_model`), so loading params never imports torch.
 """
 
 from __future__ import annotations
@@ -237,50 +240,6 @@ class ExtractConfig:
 
 
 @dataclass(frozen=True)
-class ArchConfig:
-    """Transformer hyper-parameters shared by every model unless a model overrides them.
-
-    `dropout` is Vaswani et al.'s residual dropout (each sub-layer's output, the embeddings + PE, and
-    the feed-forward hidden layer); `attention_dropout` drops attention weights, off by default as in
-    the paper (and because it forces the unfused attention kernel on CPU). `vocab_size` is V, the
-    fixed vocabulary (the trainer sets it to the real vocabulary length when that is smaller).
-    `max_source_tokens` / `max_summary_tokens` cut inputs and training targets.
-    """
-
-    d_model: int = 64
-    d_ff: int = 256
-    n_layers: int = 2
-    n_heads: int = 4
-    dropout: float = 0.1
-    attention_dropout: float = 0.0
-    vocab_size: int = 5000
-    max_source_tokens: int = 200
-    max_summary_tokens: int = 60
-    tie_embeddings: bool = True
-
-    def check(self, key: str) -> None:
-        for name in ("d_model", "d_ff", "n_layers", "n_heads", "vocab_size", "max_source_tokens",
-                     "max_summary_tokens"):
-            require(getattr(self, name) >= 1, _k(key, name), "must be >= 1")
-        for name, limit in (("d_model", MAX_WIDTH), ("d_ff", MAX_FF_WIDTH), ("n_layers", MAX_LAYERS),
-                            ("n_heads", MAX_HEADS), ("vocab_size", MAX_VOCAB),
-                            ("max_source_tokens", MAX_POSITIONS), ("max_summary_tokens", MAX_POSITIONS)):
-            require_at_most(getattr(self, name), limit, _k(key, name))
-        require(self.d_model % self.n_heads == 0, _k(key, "n_heads"), "must divide d_model")
-        require(0.0 <= self.dropout < 1.0, _k(key, "dropout"), "must be in [0, 1)")
-        require(0.0 <= self.attention_dropout < 1.0, _k(key, "attention_dropout"), "must be in [0, 1)")
-        require(self.vocab_size > 4, _k(key, "vocab_size"), "must be > 4 (four special tokens plus words)")
-        require_fits_in_memory(self.parameters, _k(key, "d_model"))
-
-    @property
-    def parameters(self) -> int:
-        """About how many weights the encoder-decoder has (embeddings twice, the worst case untied)."""
-        d, ff = self.d_model, self.d_ff
-        per_layer = 4 * d * d + 2 * d * ff  # attention projections + feed-forward
-        return 2 * self.vocab_size * d + self.n_layers * 3 * per_layer
-
-
-@dataclass(frozen=True)
 class ModelSpec:
     """A named model: its family, the input selection it reads, and per-model overrides.
 
@@ -289,7 +248,7 @@ class ModelSpec:
     family's option that turns M1 into M2 (rarity-scaled encoder self-attention); `arch` overrides
     fields of the family's shared architecture (for `transformer`, the `model:` section; for another
     family, `families.<family>:`). The family validates `arch` once, when the model is resolved
-    (`sumpipe.models.registry.resolve_arch`), with errors naming `models.<name>.arch.<key>`. `train`
+    (`sumpipe.models.registry.resolve_model`), with errors naming `models.<name>.arch.<key>`. `train`
     overrides fields of the `train:` section for this model only (seed 000's BiLSTM trains with
     RMSProp and early stopping beside models trained with AdaGrad), validated when the model is trained.
     """
@@ -590,8 +549,10 @@ class Params:
     preprocess: PreprocessConfig = field(default_factory=PreprocessConfig)
     vocab: VocabConfig = field(default_factory=VocabConfig)
     extract: ExtractConfig = field(default_factory=ExtractConfig)
-    model: ArchConfig = field(default_factory=ArchConfig)
-    # shared architecture of every other family, by family name (validated by that family's arch type)
+    # The shared architecture of the transformer family (`ArchConfig`, sumpipe.models.transformer) and of
+    # every other family, by family name: mappings here, validated by the family's arch type when a
+    # model is resolved (`sumpipe.models.registry.resolve_model`), so loading params never imports torch.
+    model: dict[str, Any] = field(default_factory=dict)
     families: dict[str, dict[str, Any]] = field(default_factory=dict)
     models: dict[str, ModelSpec] = field(default_factory=dict)
     train: TrainConfig = field(default_factory=TrainConfig)
