@@ -94,8 +94,13 @@ def _convert(value: Any, tp: Any, key: str) -> Any:
     raise TypeError(f"unsupported annotation {tp!r} for {key}")  # a programming error, not a user one
 
 
-def from_dict(cls: type, data: Any, key: str = "") -> Any:
-    """Build dataclass `cls` from a mapping, rejecting unknown keys and checking every type."""
+def from_dict(cls: type, data: Any, key: str = "", base: Any = None) -> Any:
+    """Build dataclass `cls` from a mapping, rejecting unknown keys and checking every type.
+
+    A key the mapping leaves out takes its value from `base` (an instance of `cls`) when given, else
+    the field's default. A nested section overrides *its* default key by key: the field's default
+    instance, not the class's (a partial `pretrain.train:` keeps pretrain's own defaults for the rest).
+    """
     where = f"{key}: " if key else ""
     if data is None:
         data = {}
@@ -110,8 +115,12 @@ def from_dict(cls: type, data: Any, key: str = "") -> Any:
     kwargs = {}
     for name, f in fields.items():
         sub = f"{key}.{name}" if key else name
-        if name in data:
+        if name in data and dataclasses.is_dataclass(hints[name]):
+            kwargs[name] = from_dict(hints[name], data[name], sub, _default_instance(f, hints[name], base))
+        elif name in data:
             kwargs[name] = _convert(data[name], hints[name], sub)
+        elif base is not None:
+            kwargs[name] = getattr(base, name)
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             raise ConfigError(f"{sub}: required key is missing")
     obj = cls(**kwargs)
@@ -119,6 +128,17 @@ def from_dict(cls: type, data: Any, key: str = "") -> Any:
     if check is not None:
         check(key)
     return obj
+
+
+def _default_instance(f: dataclasses.Field, tp: type, base: Any) -> Any:
+    """What a nested section given as a mapping overrides: `base`'s value, else the field's default."""
+    if base is not None:
+        value = getattr(base, f.name)
+    elif f.default_factory is not dataclasses.MISSING:
+        value = f.default_factory()
+    else:
+        value = None if f.default is dataclasses.MISSING else f.default
+    return value if isinstance(value, tp) else None
 
 
 def require(condition: bool, key: str, message: str) -> None:
