@@ -39,6 +39,8 @@ def test_last_epoch_loss_weights_rows_by_their_updates():
 def test_experiment_params_are_validated():
     cfg = load_config(REPO / "experiments/numerals/params.yaml", NumeralsExperiment)
     assert cfg.runs == ["continuous-none", "random-none", "random-bahdanau"]
+    for name in ("params.yaml", "params-seed.yaml", "params-long.yaml"):  # every run trains all its epochs
+        assert load_config(REPO / "experiments/numerals" / name, NumeralsExperiment).train.patience is None
     with pytest.raises(ConfigError, match="data.max_number: must be >= 2 \\* max length - 1 = 89"):
         from_dict(NumeralsExperiment, {"max_lengths": [45], "data": {"max_number": 50}})
 
@@ -51,7 +53,7 @@ def test_length_4_run_with_attention_reaches_95_percent(tmp_path):
         runs=["random-bahdanau"],
         model=RNNArch(cell="gru", embedding_dim=32, hidden_dim=64, pointer=False, coverage=False),
         train=TrainConfig(optimizer="adam", lr=0.01, warmup_steps=10, batch_size=32, epochs=6, label_smoothing=0.0,
-                          device="cpu", threads=1, log_every=10),
+                          device="cpu", threads=1, log_every=10, patience=None),
         out=str(tmp_path / "runs"),
         reports=str(tmp_path / "reports"),
     )

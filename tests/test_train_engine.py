@@ -60,7 +60,7 @@ def tiny_model(seed: int = 3) -> torch.nn.Module:
 
 def config(**overrides) -> TrainConfig:
     base = dict(optimizer="adam", lr=0.01, warmup_steps=4, batch_size=8, epochs=3, log_every=2,
-                checkpoint_every=3, device="cpu", seed=5, label_smoothing=0.0, grad_clip=1.0, threads=1)
+                checkpoint_every=3, device="cpu", seed=5, label_smoothing=0.0, grad_clip=1.0, threads=1, patience=None)
     base.update(overrides)
     return TrainConfig(**base)
 

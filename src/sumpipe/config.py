@@ -277,17 +277,17 @@ class TrainConfig:
     """
 
     optimizer: Literal["adagrad", "adam", "sgd", "rmsprop"] = "adam"
-    lr: float = 1e-3
+    lr: float = 0.01
     adagrad_initial_accumulator: float = 0.1
     momentum: float = 0.0
-    patience: int | None = None
+    patience: int | None = 1
     early_stopping_metric: Literal["loss", "accuracy"] = "loss"
     warmup_steps: int = 100
     label_smoothing: float = 0.1
     grad_clip: float = 2.0
-    batch_size: int = 16
+    batch_size: int = 64
     accumulate: int = 1
-    epochs: int = 1
+    epochs: int = 5
     max_steps: int | None = None
     log_every: int = 10
     checkpoint_every: int = 50
@@ -352,7 +352,7 @@ class EncoderConfig:
     n_heads: int = 4
     d_ff: int = 256
     dropout: float = 0.1
-    max_positions: int = 512
+    max_positions: int = 256
     type_vocab_size: int = 2
     layer_norm_eps: float = 1e-12
 
@@ -370,7 +370,9 @@ class EncoderConfig:
 
 
 def _pretrain_train() -> TrainConfig:
-    return TrainConfig(lr=1e-3, warmup_steps=50, label_smoothing=0.0, batch_size=32)
+    # a short masked-LM run without early stopping; keys `pretrain.train:` leaves out keep these
+    return TrainConfig(lr=0.002, warmup_steps=30, label_smoothing=0.0, batch_size=64, epochs=1, patience=None,
+                       max_steps=100)
 
 
 @dataclass(frozen=True)
@@ -386,7 +388,7 @@ class PretrainConfig:
     """
 
     encoder: EncoderConfig = field(default_factory=EncoderConfig)
-    max_tokens: int = 128
+    max_tokens: int = 64
     mask_prob: float = 0.15
     mask_token_prob: float = 0.8
     random_token_prob: float = 0.1
@@ -415,7 +417,7 @@ class DecodeConfig:
     length_penalty: float = 1.0
     min_length: int = 1
     max_length: int | None = None
-    block_ngram_repeat: int = 3
+    block_ngram_repeat: int = 2
     strategy: Literal["beam", "greedy", "sample"] = "beam"
     top_k: int = 0
     top_p: float = 1.0
@@ -471,8 +473,8 @@ class ReportConfig:
     """The report stage (sumpipe.report): how many test examples get a sample-summary table
     (`n_samples`) and attention heat maps (`n_heatmaps`, the first of the same examples)."""
 
-    n_samples: int = 3
-    n_heatmaps: int = 2
+    n_samples: int = 5
+    n_heatmaps: int = 1
 
     def check(self, key: str) -> None:
         require(self.n_samples >= 0, _k(key, "n_samples"), "must be >= 0")
@@ -522,7 +524,7 @@ class ExtractiveConfig:
     `keywords`: topics and top words of the corpus's references (seed 000 §4.2, NMF)."""
 
     systems: list[str] = field(default_factory=_default_systems)
-    sentences: int | None = 3
+    sentences: int | None = 1
     tokens: int | None = None
     options: dict[str, dict[str, Any]] = field(default_factory=dict)
     keyword_topics: int = 10

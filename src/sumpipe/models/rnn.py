@@ -70,8 +70,8 @@ class RNNArch:
     """
 
     cell: Literal["gru", "lstm"] = "lstm"
-    embedding_dim: int = 128
-    hidden_dim: int = 256
+    embedding_dim: int = 64
+    hidden_dim: int = 64
     layers: int = 1
     attention: Literal["bahdanau", "none"] = "bahdanau"
     attn_dim: int | None = None
@@ -80,9 +80,9 @@ class RNNArch:
     coverage_weight: float = 1.0
     coverage_phase_steps: int | None = None
     dropout: float = 0.0
-    vocab_size: int = 50000
+    vocab_size: int = 2000
     max_source_tokens: int = 400
-    max_summary_tokens: int = 100
+    max_summary_tokens: int = 60
 
     def check(self, key: str) -> None:
         def k(name: str) -> str:

@@ -93,10 +93,10 @@ class ArchConfig:
     d_ff: int = 256
     n_layers: int = 2
     n_heads: int = 4
-    dropout: float = 0.1
+    dropout: float = 0.0
     attention_dropout: float = 0.0
-    vocab_size: int = 5000
-    max_source_tokens: int = 200
+    vocab_size: int = 2000
+    max_source_tokens: int = 400
     max_summary_tokens: int = 60
     tie_embeddings: bool = True
 
