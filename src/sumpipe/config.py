@@ -23,6 +23,7 @@ from typing import Any, Literal
 import yaml
 
 from sumpipe.errors import ConfigError
+from sumpipe.names import SPLITS, Split
 from sumpipe.validation import (
     MAX_BATCH,
     MAX_BOOTSTRAP,
@@ -93,7 +94,7 @@ class SplitRatios:
     test: float = 0.05
 
     def check(self, key: str) -> None:
-        for name in ("train", "valid", "test"):
+        for name in SPLITS:
             require(0.0 <= getattr(self, name) <= 1.0, _k(key, name), "must be between 0 and 1")
         require(abs(self.train + self.valid + self.test - 1.0) < 1e-6, key, "train + valid + test must sum to 1")
 
@@ -424,7 +425,7 @@ class DecodeConfig:
     temperature: float = 1.0
     batch_size: int = 16
     seed: int = 1234
-    split: Literal["train", "valid", "test"] = "test"
+    split: Split = "test"
     device: Literal["auto", "cpu", "cuda"] = "auto"
 
     def check(self, key: str) -> None:
@@ -500,7 +501,7 @@ class CrossEvalConfig:
 
     models: list[str] = field(default_factory=lambda: ["M1"])
     data: DataConfig = field(default_factory=_crosseval_data)
-    split: Literal["train", "valid", "test", "all"] = "all"
+    split: Literal[Split, "all"] = "all"
     max_examples: int | None = 200
     name: str = "pydoc-matplotlib"
 
