@@ -20,11 +20,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from sumpipe.config import ArchConfig, load_params
+from sumpipe.config import load_params
 from sumpipe.models.batching import Example, collate
 from sumpipe.models.loss import label_smoothed_nll
 from sumpipe.names import BOS, EOS
-from sumpipe.models.transformer import PointerGeneratorTransformer
+from sumpipe.models.transformer import ArchConfig, PointerGeneratorTransformer, shared_arch
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER = dict(d_model=256, d_ff=1024, n_layers=8, n_heads=8, dropout=0.2, vocab_size=50000,
@@ -73,7 +73,7 @@ def main() -> None:
     if args.threads:
         torch.set_num_threads(args.threads)  # on a shared, loaded box 1 thread avoids spin-wait stalls
 
-    arch = load_params(REPO / "params.yaml").model
+    arch = shared_arch(load_params(REPO / "params.yaml"))
     if args.paper:
         arch = replace(arch, **PAPER)
     device = torch.device(args.device)

@@ -54,7 +54,8 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from sumpipe.config import ArchConfig, ModelSpec, TrainConfig, params_from_dict  # noqa: E402
+from sumpipe.config import ModelSpec, TrainConfig, params_from_dict  # noqa: E402
+from sumpipe.models.transformer import ArchConfig, shared_arch  # noqa: E402
 from sumpipe.models.batching import encode_examples  # noqa: E402
 from sumpipe.models.registry import get_family  # noqa: E402
 from sumpipe.models.task import SummarizationTask  # noqa: E402
@@ -92,7 +93,7 @@ class TokenCountingTask:
 
 def family_setting(args, raw: dict, train_df, valid_df, vocab, batch_size: int):
     """(task, model, cfg) of params.yaml model `args.model` (another family), in phase `args.phase`."""
-    from sumpipe.config import from_dict
+    from sumpipe.validation import from_dict
     from sumpipe.models.registry import TaskData, resolve_model
 
     family, spec, arch = resolve_model(params_from_dict(raw), args.model)
@@ -182,7 +183,7 @@ def run_setting(args, raw: dict, train_df, valid_df, vocab, batch_size: int, com
         raw = {**raw, "train": {**raw["train"], "batch_size": batch_size}}
         params = params_from_dict(raw)
         cfg = params.train
-        arch = params.model
+        arch = shared_arch(params)
         encode = lambda df: encode_examples(df, vocab, arch.max_source_tokens, arch.max_summary_tokens)  # noqa: E731
         task = CountingTask(encode(train_df), encode(valid_df[:64]), batch_size=cfg.batch_size, seed=cfg.seed,
                             label_smoothing=cfg.label_smoothing, vocab_size=len(vocab), arch=arch)
@@ -276,7 +277,7 @@ def main() -> None:
         train_over["threads"] = args.threads
     raw["train"] = {**raw.get("train", {}), **train_over}
     params = params_from_dict(raw)
-    arch = params.model
+    arch = shared_arch(params)
     if args.family != "transformer":
         from sumpipe.models.registry import resolve_model
 

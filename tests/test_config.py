@@ -1,8 +1,10 @@
 """params.yaml validation: typed objects, one-line errors that name the key."""
 
+import dataclasses
 from pathlib import Path
 
 import pytest
+import yaml
 
 from sumpipe.config import Params, load_params, params_from_dict
 from sumpipe.errors import ConfigError
@@ -31,11 +33,12 @@ def test_repository_params_file_validates(repo_root: Path) -> None:
         ({"vocab": {"size": True}}, "vocab.size: expected int, got True"),
         ({"data": {"datset": "pydoc"}}, "data.datset: unknown key"),
         ({"data": {"split_ratios": {"train": 0.5, "valid": 0.1, "test": 0.1}}}, "data.split_ratios: train + valid"),
-        ({"model": {"d_model": 30, "n_heads": 4}}, "model.n_heads: must divide d_model"),
         ({"extract": {"budgets": [{"tokens": 200}]}}, "extract.budgets[0].method: required key is missing"),
         ({"extract": {"budgets": [{"method": "first", "tokens": 200}, {"method": "first", "tokens": 200}]}},
          "extract.budgets: each (method, tokens) may appear only once"),
         ({"train": {"lr": "fast"}}, "train.lr: expected float, got 'fast'"),
+        ({"decode": {"split": "all"}}, "decode.split: expected one of 'train', 'valid', 'test', got 'all'"),
+        ({"crosseval": {"split": "dev"}}, "crosseval.split: expected one of 'train', 'valid', 'test', 'all', got 'dev'"),
         ({"train": {"early_stopping_metric": "rouge"}}, "train.early_stopping_metric: expected one of"),
     ],
 )
@@ -78,3 +81,94 @@ def test_a_hybrid_name_must_match_its_budget() -> None:
     lying = {"extract": {"budgets": budgets}, "models": {"M1": {"input": "first40"}, "M1-200": {"input": "ngram20"}}}
     with pytest.raises(ConfigError, match=r"^models\.M1-200\.input: ngram20 holds 20 tokens but the name says 200"):
         params_from_dict(lying)
+
+
+def test_loading_params_imports_no_model_code(repo_root: Path) -> None:
+    # The families' arch types live beside their models (torch); params.yaml's `model:` and
+    # `families:` stay mappings until a model is resolved, so every stage validates its params fast.
+    import subprocess
+    import sys
+
+    code = ("import sys; from sumpipe.config import load_params; load_params('params.yaml'); "
+            "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('sumpipe.models')))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=repo_root, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+# ---- one source of defaults: the dataclass defaults are params.yaml's values ------------------------
+# Entries of params.yaml that are data (this run's choices), not the default of a key; everything else
+# must equal its code default.
+PARAMS_DATA = {
+    "models": "the named models of this run (code default: none)",
+    "extract.budgets": "this corpus's selections (code default: the thesis's 200/400-token budgets)",
+    "extractive.options": "options chosen for this corpus, per method (code default: each method's own)",
+    "crosseval.models": "names entries of `models:`, which is data",
+}
+
+
+def _arch_defaults() -> dict:
+    """The sections validated by a model family: their defaults are the family's arch type's."""
+    from sumpipe.models.bert2stage import Bert2StageArch
+    from sumpipe.models.rnn import RNNArch
+    from sumpipe.models.transformer import ArchConfig
+
+    return {"model": ArchConfig(), "families.rnn": RNNArch(), "families.bert2stage": Bert2StageArch()}
+
+
+_NO_DEFAULT = object()
+
+
+def first_default_difference(value, default, key: str, arch_defaults: dict) -> str | None:
+    """The first key under `key` whose params.yaml `value` differs from the code's `default` (None: none)."""
+    if key in PARAMS_DATA:
+        return None
+    if isinstance(value, dict):
+        for name, item in value.items():
+            sub = f"{key}.{name}" if key else name
+            if sub in arch_defaults:
+                child = arch_defaults[sub]
+            elif dataclasses.is_dataclass(default):
+                child = getattr(default, name, _NO_DEFAULT)
+            else:
+                child = default.get(name, _NO_DEFAULT) if isinstance(default, dict) else _NO_DEFAULT
+            found = first_default_difference(item, child, sub, arch_defaults)
+            if found:
+                return found
+        return None
+    if default is _NO_DEFAULT:
+        return f"{key}: params.yaml {value!r}, no code default"
+    if isinstance(value, list) and value and isinstance(value[0], dict):
+        default = [dataclasses.asdict(d) if dataclasses.is_dataclass(d) else d for d in default]
+    if value != default or isinstance(value, bool) != isinstance(default, bool):  # true is not 1
+        return f"{key}: params.yaml {value!r}, code default {default!r}"
+    return None
+
+
+def test_the_code_defaults_are_params_yaml(repo_root: Path) -> None:
+    raw = yaml.safe_load((repo_root / "params.yaml").read_text())
+    assert first_default_difference(raw, Params(), "", _arch_defaults()) is None
+    assert {"model", "families", "pretrain", "crosseval"} <= set(raw)  # the walk saw the nested sections
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("train.lr", 0.5), ("model.max_source_tokens", 200), ("families.rnn.hidden_dim", 256),
+    ("families.bert2stage.refine_positions", None), ("pretrain.train.batch_size", 32),
+    ("crosseval.data.pydoc.packages", ["numpy"]), ("report.n_heatmaps", 2), ("extractive.sentences", 3),
+])
+def test_a_default_that_drifts_from_params_yaml_is_named(repo_root: Path, key: str, value) -> None:
+    raw = yaml.safe_load((repo_root / "params.yaml").read_text())
+    *parents, leaf = key.split(".")
+    node = raw
+    for part in parents:
+        node = node[part]
+    node[leaf] = value
+    found = first_default_difference(raw, Params(), "", _arch_defaults())
+    assert found is not None and found.startswith(f"{key}: params.yaml {value!r}, code default")
+
+
+def test_a_partial_section_keeps_its_own_defaults() -> None:
+    # `pretrain.train:` overrides pretrain's training defaults, not the `train:` section's
+    params = params_from_dict({"pretrain": {"train": {"lr": 0.5}}, "train": {"epochs": 2}})
+    assert params.pretrain.train == dataclasses.replace(Params().pretrain.train, lr=0.5)
+    assert (params.pretrain.train.patience, params.pretrain.train.max_steps) == (None, 100)
+    assert params.train == dataclasses.replace(Params().train, epochs=2) and params.train.patience == 1

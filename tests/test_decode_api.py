@@ -14,13 +14,14 @@ import pytest
 import torch
 
 from conftest import transformer_card
-from sumpipe.config import ArchConfig, Budget, DecodeConfig
+from sumpipe.config import Budget, DecodeConfig
 from sumpipe.decode.api import has_words, load_model, prepare_raw, resolve_max_length, summarize, summary_text
 from sumpipe.decode.search import beam_search, sample_search
 from sumpipe.decode.stage import decode_stage
 from sumpipe.errors import SumpipeError
 from sumpipe.models.batching import WordCodec, collate, encode_example
 from sumpipe.models.card import ModelCard
+from sumpipe.models.transformer import ArchConfig
 from sumpipe.names import EOS, UNK
 from sumpipe.vocab.vocabulary import Vocabulary
 

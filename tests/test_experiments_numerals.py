@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from sumpipe.config import TrainConfig, from_dict, load_config
+from sumpipe.config import TrainConfig, load_config
 from sumpipe.errors import ConfigError
+from sumpipe.validation import from_dict
 from sumpipe.experiments.numerals import (NumeralsData, NumeralsExperiment, last_epoch_train_loss, numerals_frames,
                                           run_numerals)
 from sumpipe.experiments.numerals_report import markdown_table, numerals_report
@@ -38,6 +39,8 @@ def test_last_epoch_loss_weights_rows_by_their_updates():
 def test_experiment_params_are_validated():
     cfg = load_config(REPO / "experiments/numerals/params.yaml", NumeralsExperiment)
     assert cfg.runs == ["continuous-none", "random-none", "random-bahdanau"]
+    for name in ("params.yaml", "params-seed.yaml", "params-long.yaml"):  # every run trains all its epochs
+        assert load_config(REPO / "experiments/numerals" / name, NumeralsExperiment).train.patience is None
     with pytest.raises(ConfigError, match="data.max_number: must be >= 2 \\* max length - 1 = 89"):
         from_dict(NumeralsExperiment, {"max_lengths": [45], "data": {"max_number": 50}})
 
@@ -50,7 +53,7 @@ def test_length_4_run_with_attention_reaches_95_percent(tmp_path):
         runs=["random-bahdanau"],
         model=RNNArch(cell="gru", embedding_dim=32, hidden_dim=64, pointer=False, coverage=False),
         train=TrainConfig(optimizer="adam", lr=0.01, warmup_steps=10, batch_size=32, epochs=6, label_smoothing=0.0,
-                          device="cpu", threads=1, log_every=10),
+                          device="cpu", threads=1, log_every=10, patience=None),
         out=str(tmp_path / "runs"),
         reports=str(tmp_path / "reports"),
     )

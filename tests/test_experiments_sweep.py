@@ -24,8 +24,11 @@ def test_the_committed_point_is_the_default_configuration(repo_root: Path) -> No
 def test_swept_params_set_the_keys_and_keep_outputs_in_the_sweep(repo_root: Path, tmp_path: Path) -> None:
     cfg = SweepConfig(model={"d_model": 128, "d_ff": 512}, train={"lr": 0.005}, out=str(tmp_path / "runs"))
     params = swept_params(cfg, repo_root)
-    assert (params.model.d_model, params.model.d_ff, params.train.lr) == (128, 512, 0.005)
-    assert params.model.n_heads == yaml.safe_load((repo_root / "params.yaml").read_text())["model"]["n_heads"]
+    from sumpipe.models.registry import resolve_model
+
+    arch = resolve_model(params, cfg.model_name)[2]  # what the point trains
+    assert (arch.d_model, arch.d_ff, params.train.lr) == (128, 512, 0.005)
+    assert arch.n_heads == yaml.safe_load((repo_root / "params.yaml").read_text())["model"]["n_heads"]
     assert Path(params.paths.extracted) == repo_root / "data/extracted"      # reads the main pipeline's data
     assert Path(params.paths.models) == tmp_path / "runs/models"              # writes only under the sweep
 

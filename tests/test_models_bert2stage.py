@@ -22,8 +22,8 @@ V = 50
 def tiny_model(seed: int = 0, dropout: float = 0.1) -> Bert2Stage:
     torch.manual_seed(seed)
     enc = EncoderConfig(d_model=32, n_layers=2, n_heads=4, d_ff=64, max_positions=64, dropout=dropout)
-    return Bert2Stage(Bert2StageArch(n_decoder_layers=2, dropout=dropout, max_source_tokens=20, vocab_size=V,
-                                     encoder=enc))
+    return Bert2Stage(Bert2StageArch(n_decoder_layers=2, dropout=dropout, max_source_tokens=20, max_summary_tokens=60,
+                                     refine_positions=None, vocab_size=V, encoder=enc))
 
 
 def tiny_batch():

@@ -10,11 +10,11 @@ import pytest
 import torch
 
 from conftest import transformer_card
-from sumpipe.config import ArchConfig, Budget
+from sumpipe.config import Budget
 from sumpipe.errors import SumpipeError
 from sumpipe.models.batching import collate, encode_examples
 from sumpipe.models.io import load_pretrained, save_pretrained, write_manifest
-from sumpipe.models.transformer import PointerGeneratorTransformer
+from sumpipe.models.transformer import ArchConfig, PointerGeneratorTransformer
 from sumpipe.vocab.vocabulary import Vocabulary
 
 COUNTS = {"the": 50, "cat": 7, "sat": 5, "on": 20, "mat": 3, "a": 40, "dog": 2, ".": 60}

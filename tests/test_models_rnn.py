@@ -259,7 +259,7 @@ def test_tiny_pointer_generator_with_coverage_overfits_8_examples(cell):
     seed_everything(0)
     model = build_rnn(arch)
     cfg = TrainConfig(optimizer="adam", lr=0.02, warmup_steps=20, batch_size=8, epochs=60, device="cpu",
-                      label_smoothing=0.0, grad_clip=5.0, threads=1, log_every=50, checkpoint_every=1000)
+                      label_smoothing=0.0, grad_clip=5.0, threads=1, log_every=50, checkpoint_every=1000, patience=None)
     result = fit(model, task_for(data, data[:2], arch, batch_size=8), cfg, None, progress=False)
     # from ln 30 = 3.4 per token; what remains is mostly the coverage term of the </s> step, where every
     # source word has been attended once already (≈ 1 per summary of 4-6 tokens)

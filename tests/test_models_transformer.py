@@ -9,13 +9,13 @@ import pandas as pd
 import pytest
 import torch
 
-from sumpipe.config import ArchConfig, load_params
+from sumpipe.config import load_params
 from sumpipe.errors import ConfigError
 from sumpipe.models.batching import collate, encode_examples
 from sumpipe.models.layers import key_padding_bias
 from sumpipe.models.loss import label_smoothed_nll
 from sumpipe.names import UNK
-from sumpipe.models.transformer import PointerGeneratorTransformer
+from sumpipe.models.transformer import ArchConfig, PointerGeneratorTransformer
 
 WORDS = "the a cat dog sat ran on in mat park big small red quick and ." .split()
 
@@ -239,6 +239,29 @@ def test_overrides_are_resolved_once_and_bad_keys_named() -> None:
         _resolve({"M9": {"arch": {"d_model": "big"}}})
     with pytest.raises(ConfigError, match=r"models.M1.family: unknown model family 'gru' \(known: .*transformer"):
         _resolve({"M1": {"family": "gru"}})
+
+
+@pytest.mark.parametrize(("model", "message"), [
+    ({"d_model": 30, "n_heads": 4}, "model.n_heads: must divide d_model"),
+    ({"d_modle": 64}, "model.d_modle: unknown key (known: attention_dropout"),
+    ({"dropout": "none"}, "model.dropout: expected float, got 'none'"),
+])
+def test_the_model_section_is_validated_by_the_family(model: dict, message: str) -> None:
+    from sumpipe.config import params_from_dict
+    from sumpipe.models.registry import resolve_model
+
+    params = params_from_dict({"model": model, "models": {"M1": {}}})  # loading params leaves it to the family
+    assert params.model == model
+    with pytest.raises(ConfigError) as info:
+        resolve_model(params, "M1")
+    assert str(info.value).startswith(message)
+
+
+def test_an_absent_model_section_is_the_arch_defaults() -> None:
+    from sumpipe.config import params_from_dict
+    from sumpipe.models.registry import resolve_model
+
+    assert resolve_model(params_from_dict({"models": {"M1": {}}}), "M1")[2] == ArchConfig()
 
 
 def test_params_yaml_models_validate_and_build(repo_root) -> None:

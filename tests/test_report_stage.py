@@ -11,9 +11,10 @@ import pandas as pd
 import pytest
 
 from conftest import transformer_card
-from sumpipe.config import ArchConfig, Budget, CrossEvalConfig, DataConfig, DecodeConfig, EvaluateConfig, ReportConfig
+from sumpipe.config import Budget, CrossEvalConfig, DataConfig, DecodeConfig, EvaluateConfig, ReportConfig
 from sumpipe.evaluate.stage import run_evaluate
 from sumpipe.io import read_parquet, write_json
+from sumpipe.models.transformer import ArchConfig
 from sumpipe.report.html import markdown_to_html
 from sumpipe.report.stage import _escape, build_report, pick_examples
 from test_evaluate_stage import REFERENCES, SOURCES, make_tree

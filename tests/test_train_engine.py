@@ -60,7 +60,7 @@ def tiny_model(seed: int = 3) -> torch.nn.Module:
 
 def config(**overrides) -> TrainConfig:
     base = dict(optimizer="adam", lr=0.01, warmup_steps=4, batch_size=8, epochs=3, log_every=2,
-                checkpoint_every=3, device="cpu", seed=5, label_smoothing=0.0, grad_clip=1.0, threads=1)
+                checkpoint_every=3, device="cpu", seed=5, label_smoothing=0.0, grad_clip=1.0, threads=1, patience=None)
     base.update(overrides)
     return TrainConfig(**base)
 
@@ -189,10 +189,9 @@ def test_compiled_training_follows_the_eager_run(monkeypatch: pytest.MonkeyPatch
 
     import pandas as pd
 
-    from sumpipe.config import ArchConfig
     from sumpipe.models.batching import encode_examples
     from sumpipe.models.task import SummarizationTask
-    from sumpipe.models.transformer import PointerGeneratorTransformer
+    from sumpipe.models.transformer import ArchConfig, PointerGeneratorTransformer
 
     words = "the a cat dog sat ran on in mat park big small red quick and .".split()
 

@@ -78,7 +78,7 @@ def test_a_tiny_encoders_mlm_loss_falls() -> None:
     model = BertForMaskedLM(EncoderConfig(d_model=32, n_layers=2, n_heads=4, d_ff=64, max_positions=32), V)
     task = pattern_task()
     cfg = TrainConfig(lr=1e-2, warmup_steps=100, batch_size=8, epochs=12, log_every=12, device="cpu", threads=1,
-                      label_smoothing=0.0)
+                      label_smoothing=0.0, patience=None)
     result = fit(model, task, cfg, None, progress=False)
     losses = [r["loss"] for r in result.log_rows]
     assert losses[0] > 2.5  # ~ln(35) before learning

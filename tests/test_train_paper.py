@@ -6,10 +6,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 import yaml
 
 from sumpipe.config import load_params
-from sumpipe.train.paper import exp_args, paper_params
+from sumpipe.errors import ConfigError
+from sumpipe.train.paper import PAPER_OVERRIDES, apply_overrides, exp_args, paper_params, validate_paper_params
 
 
 def test_params_paper_file_holds_every_override(repo_root: Path) -> None:
@@ -21,8 +23,10 @@ def test_params_paper_file_holds_every_override(repo_root: Path) -> None:
 
 
 def test_paper_values(repo_root: Path) -> None:
+    from sumpipe.models.transformer import shared_arch
+
     params = load_params(repo_root / "params-paper.yaml")
-    m = params.model
+    m = shared_arch(params)  # the `model:` section, validated by the transformer family
     assert (m.d_model, m.d_ff, m.n_layers, m.n_heads, m.dropout) == (256, 1024, 8, 8, 0.2)
     assert (m.vocab_size, m.max_source_tokens, m.max_summary_tokens) == (50000, 400, 100)
     from sumpipe.models.registry import resolve_model
@@ -60,3 +64,13 @@ def test_seed_003_values(repo_root: Path) -> None:
     assert t.max_steps is None and inputs.arch.refine_positions is None  # every position, every update
     assert resolve_inputs(params, "M1").train.optimizer == "adagrad"  # the thesis models keep theirs
     assert params.decode.length_penalty == 1.0
+
+
+def test_the_paper_tool_refuses_a_configuration_a_stage_would_refuse(repo_root: Path) -> None:
+    base = yaml.safe_load((repo_root / "params.yaml").read_text())
+    validate_paper_params(apply_overrides(base, PAPER_OVERRIDES))  # the real one passes
+    for key, message in (("model.n_heads", "model.n_heads: must divide d_model"),
+                         ("families.rnn.hidden_dim", "families.rnn.hidden_dim: must be >= 1")):
+        bad = apply_overrides(base, {**PAPER_OVERRIDES, key: 0 if "rnn" in key else 7})
+        with pytest.raises(ConfigError, match=message):
+            validate_paper_params(bad)

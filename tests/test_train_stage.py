@@ -234,7 +234,8 @@ def test_card_records_the_early_stopping_metric_and_patience(tmp_path: Path, nam
 def test_card_records_the_default_early_stopping(tmp_path: Path) -> None:
     train_model(resolve_inputs(load(write_fixture(tmp_path, epochs=1)), "T1"), progress=False)
     config = json.loads((tmp_path / "models/T1/config.json").read_text())
-    assert config["training"]["early_stopping"] == {"metric": "loss", "patience": None, "best_valid_accuracy": None}
+    # the fixture's `train:` leaves patience out: the default, params.yaml's train.patience
+    assert config["training"]["early_stopping"] == {"metric": "loss", "patience": 1, "best_valid_accuracy": None}
 
 
 def test_bad_model_train_override_is_a_one_line_error(tmp_path: Path) -> None:

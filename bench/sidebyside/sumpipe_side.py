@@ -26,13 +26,13 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from sumpipe.config import ArchConfig, DecodeConfig, TrainConfig
+from sumpipe.config import DecodeConfig, TrainConfig
 from sumpipe.decode.api import load_model, summarize
 from sumpipe.models.batching import encode_examples
 from sumpipe.models.task import SummarizationTask
 from sumpipe.models.card import ModelCard
 from sumpipe.models.io import save_pretrained
-from sumpipe.models.transformer import PointerGeneratorTransformer
+from sumpipe.models.transformer import ArchConfig, PointerGeneratorTransformer
 from sumpipe.train.engine import fit, seed_everything
 from sumpipe.vocab.vocabulary import Vocabulary
 
@@ -43,7 +43,7 @@ ARCH = ArchConfig(d_model=256, d_ff=1024, n_layers=4, n_heads=8, dropout=0.1, at
 def train_config(steps: int, threads: int, batch_size: int) -> TrainConfig:
     return TrainConfig(optimizer="adam", lr=0.003, warmup_steps=10, label_smoothing=0.1, grad_clip=2.0,
                        batch_size=batch_size, epochs=1000, max_steps=steps, log_every=max(steps, 1),
-                       checkpoint_every=10**9, device="cpu", threads=threads, seed=1234)
+                       checkpoint_every=10**9, device="cpu", threads=threads, seed=1234, patience=None)
 
 
 def read_lines(path: Path) -> list[str]:

@@ -1,21 +1,20 @@
 """params.yaml, validated once into typed, frozen dataclasses.
 
 Every stage receives the section it needs as a typed object; nothing else reads params.yaml.
-Validation is driven by the dataclass annotations: a wrong type, an unknown key or a value out of
-range raises `ConfigError` with a one-line message that names the dotted key, e.g.
+Validation is driven by the dataclass annotations (`sumpipe.validation`): a wrong type, an unknown
+key or a value out of range raises `ConfigError` with a one-line message that names the dotted key, e.g.
 
     params.yaml: vocab.size: expected int, got 'big'
 
-Supported annotations: bool, int, float (ints accepted), str, `X | None`, `Literal[...]`,
-`list[X]`, `dict[str, X]` and nested dataclasses. Range checks live in each class's `check()`.
+Range checks live in each class's `check()`. The model families' architectures are not here: each
+lives beside its model (`ArchConfig` in `sumpipe.models.transformer` for the `model:` section, the
+others' under `families.<name>`), and its family validates it when a model is resolved
+(`sumpipe.models.registry.resolve_model`), so loading params never imports torch.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
-import reprlib
-import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,157 +23,27 @@ from typing import Any, Literal
 import yaml
 
 from sumpipe.errors import ConfigError
+from sumpipe.names import SPLITS, Split
+from sumpipe.validation import (
+    MAX_BATCH,
+    MAX_BOOTSTRAP,
+    MAX_COUNT,
+    MAX_FF_WIDTH,
+    MAX_HEADS,
+    MAX_LAYERS,
+    MAX_POSITIONS,
+    MAX_VOCAB,
+    MAX_WIDTH,
+    MAX_WORKERS,
+    from_dict,
+    require,
+    require_at_most,
+    require_fits_in_memory,
+    require_name,
+)
+from sumpipe.validation import child_key as _k  # every check() names keys
 
 DEFAULT_PARAMS = "params.yaml"
-
-
-# --------------------------------------------------------------------------------------------
-# Generic validation
-# --------------------------------------------------------------------------------------------
-def _type_name(tp: Any) -> str:
-    if tp is type(None):
-        return "null"
-    if isinstance(tp, type):
-        return tp.__name__
-    return str(tp).replace("typing.", "")
-
-
-def _shown(value: Any) -> str:
-    """A bounded repr for error messages: a YAML alias bomb (a few lines that expand to a billion
-    items) must not be expanded into the message."""
-    return _SHORT_REPR.repr(value)
-
-
-_SHORT_REPR = reprlib.Repr()  # keyword arguments need Python 3.12
-_SHORT_REPR.maxlevel, _SHORT_REPR.maxlist, _SHORT_REPR.maxdict = 2, 4, 4
-_SHORT_REPR.maxstring = _SHORT_REPR.maxother = 60
-
-
-def _convert(value: Any, tp: Any, key: str) -> Any:
-    """Check `value` against annotation `tp`; return it converted (dicts become dataclasses)."""
-    origin = typing.get_origin(tp)
-    args = typing.get_args(tp)
-    if tp is Any:
-        return value
-    if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        errors = []
-        for arg in (a for a in args if a is not type(None)):
-            try:
-                return _convert(value, arg, key)
-            except ConfigError as exc:
-                errors.append(str(exc))
-        raise ConfigError(errors[0] if len(errors) == 1 else f"{key}: expected {_type_name(tp)}, got {_shown(value)}")
-    if origin is Literal:
-        if value not in args:
-            choices = ", ".join(repr(a) for a in args)
-            raise ConfigError(f"{key}: expected one of {choices}, got {_shown(value)}")
-        return value
-    if origin is list:
-        if not isinstance(value, list):
-            raise ConfigError(f"{key}: expected a list, got {_shown(value)}")
-        return [_convert(v, args[0], f"{key}[{i}]") for i, v in enumerate(value)]
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise ConfigError(f"{key}: expected a mapping, got {_shown(value)}")
-        return {str(k): _convert(v, args[1], f"{key}.{k}") for k, v in value.items()}
-    if dataclasses.is_dataclass(tp):
-        return from_dict(tp, value, key)
-    if tp is bool:
-        if not isinstance(value, bool):
-            raise ConfigError(f"{key}: expected true or false, got {_shown(value)}")
-        return value
-    if tp is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{key}: expected int, got {_shown(value)}")
-        return value
-    if tp is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{key}: expected float, got {_shown(value)}")
-        return float(value)
-    if tp is str:
-        if not isinstance(value, str):
-            raise ConfigError(f"{key}: expected str, got {_shown(value)}")
-        return value
-    raise TypeError(f"unsupported annotation {tp!r} for {key}")  # a programming error, not a user one
-
-
-def from_dict(cls: type, data: Any, key: str = "") -> Any:
-    """Build dataclass `cls` from a mapping, rejecting unknown keys and checking every type."""
-    where = f"{key}: " if key else ""
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"{where}expected a mapping, got {_shown(data)}")
-    hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(map(str, data)) - set(fields))
-    if unknown:
-        prefix = f"{key}." if key else ""
-        raise ConfigError(f"{prefix}{unknown[0]}: unknown key (known: {', '.join(sorted(fields))})")
-    kwargs = {}
-    for name, f in fields.items():
-        sub = f"{key}.{name}" if key else name
-        if name in data:
-            kwargs[name] = _convert(data[name], hints[name], sub)
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise ConfigError(f"{sub}: required key is missing")
-    obj = cls(**kwargs)
-    check = getattr(obj, "check", None)
-    if check is not None:
-        check(key)
-    return obj
-
-
-def require(condition: bool, key: str, message: str) -> None:
-    """Raise a one-line ConfigError naming `key` unless `condition` holds."""
-    if not condition:
-        raise ConfigError(f"{key}: {message}")
-
-
-def _k(prefix: str, name: str) -> str:
-    return f"{prefix}.{name}" if prefix else name
-
-
-# --------------------------------------------------------------------------------------------
-# Upper bounds: a size past them is a typo, refused before anything is allocated
-# --------------------------------------------------------------------------------------------
-MAX_WIDTH = 16384            # d_model, embedding and hidden widths (BERT-large: 1024; GPT-3: 12288)
-MAX_FF_WIDTH = 65536         # feed-forward width
-MAX_LAYERS = 256
-MAX_HEADS = 256
-MAX_VOCAB = 2_000_000        # vocabulary entries (word or piece)
-MAX_POSITIONS = 65536        # tokens per sequence (source, summary, encoder positions, decode length)
-MAX_BATCH = 65536            # examples per batch, beams
-MAX_WORKERS = 1024           # processes and threads
-MAX_BOOTSTRAP = 100_000      # 1,000 resamples take ~0.3 s: 100,000 are ~30 s per system
-MAX_COUNT = 10**9            # steps, examples, sizes of generated data
-BYTES_PER_PARAMETER = 16     # float32 weights + gradients + two Adam moments
-
-
-def require_at_most(value: int | float | None, limit: int | float, key: str) -> None:
-    """A one-line ConfigError unless `value` (None: unset) is at most `limit`, a sane upper bound."""
-    require(value is None or value <= limit, key, f"must be <= {limit:,} (a larger value cannot be meant)")
-
-
-def physical_memory_bytes() -> int:
-    """This machine's RAM (0 where the OS does not say)."""
-    import os
-
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        return 0
-
-
-def require_fits_in_memory(parameters: int, key: str) -> None:
-    """Refuse an architecture whose training state alone (`parameters` x 16 bytes) exceeds RAM: better
-    now, in one line, than an allocator traceback after the data is loaded."""
-    need, have = parameters * BYTES_PER_PARAMETER, physical_memory_bytes()
-    require(not have or need <= have, key,
-            f"the model has ~{parameters:,} parameters: ~{need / 2**30:,.0f} GiB to train, "
-            f"more than this machine's {have / 2**30:,.0f} GiB")
 
 
 # --------------------------------------------------------------------------------------------
@@ -218,15 +87,6 @@ def _normalised(path: str) -> Path:
     return Path(path).expanduser().resolve()
 
 
-NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
-
-
-def require_name(name: str, key: str) -> None:
-    """Model and system names become folder names under an output path: a name, never a path."""
-    require(bool(NAME_PATTERN.fullmatch(name)) and name not in (".", ".."), key,
-            f"{name!r} is not a name (letters, digits, '.', '_', '-'; not '.' or '..')")
-
-
 @dataclass(frozen=True)
 class SplitRatios:
     train: float = 0.9
@@ -234,7 +94,7 @@ class SplitRatios:
     test: float = 0.05
 
     def check(self, key: str) -> None:
-        for name in ("train", "valid", "test"):
+        for name in SPLITS:
             require(0.0 <= getattr(self, name) <= 1.0, _k(key, name), "must be between 0 and 1")
         require(abs(self.train + self.valid + self.test - 1.0) < 1e-6, key, "train + valid + test must sum to 1")
 
@@ -380,50 +240,6 @@ class ExtractConfig:
 
 
 @dataclass(frozen=True)
-class ArchConfig:
-    """Transformer hyper-parameters shared by every model unless a model overrides them.
-
-    `dropout` is Vaswani et al.'s residual dropout (each sub-layer's output, the embeddings + PE, and
-    the feed-forward hidden layer); `attention_dropout` drops attention weights, off by default as in
-    the paper (and because it forces the unfused attention kernel on CPU). `vocab_size` is V, the
-    fixed vocabulary (the trainer sets it to the real vocabulary length when that is smaller).
-    `max_source_tokens` / `max_summary_tokens` cut inputs and training targets.
-    """
-
-    d_model: int = 64
-    d_ff: int = 256
-    n_layers: int = 2
-    n_heads: int = 4
-    dropout: float = 0.1
-    attention_dropout: float = 0.0
-    vocab_size: int = 5000
-    max_source_tokens: int = 200
-    max_summary_tokens: int = 60
-    tie_embeddings: bool = True
-
-    def check(self, key: str) -> None:
-        for name in ("d_model", "d_ff", "n_layers", "n_heads", "vocab_size", "max_source_tokens",
-                     "max_summary_tokens"):
-            require(getattr(self, name) >= 1, _k(key, name), "must be >= 1")
-        for name, limit in (("d_model", MAX_WIDTH), ("d_ff", MAX_FF_WIDTH), ("n_layers", MAX_LAYERS),
-                            ("n_heads", MAX_HEADS), ("vocab_size", MAX_VOCAB),
-                            ("max_source_tokens", MAX_POSITIONS), ("max_summary_tokens", MAX_POSITIONS)):
-            require_at_most(getattr(self, name), limit, _k(key, name))
-        require(self.d_model % self.n_heads == 0, _k(key, "n_heads"), "must divide d_model")
-        require(0.0 <= self.dropout < 1.0, _k(key, "dropout"), "must be in [0, 1)")
-        require(0.0 <= self.attention_dropout < 1.0, _k(key, "attention_dropout"), "must be in [0, 1)")
-        require(self.vocab_size > 4, _k(key, "vocab_size"), "must be > 4 (four special tokens plus words)")
-        require_fits_in_memory(self.parameters, _k(key, "d_model"))
-
-    @property
-    def parameters(self) -> int:
-        """About how many weights the encoder-decoder has (embeddings twice, the worst case untied)."""
-        d, ff = self.d_model, self.d_ff
-        per_layer = 4 * d * d + 2 * d * ff  # attention projections + feed-forward
-        return 2 * self.vocab_size * d + self.n_layers * 3 * per_layer
-
-
-@dataclass(frozen=True)
 class ModelSpec:
     """A named model: its family, the input selection it reads, and per-model overrides.
 
@@ -432,7 +248,7 @@ class ModelSpec:
     family's option that turns M1 into M2 (rarity-scaled encoder self-attention); `arch` overrides
     fields of the family's shared architecture (for `transformer`, the `model:` section; for another
     family, `families.<family>:`). The family validates `arch` once, when the model is resolved
-    (`sumpipe.models.registry.resolve_arch`), with errors naming `models.<name>.arch.<key>`. `train`
+    (`sumpipe.models.registry.resolve_model`), with errors naming `models.<name>.arch.<key>`. `train`
     overrides fields of the `train:` section for this model only (seed 000's BiLSTM trains with
     RMSProp and early stopping beside models trained with AdaGrad), validated when the model is trained.
     """
@@ -461,17 +277,17 @@ class TrainConfig:
     """
 
     optimizer: Literal["adagrad", "adam", "sgd", "rmsprop"] = "adam"
-    lr: float = 1e-3
+    lr: float = 0.01
     adagrad_initial_accumulator: float = 0.1
     momentum: float = 0.0
-    patience: int | None = None
+    patience: int | None = 1
     early_stopping_metric: Literal["loss", "accuracy"] = "loss"
     warmup_steps: int = 100
     label_smoothing: float = 0.1
     grad_clip: float = 2.0
-    batch_size: int = 16
+    batch_size: int = 64
     accumulate: int = 1
-    epochs: int = 1
+    epochs: int = 5
     max_steps: int | None = None
     log_every: int = 10
     checkpoint_every: int = 50
@@ -536,7 +352,7 @@ class EncoderConfig:
     n_heads: int = 4
     d_ff: int = 256
     dropout: float = 0.1
-    max_positions: int = 512
+    max_positions: int = 256
     type_vocab_size: int = 2
     layer_norm_eps: float = 1e-12
 
@@ -553,8 +369,10 @@ class EncoderConfig:
         require(self.layer_norm_eps > 0, _k(key, "layer_norm_eps"), "must be > 0")
 
 
-def _pretrain_train() -> "TrainConfig":
-    return TrainConfig(lr=1e-3, warmup_steps=50, label_smoothing=0.0, batch_size=32)
+def _pretrain_train() -> TrainConfig:
+    # a short masked-LM run without early stopping; keys `pretrain.train:` leaves out keep these
+    return TrainConfig(lr=0.002, warmup_steps=30, label_smoothing=0.0, batch_size=64, epochs=1, patience=None,
+                       max_steps=100)
 
 
 @dataclass(frozen=True)
@@ -570,12 +388,12 @@ class PretrainConfig:
     """
 
     encoder: EncoderConfig = field(default_factory=EncoderConfig)
-    max_tokens: int = 128
+    max_tokens: int = 64
     mask_prob: float = 0.15
     mask_token_prob: float = 0.8
     random_token_prob: float = 0.1
     init_from: str | None = None
-    train: "TrainConfig" = field(default_factory=_pretrain_train)
+    train: TrainConfig = field(default_factory=_pretrain_train)
 
     def check(self, key: str) -> None:
         require(3 <= self.max_tokens <= self.encoder.max_positions, _k(key, "max_tokens"),
@@ -599,14 +417,14 @@ class DecodeConfig:
     length_penalty: float = 1.0
     min_length: int = 1
     max_length: int | None = None
-    block_ngram_repeat: int = 3
+    block_ngram_repeat: int = 2
     strategy: Literal["beam", "greedy", "sample"] = "beam"
     top_k: int = 0
     top_p: float = 1.0
     temperature: float = 1.0
     batch_size: int = 16
     seed: int = 1234
-    split: Literal["train", "valid", "test"] = "test"
+    split: Split = "test"
     device: Literal["auto", "cpu", "cuda"] = "auto"
 
     def check(self, key: str) -> None:
@@ -655,8 +473,8 @@ class ReportConfig:
     """The report stage (sumpipe.report): how many test examples get a sample-summary table
     (`n_samples`) and attention heat maps (`n_heatmaps`, the first of the same examples)."""
 
-    n_samples: int = 3
-    n_heatmaps: int = 2
+    n_samples: int = 5
+    n_heatmaps: int = 1
 
     def check(self, key: str) -> None:
         require(self.n_samples >= 0, _k(key, "n_samples"), "must be >= 0")
@@ -682,7 +500,7 @@ class CrossEvalConfig:
 
     models: list[str] = field(default_factory=lambda: ["M1"])
     data: DataConfig = field(default_factory=_crosseval_data)
-    split: Literal["train", "valid", "test", "all"] = "all"
+    split: Literal[Split, "all"] = "all"
     max_examples: int | None = 200
     name: str = "pydoc-matplotlib"
 
@@ -706,7 +524,7 @@ class ExtractiveConfig:
     `keywords`: topics and top words of the corpus's references (seed 000 §4.2, NMF)."""
 
     systems: list[str] = field(default_factory=_default_systems)
-    sentences: int | None = 3
+    sentences: int | None = 1
     tokens: int | None = None
     options: dict[str, dict[str, Any]] = field(default_factory=dict)
     keyword_topics: int = 10
@@ -733,8 +551,10 @@ class Params:
     preprocess: PreprocessConfig = field(default_factory=PreprocessConfig)
     vocab: VocabConfig = field(default_factory=VocabConfig)
     extract: ExtractConfig = field(default_factory=ExtractConfig)
-    model: ArchConfig = field(default_factory=ArchConfig)
-    # shared architecture of every other family, by family name (validated by that family's arch type)
+    # The shared architecture of the transformer family (`ArchConfig`, sumpipe.models.transformer) and of
+    # every other family, by family name: mappings here, validated by the family's arch type when a
+    # model is resolved (`sumpipe.models.registry.resolve_model`), so loading params never imports torch.
+    model: dict[str, Any] = field(default_factory=dict)
     families: dict[str, dict[str, Any]] = field(default_factory=dict)
     models: dict[str, ModelSpec] = field(default_factory=dict)
     train: TrainConfig = field(default_factory=TrainConfig)

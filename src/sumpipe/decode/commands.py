@@ -87,7 +87,9 @@ OPTION_NAMES = {
 def _decode_config(base, overrides: dict):
     """`decode:` of params.yaml with the command-line overrides, validated by DecodeConfig.check;
     a bad option value is a one-line error naming the option (`--beam: must be >= 1`)."""
-    from sumpipe.config import ConfigError, DecodeConfig, from_dict
+    from sumpipe.config import DecodeConfig
+    from sumpipe.errors import ConfigError
+    from sumpipe.validation import from_dict
 
     try:
         return from_dict(DecodeConfig, {**dataclasses.asdict(base), **overrides}, "")

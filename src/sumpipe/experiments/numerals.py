@@ -30,8 +30,9 @@ from typing import Any, Literal
 import pandas as pd
 import torch
 
-from sumpipe.config import NumeralsConfig, TrainConfig, require
+from sumpipe.config import NumeralsConfig, TrainConfig
 from sumpipe.models.rnn import RNNArch
+from sumpipe.validation import require
 
 RunName = Literal["continuous-none", "random-none", "random-bahdanau", "continuous-bahdanau"]
 METRICS_FILE = "metrics.json"
@@ -61,7 +62,7 @@ class NumeralsExperiment:
     max_lengths: list[int] = field(default_factory=lambda: [5, 10, 15, 20])
     runs: list[RunName] = field(default_factory=lambda: ["continuous-none", "random-none", "random-bahdanau"])
     model: RNNArch = field(default_factory=lambda: RNNArch(cell="gru", pointer=False, coverage=False))
-    train: TrainConfig = field(default_factory=TrainConfig)
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(patience=None))  # every run its full epochs
     valid_examples: int | None = None  # cap on the validation examples decoded for accuracy
     out: str = "runs"  # <out>/<run>-<max length>/{metrics.json, train_log.csv}
     reports: str = "reports"  # the figures and the table

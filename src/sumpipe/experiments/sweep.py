@@ -26,7 +26,8 @@ from typing import Any
 
 import yaml
 
-from sumpipe.config import params_from_dict, require
+from sumpipe.config import params_from_dict
+from sumpipe.validation import require
 
 METRICS_FILE = "metrics.json"
 

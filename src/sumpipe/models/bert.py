@@ -156,9 +156,9 @@ def load_encoder(folder) -> tuple[BertForMaskedLM, dict]:
     from safetensors import SafetensorError
     from safetensors.torch import load_model
 
-    from sumpipe.config import from_dict
     from sumpipe.errors import ConfigError, SumpipeError
     from sumpipe.io import file_sha256, read_json
+    from sumpipe.validation import from_dict
 
     folder = Path(folder)
     for name in (ENCODER_CONFIG, ENCODER_WEIGHTS):

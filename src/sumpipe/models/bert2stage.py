@@ -42,7 +42,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from sumpipe.config import MAX_LAYERS, MAX_VOCAB, EncoderConfig, Params, from_dict, require, require_at_most
+from sumpipe.config import EncoderConfig, Params, PathsConfig
 from sumpipe.errors import ConfigError, SumpipeError
 from sumpipe.models.batching import Batch, Example, collate
 from sumpipe.models.bert import BertEncoder, init_bert_weights
@@ -52,6 +52,7 @@ from sumpipe.names import BOS, EOS, PAD
 from sumpipe.models.registry import Family, TaskData, VocabularyKind, register_family
 from sumpipe.models.task import SummarizationTask
 from sumpipe.subword.pieces import MASK, MODEL_FILE, N_SPECIAL_PIECES, VOCAB_TABLE, SubwordVocab
+from sumpipe.validation import MAX_LAYERS, MAX_VOCAB, from_dict, require, require_at_most
 
 KV = tuple[torch.Tensor, torch.Tensor]
 NEG_INF = float("-inf")
@@ -71,17 +72,17 @@ class Bert2StageArch:
     L_dec2; null = all, as the seed).
     """
 
-    n_decoder_layers: int = 2
-    dropout: float = 0.1
-    max_source_tokens: int = 400
-    max_summary_tokens: int = 60
+    n_decoder_layers: int = 1
+    dropout: float = 0.0
+    max_source_tokens: int = 128
+    max_summary_tokens: int = 24
     refine: bool = True
-    refine_positions: int | None = None  # stage-2 positions per summary in training (null: all, the seed)
+    refine_positions: int | None = 4  # stage-2 positions per summary in training (null: all, the seed)
     pretrained: bool = True
     vocab_size: int = 0
     encoder: EncoderConfig = field(default_factory=EncoderConfig)
-    subword_dir: str = "data/subword"
-    encoder_dir: str = "pretrain"
+    subword_dir: str = PathsConfig.subword  # paths.subword
+    encoder_dir: str = PathsConfig.pretrain  # paths.pretrain
 
     def check(self, key: str) -> None:
         require(self.n_decoder_layers >= 1, f"{key}.n_decoder_layers", "must be >= 1")

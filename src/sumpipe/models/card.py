@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sumpipe.config import Budget, ModelSpec, from_dict
+from sumpipe.config import Budget, ModelSpec
 from sumpipe.errors import ConfigError, SumpipeError
+from sumpipe.validation import from_dict
 
 CARD_FORMAT = "sumpipe-model/2"
 CARD_FILE = "config.json"

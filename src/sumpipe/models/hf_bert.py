@@ -23,9 +23,10 @@ from typing import Any
 
 import torch
 
-from sumpipe.config import MAX_FF_WIDTH, MAX_HEADS, MAX_LAYERS, MAX_POSITIONS, MAX_VOCAB, MAX_WIDTH, EncoderConfig
+from sumpipe.config import EncoderConfig
 from sumpipe.errors import SumpipeError
 from sumpipe.models.bert import BertForMaskedLM
+from sumpipe.validation import MAX_FF_WIDTH, MAX_HEADS, MAX_LAYERS, MAX_POSITIONS, MAX_VOCAB, MAX_WIDTH
 
 HF_CONFIG_KEYS = {  # EncoderConfig field -> Hugging Face config.json key
     "d_model": "hidden_size", "n_layers": "num_hidden_layers", "n_heads": "num_attention_heads",

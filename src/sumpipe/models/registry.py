@@ -4,9 +4,9 @@ A family is a kind of model (`transformer`: M1/M2 of the thesis). params.yaml na
 
     models:
       M2: {family: transformer, input: first400, rarity: true, arch: {n_layers: 4}}
-      R1: {family: rnn, input: ngram400, arch: {hidden: 128}}
+      R1: {family: rnn, input: ngram400, arch: {hidden_dim: 128}}
     families:
-      rnn: {hidden: 256, ...}         # shared architecture of a family (the transformer's is `model:`)
+      rnn: {hidden_dim: 256, ...}     # shared architecture of a family (the transformer's is `model:`)
 
 Adding a family = one module that builds a `Family` and calls `register_family`, plus one line in
 `BUILTIN` below (name -> module, imported on first use, so torch loads only when a model is needed),
@@ -14,7 +14,7 @@ plus its params. What a family brings:
 
     Family(
         name="rnn",
-        arch_type=RnnArch,              # frozen dataclass with a `check(key)`, validated like params.yaml;
+        arch_type=RNNArch,              # frozen dataclass with a `check(key)`, validated like params.yaml;
                                         #   must have `max_summary_tokens` (decode's length rule)
         build=lambda arch, spec: ...,   # (resolved arch, ModelSpec) -> untrained nn.Module implementing
                                         #   `sumpipe.models.protocol.Decodable` (info keys p_gen/attn optional)
@@ -25,7 +25,8 @@ plus its params. What a family brings:
         vocabulary=WORD_VOCABULARY,     # how its vocabulary is made for training, saved and loaded
         options=("rarity",),            # ModelSpec options it honours (others must stay at default)
         card_section=lambda model: {},  # extra facts for its model card (`ModelCard.family_info`)
-        arch_defaults=None,             # Params -> base arch mapping; default `families.<name>`
+        arch_defaults=None,             # Params -> base arch mapping, validated; default `families.<name>`
+                                        #   (transformer: the `model:` section)
         phases=None,                    # (arch, train cfg, batches per epoch) -> [TrainPhase]: a
                                         #   training schedule in phases (rnn: See et al.'s coverage
                                         #   phase); default one phase, the `train:` section
@@ -45,9 +46,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
-from sumpipe.config import ModelSpec, Params, TrainConfig, from_dict
+from sumpipe.config import ModelSpec, Params, TrainConfig
 from sumpipe.errors import ConfigError, SumpipeError
 from sumpipe.registry import Registry
+from sumpipe.validation import from_dict
 
 if TYPE_CHECKING:
     import pandas as pd

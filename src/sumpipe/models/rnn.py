@@ -48,11 +48,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sumpipe.config import MAX_LAYERS, MAX_POSITIONS, MAX_VOCAB, MAX_WIDTH, TrainConfig, from_dict, require, require_at_most
+from sumpipe.config import TrainConfig
 from sumpipe.models.batching import Batch, WordCodec, encode_examples
 from sumpipe.models.layers import AdditiveAttention, coverage_loss, pointer_mix
 from sumpipe.models.loss import label_smoothed_nll
 from sumpipe.names import PAD, UNK
+from sumpipe.validation import MAX_LAYERS, MAX_POSITIONS, MAX_VOCAB, MAX_WIDTH, from_dict, require, require_at_most
 from sumpipe.models.registry import Family, TaskData, TrainPhase, register_family
 from sumpipe.models.task import SummarizationTask
 
@@ -69,8 +70,8 @@ class RNNArch:
     """
 
     cell: Literal["gru", "lstm"] = "lstm"
-    embedding_dim: int = 128
-    hidden_dim: int = 256
+    embedding_dim: int = 64
+    hidden_dim: int = 64
     layers: int = 1
     attention: Literal["bahdanau", "none"] = "bahdanau"
     attn_dim: int | None = None
@@ -79,9 +80,9 @@ class RNNArch:
     coverage_weight: float = 1.0
     coverage_phase_steps: int | None = None
     dropout: float = 0.0
-    vocab_size: int = 50000
+    vocab_size: int = 2000
     max_source_tokens: int = 400
-    max_summary_tokens: int = 100
+    max_summary_tokens: int = 60
 
     def check(self, key: str) -> None:
         def k(name: str) -> str:

@@ -46,7 +46,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from sumpipe.config import ArchConfig, ModelSpec
+from sumpipe.config import ModelSpec, Params
 from sumpipe.models.batching import Batch, WordCodec, encode_examples
 from sumpipe.models.layers import (
     FeedForward,
@@ -59,8 +59,67 @@ from sumpipe.models.layers import (
 from sumpipe.models.registry import Family, TaskData, register_family
 from sumpipe.models.task import SummarizationTask
 from sumpipe.names import PAD, UNK
+from sumpipe.validation import (
+    MAX_FF_WIDTH,
+    MAX_HEADS,
+    MAX_LAYERS,
+    MAX_POSITIONS,
+    MAX_VOCAB,
+    MAX_WIDTH,
+    child_key,
+    from_dict,
+    require,
+    require_at_most,
+    require_fits_in_memory,
+)
 
 KV = tuple[torch.Tensor, torch.Tensor]
+
+
+@dataclass(frozen=True)
+class ArchConfig:
+    """Transformer hyper-parameters shared by every model unless a model overrides them: the `model:`
+    section of params.yaml (validated when a model is resolved, errors naming `model.<key>`), with
+    `models.<name>.arch` on top (errors naming `models.<name>.arch.<key>`).
+
+    `dropout` is Vaswani et al.'s residual dropout (each sub-layer's output, the embeddings + PE, and
+    the feed-forward hidden layer); `attention_dropout` drops attention weights, off by default as in
+    the paper (and because it forces the unfused attention kernel on CPU). `vocab_size` is V, the
+    fixed vocabulary (the trainer sets it to the real vocabulary length when that is smaller).
+    `max_source_tokens` / `max_summary_tokens` cut inputs and training targets.
+    """
+
+    d_model: int = 64
+    d_ff: int = 256
+    n_layers: int = 2
+    n_heads: int = 4
+    dropout: float = 0.0
+    attention_dropout: float = 0.0
+    vocab_size: int = 2000
+    max_source_tokens: int = 400
+    max_summary_tokens: int = 60
+    tie_embeddings: bool = True
+
+    def check(self, key: str) -> None:
+        for name in ("d_model", "d_ff", "n_layers", "n_heads", "vocab_size", "max_source_tokens",
+                     "max_summary_tokens"):
+            require(getattr(self, name) >= 1, child_key(key, name), "must be >= 1")
+        for name, limit in (("d_model", MAX_WIDTH), ("d_ff", MAX_FF_WIDTH), ("n_layers", MAX_LAYERS),
+                            ("n_heads", MAX_HEADS), ("vocab_size", MAX_VOCAB),
+                            ("max_source_tokens", MAX_POSITIONS), ("max_summary_tokens", MAX_POSITIONS)):
+            require_at_most(getattr(self, name), limit, child_key(key, name))
+        require(self.d_model % self.n_heads == 0, child_key(key, "n_heads"), "must divide d_model")
+        require(0.0 <= self.dropout < 1.0, child_key(key, "dropout"), "must be in [0, 1)")
+        require(0.0 <= self.attention_dropout < 1.0, child_key(key, "attention_dropout"), "must be in [0, 1)")
+        require(self.vocab_size > 4, child_key(key, "vocab_size"), "must be > 4 (four special tokens plus words)")
+        require_fits_in_memory(self.parameters, child_key(key, "d_model"))
+
+    @property
+    def parameters(self) -> int:
+        """About how many weights the encoder-decoder has (embeddings twice, the worst case untied)."""
+        d, ff = self.d_model, self.d_ff
+        per_layer = 4 * d * d + 2 * d * ff  # attention projections + feed-forward
+        return 2 * self.vocab_size * d + self.n_layers * 3 * per_layer
 
 
 class EncoderLayer(nn.Module):
@@ -300,6 +359,16 @@ def make_task(data: TaskData) -> SummarizationTask:
                              label_smoothing=cfg.label_smoothing, vocab_size=len(data.vocab))
 
 
+def shared_arch(params: Params) -> ArchConfig:
+    """The family's shared architecture: params.yaml's `model:` section, validated (errors name
+    `model.<key>`); a model's `arch` overrides go on top (`sumpipe.models.registry.resolve_model`)."""
+    return from_dict(ArchConfig, params.model, "model")
+
+
+def arch_defaults(params: Params) -> dict[str, Any]:
+    return dataclasses.asdict(shared_arch(params))
+
+
 FAMILY = register_family(Family(
     name="transformer",
     arch_type=ArchConfig,
@@ -307,5 +376,5 @@ FAMILY = register_family(Family(
     make_task=make_task,
     codec=lambda vocab, arch: WordCodec(vocab, arch.max_source_tokens),
     options=("rarity",),
-    arch_defaults=lambda params: dataclasses.asdict(params.model),  # the `model:` section
+    arch_defaults=arch_defaults,
 ))

@@ -210,11 +210,24 @@ def _has_key(params: dict[str, Any], dotted: str) -> bool:
     return isinstance(node, dict) and leaf in node
 
 
+def validate_paper_params(data: dict[str, Any]) -> None:
+    """Refuse a paper configuration that a stage would refuse: the params, and every model's resolved
+    architecture (the `model:` and `families.<name>` sections are validated by their family)."""
+    from sumpipe.config import params_from_dict
+    from sumpipe.models.registry import resolve_model
+
+    params = params_from_dict(data)
+    for name in params.models:
+        resolve_model(params, name)
+
+
 def main(argv: list[str]) -> None:
+    params = paper_params()
+    validate_paper_params(params)  # before anything is printed
     if argv[1:] == ["--exp-args"]:
         print(" ".join(exp_args()))
     else:
-        sys.stdout.write(HEADER + "\n" + yaml.safe_dump(paper_params(), sort_keys=False, allow_unicode=True))
+        sys.stdout.write(HEADER + "\n" + yaml.safe_dump(params, sort_keys=False, allow_unicode=True))
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from typing import Any, Iterator
 
 import torch
 
-from sumpipe.config import Budget, ModelSpec, Params, TrainConfig, from_dict
+from sumpipe.config import Budget, ModelSpec, Params, TrainConfig
 from sumpipe.errors import SumpipeError
 from sumpipe.extract.methods import find_selection
 from sumpipe.io import read_parquet, require_writable_folder
@@ -39,6 +39,7 @@ from sumpipe.models.registry import Family, TrainPhase, resolve_model
 from sumpipe.train.ddp import context_from_env, init_process_group
 from sumpipe.train.engine import (FitResult, fingerprint_of, fit, run_figures, seed_everything, training_device,
                                   training_summary, write_log)
+from sumpipe.validation import from_dict
 
 LOG_FILE = "train_log.csv"
 
