@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pandas as pd
 import pytest
 
-from sumpipe.config import Budget, ExtractConfig, params_from_dict, require
+from sumpipe.config import Budget, ExtractConfig, params_from_dict
 from sumpipe.errors import ConfigError, SumpipeError
 from sumpipe.extractive.scorers import (
     SCORERS,
@@ -22,6 +22,7 @@ from sumpipe.extractive.scorers import (
     fit_corpus,
     register,
 )
+from sumpipe.validation import require
 
 STORY = """the storm hit the coast on monday .
 thousands of homes lost power as the storm moved inland .

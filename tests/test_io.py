@@ -12,8 +12,21 @@ import torch
 from safetensors.torch import load_model, save_model
 
 from sumpipe.errors import SumpipeError
-from sumpipe.io import (atomic_folder, atomic_path, folder_lock, read_bytes, read_json, read_jsonl, read_parquet,
-                        read_user_table, require_writable_folder, text_lines, write_json, write_parquet, write_weights)
+from sumpipe.io import (
+    atomic_folder,
+    atomic_path,
+    folder_lock,
+    read_bytes,
+    read_json,
+    read_jsonl,
+    read_parquet,
+    read_user_table,
+    require_writable_folder,
+    text_lines,
+    write_json,
+    write_parquet,
+    write_weights,
+)
 
 
 def test_parquet_round_trip(tmp_path: Path) -> None:

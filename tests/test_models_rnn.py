@@ -14,8 +14,8 @@ from sumpipe.config import TrainConfig
 from sumpipe.decode.search import sample_search
 from sumpipe.errors import ConfigError
 from sumpipe.models.batching import Batch, Example, collate
-from sumpipe.names import BOS, EOS, UNK
 from sumpipe.models.rnn import RNNArch, RNNSummarizationTask, StepsOutput, build_rnn
+from sumpipe.names import BOS, EOS, UNK
 from sumpipe.train.engine import fit, seed_everything
 
 V = 40

@@ -14,8 +14,8 @@ from sumpipe.errors import ConfigError
 from sumpipe.models.batching import collate, encode_examples
 from sumpipe.models.layers import key_padding_bias
 from sumpipe.models.loss import label_smoothed_nll
-from sumpipe.names import UNK
 from sumpipe.models.transformer import ArchConfig, PointerGeneratorTransformer
+from sumpipe.names import UNK
 
 WORDS = "the a cat dog sat ran on in mat park big small red quick and ." .split()
 

@@ -7,8 +7,17 @@ import math
 import numpy as np
 import pytest
 
-from sumpipe.vocab.ngrams import (DROPPED, HASHED_BIT, UNKNOWN, NgramCounter, NgramTable, ngram_score,
-                                  ngram_windows, pack_ngrams, unpack_ngrams)
+from sumpipe.vocab.ngrams import (
+    DROPPED,
+    HASHED_BIT,
+    UNKNOWN,
+    NgramCounter,
+    NgramTable,
+    ngram_score,
+    ngram_windows,
+    pack_ngrams,
+    unpack_ngrams,
+)
 from sumpipe.vocab.words import NLTK_ENGLISH_STOP_WORDS, content_words, is_content_word
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from harness import check, pipeline, run_inprocess  # noqa: F401 - pipeline is a fixture
+
 
 def _truncate(path: str):
     def mutate(root: Path) -> None:

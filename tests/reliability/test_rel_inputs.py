@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from harness import check, run_inprocess, run_subprocess, sumpipe_argv
+
 from test_decode_api import make_model_dir
 
 ARTICLE = ("Police said the man was arrested on Monday after a long chase through the city. "

@@ -14,8 +14,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from harness import check, run_inprocess
+
 from test_decode_api import make_model_dir
 
 ARTICLE = "Police said the man was arrested on Monday after a long chase through the city.\n"

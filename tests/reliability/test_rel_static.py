@@ -17,7 +17,6 @@ import ast
 from pathlib import Path
 
 import pytest
-
 from harness import SRC
 
 SAFE_LOADERS = {"SafeLoader", "CSafeLoader", "BaseLoader"}

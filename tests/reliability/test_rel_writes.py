@@ -22,7 +22,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
 from harness import check, pipeline, run_inprocess, run_subprocess, sumpipe_argv  # noqa: F401
 
 FSIZE_LIMIT = 512  # bytes: below every artifact checked here

@@ -27,11 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sumpipe.config import DataConfig, require
+from sumpipe.config import DataConfig
 from sumpipe.data.datasets import DATASETS, Dataset, Rows
 from sumpipe.data.split import content_id, normalize_split
 from sumpipe.errors import SumpipeError
 from sumpipe.io import decode_text, read_bytes, read_jsonl, read_user_table
+from sumpipe.validation import require
 
 SUFFIXES = (".jsonl", ".jsonl.gz", ".csv", ".csv.gz", ".parquet")
 

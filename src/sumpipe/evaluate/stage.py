@@ -28,13 +28,13 @@ import pandas as pd
 
 from sumpipe.config import EvaluateConfig, PathsConfig
 from sumpipe.errors import SumpipeError
-from sumpipe.schemas import PROCESSED, references_of
 from sumpipe.evaluate.abstractiveness import abstractiveness
 from sumpipe.evaluate.bootstrap import confidence_intervals
 from sumpipe.evaluate.rare_words import rare_word_recall
 from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, score_pairs
 from sumpipe.evaluate.summary import ScoringSetup, compare, summarize
 from sumpipe.io import read_parquet, write_json, write_parquet
+from sumpipe.schemas import PROCESSED, references_of
 
 SPLIT = "test"
 REFERENCE_MODEL = "M1"

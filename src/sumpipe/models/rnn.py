@@ -52,10 +52,10 @@ from sumpipe.config import TrainConfig
 from sumpipe.models.batching import Batch, WordCodec, encode_examples
 from sumpipe.models.layers import AdditiveAttention, coverage_loss, pointer_mix
 from sumpipe.models.loss import label_smoothed_nll
-from sumpipe.names import PAD, UNK
-from sumpipe.validation import MAX_LAYERS, MAX_POSITIONS, MAX_VOCAB, MAX_WIDTH, from_dict, require, require_at_most
 from sumpipe.models.registry import Family, TaskData, TrainPhase, register_family
 from sumpipe.models.task import SummarizationTask
+from sumpipe.names import PAD, UNK
+from sumpipe.validation import MAX_LAYERS, MAX_POSITIONS, MAX_VOCAB, MAX_WIDTH, from_dict, require, require_at_most
 
 
 @dataclass(frozen=True)

@@ -33,10 +33,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from sumpipe.config import from_dict
 from sumpipe.errors import SumpipeError
 from sumpipe.extractive.scorers.corpus import CorpusStats
 from sumpipe.extractive.scorers.document import Document
+from sumpipe.validation import from_dict
 
 MAX_TOPICS = 1000       # option bound: topics/concepts per document, far above any sentence count that matters
 MAX_ITERATIONS = 100_000

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sumpipe.config import require
 from sumpipe.extractive.scorers import register
 from sumpipe.extractive.scorers.base import MAX_WEIGHT, ScoringMethod
 from sumpipe.extractive.scorers.document import Analyzer, Document
+from sumpipe.validation import require
 
 DEFAULT_BONUS_WORDS = ("important", "significant", "main", "major", "key", "first", "new", "announced",
                        "found", "conclude")

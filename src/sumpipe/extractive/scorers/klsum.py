@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sumpipe.config import require
 from sumpipe.extractive.scorers import register
 from sumpipe.extractive.scorers.base import MAX_WEIGHT, Method
 from sumpipe.extractive.scorers.document import Document
+from sumpipe.validation import require
 
 
 def kl_order(counts: np.ndarray, alpha: float = 1.0) -> Iterator[int]:

@@ -15,12 +15,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from sumpipe.config import require
 from sumpipe.extractive.scorers import register
 from sumpipe.extractive.scorers.base import ScoringMethod
 from sumpipe.extractive.scorers.corpus import CorpusStats, tfidf_matrix
 from sumpipe.extractive.scorers.document import Document
 from sumpipe.extractive.scorers.pagerank import DampingOptions, check_damping, pagerank
+from sumpipe.validation import require
 
 
 def cosine_graph(doc: Document, corpus: CorpusStats) -> np.ndarray:

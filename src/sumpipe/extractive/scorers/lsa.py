@@ -29,11 +29,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sumpipe.config import require
 from sumpipe.extractive.scorers import register
 from sumpipe.extractive.scorers.base import MAX_TOPICS, Method, ScoringMethod, order_by_scores
 from sumpipe.extractive.scorers.corpus import CorpusStats
 from sumpipe.extractive.scorers.document import Document
+from sumpipe.validation import require
 
 
 def sentence_entropy(counts: np.ndarray) -> np.ndarray:

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sumpipe.config import require
 from sumpipe.extractive.scorers import register
 from sumpipe.extractive.scorers.base import ScoringMethod
 from sumpipe.extractive.scorers.document import Document
+from sumpipe.validation import require
 
 
 def best_cluster(significant: list[bool], max_gap: int) -> float:

@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from sumpipe.config import require
 from sumpipe.errors import SumpipeError
 from sumpipe.extractive.scorers import register
 from sumpipe.extractive.scorers.base import MAX_TOPICS, Method, order_by_scores
 from sumpipe.extractive.scorers.document import Document
+from sumpipe.validation import require
 
 
 @dataclass(frozen=True)

@@ -25,11 +25,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sumpipe.config import require
 from sumpipe.extractive.scorers import register
 from sumpipe.extractive.scorers.base import MAX_ITERATIONS, MAX_TOPICS, ScoringMethod
 from sumpipe.extractive.scorers.corpus import CorpusStats, tfidf_matrix
 from sumpipe.extractive.scorers.document import Document
+from sumpipe.validation import require
 
 EPSILON = float(np.finfo(np.float32).eps)  # scikit-learn's value for a zero denominator
 

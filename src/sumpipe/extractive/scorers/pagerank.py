@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sumpipe.config import require
+from sumpipe.validation import require
 
 
 def check_damping(value: float, key: str) -> None:

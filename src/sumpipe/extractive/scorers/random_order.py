@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sumpipe.config import require
 from sumpipe.extractive.scorers import register
 from sumpipe.extractive.scorers.base import Method
 from sumpipe.extractive.scorers.document import Document
+from sumpipe.validation import require
 
 
 @dataclass(frozen=True)
