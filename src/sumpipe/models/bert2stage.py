@@ -49,7 +49,8 @@ from sumpipe.models.bert import BertEncoder, init_bert_weights
 from sumpipe.models.layers import BilinearCopyGate, FeedForward, MultiHeadAttention, key_padding_bias, pointer_mix
 from sumpipe.models.loss import label_smoothed_nll
 from sumpipe.names import BOS, EOS, PAD
-from sumpipe.models.registry import Family, TaskData, VocabularyKind, register_family
+from sumpipe.models.registry import Family, TaskData, register_family
+from sumpipe.models.vocabulary import VocabularyKind
 from sumpipe.models.task import SummarizationTask
 from sumpipe.subword.pieces import MASK, MODEL_FILE, N_SPECIAL_PIECES, VOCAB_TABLE, SubwordVocab
 

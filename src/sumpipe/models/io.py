@@ -3,7 +3,7 @@
     <model_dir>/model.safetensors   the weights (safetensors; tied tensors stored once)
     <model_dir>/vocab.parquet       the model's vocabulary (a word-vocabulary family: id, token,
                                     count, rarity; another family stores its own, see
-                                    `sumpipe.models.registry.VocabularyKind`)
+                                    `sumpipe.models.vocabulary.VocabularyKind`)
     <model_dir>/config.json         the model card (`sumpipe.models.card.ModelCard`): family,
                                     architecture, input selection, data set, training summary,
                                     and the SHA-256 of the weights file
@@ -22,48 +22,23 @@ allocated (a card claiming a billion words is refused, not obeyed).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pyarrow as pa
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_model
 
 from sumpipe.errors import SumpipeError
-from sumpipe.io import atomic_folder, safetensors_shapes, write_json, write_text, write_weights
+from sumpipe.io import atomic_folder, file_sha256, safetensors_shapes, write_json, write_text, write_weights
 from sumpipe.models.card import CARD_FILE, CARD_FORMAT, ModelCard, read_card
 from sumpipe.models.registry import get_family
 
 WEIGHTS = "model.safetensors"
 CONFIG = CARD_FILE
-VOCAB = "vocab.parquet"
 MANIFEST = "SHA256SUMS"
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def vocab_table(vocab: Any, size: int) -> pa.Table:
-    """The first `size` entries of a vocabulary as the `vocab.parquet` table of the data contract."""
-    if hasattr(vocab, "to_table"):
-        return vocab.to_table().slice(0, size)
-    counts = getattr(vocab, "counts", None)
-    return pa.table({
-        "id": pa.array(np.arange(size, dtype=np.int32)),
-        "token": pa.array(list(vocab.itos[:size]), type=pa.string()),
-        "count": pa.array(np.zeros(size, np.int64) if counts is None else np.asarray(counts[:size], np.int64)),
-        "rarity": pa.array(np.asarray(vocab.rarity[:size], np.float64)),
-    })
 
 
 def save_pretrained(model: torch.nn.Module, model_dir: str | os.PathLike, vocab: Any, card: ModelCard,
@@ -79,7 +54,7 @@ def save_pretrained(model: torch.nn.Module, model_dir: str | os.PathLike, vocab:
         family.vocabulary.save(vocab, unit, card.arch)
         for name, write in (extras or {}).items():
             write(unit / name)
-        card = dataclasses.replace(card, weights_sha256=_sha256(unit / WEIGHTS))
+        card = dataclasses.replace(card, weights_sha256=file_sha256(unit / WEIGHTS))
         write_json(card.to_json(), unit / CONFIG)
         write_manifest(unit)
     return model_dir
@@ -88,7 +63,7 @@ def save_pretrained(model: torch.nn.Module, model_dir: str | os.PathLike, vocab:
 def write_manifest(model_dir: Path) -> None:
     """SHA256SUMS over every file of `model_dir` but the weights (config.json vouches for those)."""
     names = sorted(p.name for p in model_dir.iterdir() if p.is_file() and p.name not in (MANIFEST, WEIGHTS))
-    write_text("".join(f"{_sha256(model_dir / name)}  {name}\n" for name in names), model_dir / MANIFEST)
+    write_text("".join(f"{file_sha256(model_dir / name)}  {name}\n" for name in names), model_dir / MANIFEST)
 
 
 def verify_manifest(model_dir: Path) -> None:
@@ -111,7 +86,7 @@ def verify_manifest(model_dir: Path) -> None:
         file = model_dir / name
         if not file.is_file():
             raise SumpipeError(f"{model_dir}: incomplete model directory, {name} is missing")
-        if _sha256(file) != digest:
+        if file_sha256(file) != digest:
             raise SumpipeError(f"{file}: does not match {MANIFEST} (edited, corrupt or from another training run)")
 
 
@@ -152,7 +127,7 @@ def load_pretrained(model_dir: str | os.PathLike, device: str | torch.device = "
             raise SumpipeError(f"{model_dir}: incomplete model directory, {name} is missing")
     card = read_card(model_dir)
     verify_manifest(model_dir)
-    if card.weights_sha256 != _sha256(model_dir / WEIGHTS):
+    if card.weights_sha256 != file_sha256(model_dir / WEIGHTS):
         raise SumpipeError(f"{model_dir / WEIGHTS}: does not match config.json (corrupt or half-written)")
     family = get_family(card.family)
     check_shapes(model_dir, family, card)

@@ -22,7 +22,7 @@ from sumpipe.errors import SumpipeError
 from sumpipe.io import open_parquet
 from sumpipe.schemas import PROCESSED
 from sumpipe.vocab.ngrams import DROPPED, NgramCounter, NgramTable, ngram_windows, pack_ngrams
-from sumpipe.vocab.vocabulary import Vocabulary
+from sumpipe.vocab.vocabulary import VOCAB_FILE, Vocabulary
 from sumpipe.vocab.words import is_content_word
 
 BATCH_ROWS = 1024
@@ -130,7 +130,7 @@ def build_vocab(processed_dir: str | Path, out_dir: str | Path, cfg: VocabConfig
         raise SumpipeError(f"{processed_dir}: the train split has no tokens")
 
     vocab = Vocabulary.from_counts(dict(zip(words, counter.word_counts.tolist())), cfg.size)
-    vocab.save(out_dir / "vocab.parquet")
+    vocab.save(out_dir / VOCAB_FILE)
 
     keys, counts = counter.ngrams.result()
     counter_bytes = keys.nbytes + counts.nbytes

@@ -40,6 +40,8 @@ SPECIALS = ("<unk>", "<pad>", "<s>", "</s>")  # ids 0..3, as in sumpipe.models.p
 UNK_ID, PAD_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
 N_SPECIALS = len(SPECIALS)
 
+VOCAB_FILE = "vocab.parquet"  # the vocab stage's file, and a word-vocabulary model directory's
+
 PAD_RARITY = 0.0
 BOUNDARY_RARITY = 1.0  # <s>, </s>: the mean score, i.e. neither boosted nor damped
 
