@@ -26,12 +26,15 @@ import torch
 from sumpipe.config import MAX_FF_WIDTH, MAX_HEADS, MAX_LAYERS, MAX_POSITIONS, MAX_VOCAB, MAX_WIDTH, EncoderConfig
 from sumpipe.errors import SumpipeError
 from sumpipe.models.bert import BertForMaskedLM
+from sumpipe.names import SPECIAL_TOKENS
+from sumpipe.subword.pieces import MASK_PIECE
 
 HF_CONFIG_KEYS = {  # EncoderConfig field -> Hugging Face config.json key
     "d_model": "hidden_size", "n_layers": "num_hidden_layers", "n_heads": "num_attention_heads",
     "d_ff": "intermediate_size", "max_positions": "max_position_embeddings", "type_vocab_size": "type_vocab_size",
 }
-SPECIAL_WORDPIECES = {"<unk>": "[UNK]", "<pad>": "[PAD]", "<s>": "[CLS]", "</s>": "[SEP]", "<mask>": "[MASK]"}
+# our specials (`sumpipe.names`, then `<mask>`) -> BERT's WordPiece specials
+SPECIAL_WORDPIECES = {**dict(zip(SPECIAL_TOKENS, ("[UNK]", "[PAD]", "[CLS]", "[SEP]"))), MASK_PIECE: "[MASK]"}
 
 
 def _hf_layer_names(i: int) -> dict[str, str]:
