@@ -22,6 +22,7 @@ import torch
 from sumpipe.config import Params
 from sumpipe.errors import SumpipeError
 from sumpipe.io import atomic_folder, file_sha256, read_parquet
+from sumpipe.names import SPLITS
 from sumpipe.schemas import PROCESSED
 
 LOG_FILE = "pretrain_log.csv"
@@ -59,7 +60,7 @@ def pretrain_encoder(inputs: PretrainInputs, *, resume: bool = True, progress: b
 
     cfg = inputs.cfg
     vocab = SubwordVocab.load(inputs.subword_dir)
-    files = [inputs.processed_dir / f"{split}.parquet" for split in ("train", "valid")]
+    files = [inputs.processed_dir / f"{split}.parquet" for split in SPLITS[:2]]  # train, valid: never test
     windows = []
     for path in files:
         sources = read_parquet(path, columns=["source"], contract=PROCESSED)["source"].tolist()
