@@ -17,7 +17,6 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-import torch
 
 from sumpipe.config import Params
 from sumpipe.errors import SumpipeError
@@ -97,15 +96,3 @@ def pretrain_encoder(inputs: PretrainInputs, *, resume: bool = True, progress: b
         write_throughput(result.throughput, inputs.timings_dir, "pretrain", "encoder")
     return {**summary, **run_figures(result)}
 
-
-def mlm_accuracy(model: torch.nn.Module, task: Any) -> float:
-    """Share of validation targets the model predicts exactly (for tests and reports)."""
-    model.eval()
-    right = total = 0
-    with torch.no_grad():
-        for indices in task.valid_batches():
-            batch = task.collate(indices, "valid")
-            logits = model(batch.inputs, batch.keep, batch.targets)
-            right += int((logits.argmax(-1) == batch.labels[batch.targets]).sum())
-            total += int(batch.targets.sum())
-    return right / max(total, 1)
