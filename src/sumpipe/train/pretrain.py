@@ -17,7 +17,6 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-
 from sumpipe.config import Params
 from sumpipe.errors import SumpipeError
 from sumpipe.io import atomic_folder, file_sha256, read_parquet
