@@ -103,7 +103,7 @@ def _decode_config(base, overrides: dict):
 def _run_input(input: str, params: Path, model: str | None, overrides: dict, per_line: bool,
                per_block: bool, as_json: bool, as_tokens: bool) -> None:
     from sumpipe.decode.api import MAX_RAW_CHARS
-    from sumpipe.decode.interactive import (MAX_STREAM_BYTES, model_note, read_input, resolve_model,
+    from sumpipe.decode.interactive import (MAX_STREAM_BYTES, find_model_dir, model_note, read_input,
                                             split_documents, summarize_input)
 
     single = not (per_line or per_block)
@@ -115,7 +115,7 @@ def _run_input(input: str, params: Path, model: str | None, overrides: dict, per
     p = _load_params(params, input_mode=True)
     cfg = _decode_config(p.decode, overrides)
     metrics_file = Path(p.paths.metrics) / "rouge.json"
-    model_dir = resolve_model(model, Path(p.paths.models), metrics_file, list(p.models))
+    model_dir = find_model_dir(model, Path(p.paths.models), metrics_file, list(p.models))
     summarize_input(documents, model_dir, cfg, Path(p.paths.vocab), as_json, one_line=per_line,
                     echo=typer.echo, warn=lambda m: typer.echo(m, err=True), as_tokens=as_tokens,
                     note=model_note(model_dir, Path(p.paths.models), metrics_file))

@@ -127,7 +127,7 @@ def best_by_rouge(metrics_file: Path, candidates: list[str]) -> str | None:
     return max(ranked)[1] if ranked else None
 
 
-def resolve_model(model: str | None, models_root: Path, metrics_file: Path, preferred: Iterable[str] = ()) -> Path:
+def find_model_dir(model: str | None, models_root: Path, metrics_file: Path, preferred: Iterable[str] = ()) -> Path:
     """The model directory: --model as a directory or a name under models_root, else the best
     trained model by rougeL in metrics/rouge.json, else M1, else the first trained one."""
     available = trained_models(models_root, preferred)

@@ -42,8 +42,9 @@ class WordIds(dict):
         return value
 
 
-def split_sentences(text: str) -> list[list[str]]:
-    """Text convention -> sentences of tokens (empty lines dropped)."""
+def tokenized_sentences(text: str) -> list[list[str]]:
+    """Text convention -> its sentences as token lists (one per non-empty line). Sentences are found
+    by the preprocess stage (`sumpipe.text.sentences.split_sentences`); this only reads them back."""
     return [toks for line in text.split("\n") if (toks := line.split())]
 
 
@@ -84,7 +85,7 @@ class CorpusCounter:
         tokens: list[str] = []
         lengths: list[int] = []
         for text in sources:
-            for sentence in split_sentences(text):
+            for sentence in tokenized_sentences(text):
                 tokens.extend(sentence)
                 lengths.append(len(sentence))
         ref_tokens = " ".join(references).split()
