@@ -29,6 +29,7 @@ from typing import Any, BinaryIO, Iterable
 
 from sumpipe.errors import SumpipeError
 from sumpipe.io import text_encoding
+from sumpipe.models.card import CARD_FILE
 
 SNIFF_BYTES = 1 << 16
 MAX_STREAM_BYTES = 256 << 20  # several documents at once: ~1 M news articles; past it, split the input
@@ -106,7 +107,7 @@ def trained_models(models_root: Path, preferred: Iterable[str] = ()) -> list[str
     `preferred` (params.yaml order) first."""
     if not models_root.is_dir():
         return []
-    found = sorted(p.name for p in models_root.iterdir() if (p / "config.json").is_file())
+    found = sorted(p.name for p in models_root.iterdir() if (p / CARD_FILE).is_file())
     first = [n for n in preferred if n in found]
     return first + [n for n in found if n not in first]
 
@@ -133,9 +134,9 @@ def find_model_dir(model: str | None, models_root: Path, metrics_file: Path, pre
     available = trained_models(models_root, preferred)
     if model:
         as_dir = Path(model)
-        if (as_dir / "config.json").is_file():
+        if (as_dir / CARD_FILE).is_file():
             return as_dir
-        if (models_root / model / "config.json").is_file():
+        if (models_root / model / CARD_FILE).is_file():
             return models_root / model
         listing = ", ".join(available) if available else "none yet (run `dvc repro`)"
         raise SumpipeError(f"unknown model {model!r}; trained models in {models_root}/: {listing}")

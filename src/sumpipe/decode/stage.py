@@ -19,6 +19,7 @@ from typing import Any
 
 from sumpipe.config import DecodeConfig
 from sumpipe.errors import SumpipeError
+from sumpipe.models.card import CARD_FILE
 from sumpipe.schemas import EXTRACTED
 
 
@@ -50,7 +51,7 @@ def decode_stage(
     model, vocab, card = load_model(model_dir, device=resolve_device(cfg.device, "decode.device"))
     selection = card.input
     if not selection:
-        raise SumpipeError(f"{model_dir}/config.json: names no input selection (`input`), cannot pick its data")
+        raise SumpipeError(f"{model_dir / CARD_FILE}: names no input selection (`input`), cannot pick its data")
     frame = read_parquet(Path(extracted_dir) / selection / f"{cfg.split}.parquet", contract=EXTRACTED)
     missing = sorted({"id", "source", "reference"} - set(frame.columns))
     if missing:

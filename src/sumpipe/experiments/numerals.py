@@ -31,11 +31,11 @@ import pandas as pd
 import torch
 
 from sumpipe.config import NumeralsConfig, TrainConfig, require
+from sumpipe.models.card import TRAIN_LOG_FILE
 from sumpipe.models.rnn import RNNArch
 
 RunName = Literal["continuous-none", "random-none", "random-bahdanau", "continuous-bahdanau"]
 METRICS_FILE = "metrics.json"
-LOG_FILE = "train_log.csv"
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ def run_numerals(cfg: NumeralsExperiment, run: str, max_length: int, *, progress
     }
     out = cfg.run_dir(run, max_length)
     write_json(metrics, out / METRICS_FILE)
-    write_log(result.log_rows, out / LOG_FILE)
+    write_log(result.log_rows, out / TRAIN_LOG_FILE)
     return metrics
 
 

@@ -24,7 +24,13 @@ from sumpipe.config import Budget, ModelSpec, from_dict
 from sumpipe.errors import ConfigError, SumpipeError
 
 CARD_FORMAT = "sumpipe-model/2"
+
+# The files of a model directory (its layout: `sumpipe.models.io`), named here, in a module without
+# torch, so that light readers (`sumpipe decode INPUT` before it loads a model, the report) share them.
 CARD_FILE = "config.json"
+WEIGHTS_FILE = "model.safetensors"
+MANIFEST_FILE = "SHA256SUMS"
+TRAIN_LOG_FILE = "train_log.csv"  # the training log (step, epoch, loss, valid_loss, lr): `train.engine.write_log`
 
 
 @dataclass(frozen=True)

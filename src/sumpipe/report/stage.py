@@ -30,6 +30,7 @@ from sumpipe.errors import SumpipeError
 from sumpipe.evaluate.summary import LABELS, markdown_table
 from sumpipe.extract.coverage import reference_hits, reference_words
 from sumpipe.io import read_json, read_parquet, write_text
+from sumpipe.models.card import TRAIN_LOG_FILE, WEIGHTS_FILE
 from sumpipe.report import plots
 from sumpipe.report.html import markdown_to_html
 
@@ -318,7 +319,7 @@ def heatmap_section(paths: PathsConfig, split: str, model_names: list[str], exam
     out = ["## Attention heat maps (seed Fig. 5.3)", ""]
     if not examples:
         return out + ["No examples selected (report.n_heatmaps = 0 or nothing scored).", ""], [], []
-    trained = [m for m in model_names if (Path(paths.models) / m / "model.safetensors").is_file()]
+    trained = [m for m in model_names if (Path(paths.models) / m / WEIGHTS_FILE).is_file()]
     if not trained:
         return out + ["No trained model in `" + paths.models + "` yet.", ""], [], []
     from sumpipe.decode import api  # torch: imported only when there is a model to run
@@ -380,7 +381,7 @@ def training_section(paths: PathsConfig, model_names: list[str], figures: Path, 
     out = ["## Training curves", ""]
     logs = {}
     for name in model_names:
-        path = Path(paths.models) / name / "train_log.csv"
+        path = Path(paths.models) / name / TRAIN_LOG_FILE
         if path.is_file():
             log = pd.read_csv(path)
             if {"step", "loss"} <= set(log.columns) and len(log):
@@ -388,7 +389,7 @@ def training_section(paths: PathsConfig, model_names: list[str], figures: Path, 
                     log["valid_loss"] = np.nan
                 logs[name] = log
     if not logs:
-        return out + ["No `train_log.csv` in the model folders yet.", ""], []
+        return out + [f"No `{TRAIN_LOG_FILE}` in the model folders yet.", ""], []
     path = plots.training_curves(logs, figures / "training_curves.png")
     out += ["| Model | steps | epochs | last loss | best valid loss |", "|---|---:|---:|---:|---:|"]
     for name, log in logs.items():
