@@ -31,8 +31,8 @@ import pandas as pd
 import torch
 
 from sumpipe.config import NumeralsConfig, TrainConfig, require
-from sumpipe.models.card import TRAIN_LOG_FILE
 from sumpipe.models.rnn import RNNArch
+from sumpipe.names import TRAIN_LOG_FILE
 
 RunName = Literal["continuous-none", "random-none", "random-bahdanau", "continuous-bahdanau"]
 METRICS_FILE = "metrics.json"

@@ -30,12 +30,12 @@ from sumpipe.config import MAX_VOCAB, EncoderConfig
 
 CARD_FORMAT = "sumpipe-model/2"
 
-# The files of a model directory (its layout: `sumpipe.models.io`), named here, in a module without
-# torch, so that light readers (`sumpipe decode INPUT` before it loads a model, the report) share them.
+# The files of a model directory (its layout: `sumpipe.models.io`; the training log's name is
+# `sumpipe.names.TRAIN_LOG_FILE`), named here, in a module without torch, so that light readers
+# (`sumpipe decode INPUT` before it loads a model) share them.
 CARD_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 MANIFEST_FILE = "SHA256SUMS"
-TRAIN_LOG_FILE = "train_log.csv"  # the training log (step, epoch, loss, valid_loss, lr): `train.engine.write_log`
 
 
 @dataclass(frozen=True)

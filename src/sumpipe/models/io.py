@@ -12,8 +12,8 @@
                                     covered through config.json's `weights_sha256`
     <model_dir>/train_log.csv       the training log (written by the train stage as an extra file)
 
-The file names are constants of `sumpipe.models.card` (`CARD_FILE`, `WEIGHTS_FILE`, ...), which
-readers that must not load torch import too.
+The file names are constants of `sumpipe.models.card` (`CARD_FILE`, `WEIGHTS_FILE`, `MANIFEST_FILE`),
+which readers that must not load torch import too, and `sumpipe.names.TRAIN_LOG_FILE`.
 
 The folder is written as one unit (`sumpipe.io.atomic_folder`: built in a temporary folder, renamed
 into place under a lock), so a reader sees one writer's complete set or the previous one. Loading

@@ -30,7 +30,8 @@ from sumpipe.errors import SumpipeError
 from sumpipe.evaluate.summary import LABELS, markdown_table
 from sumpipe.extract.coverage import reference_hits, reference_words
 from sumpipe.io import read_json, read_parquet, write_text
-from sumpipe.models.card import TRAIN_LOG_FILE, WEIGHTS_FILE
+from sumpipe.models.card import WEIGHTS_FILE
+from sumpipe.names import TRAIN_LOG_FILE
 from sumpipe.report import plots
 from sumpipe.report.html import markdown_to_html
 

@@ -34,8 +34,8 @@ from sumpipe.config import Budget, ModelSpec, Params, TrainConfig, from_dict
 from sumpipe.errors import SumpipeError
 from sumpipe.extract.methods import find_selection
 from sumpipe.io import read_parquet, require_writable_folder
+from sumpipe.names import TRAIN_LOG_FILE
 from sumpipe.schemas import EXTRACTED
-from sumpipe.models.card import TRAIN_LOG_FILE
 from sumpipe.models.registry import Family, TrainPhase, resolve_model
 from sumpipe.train.ddp import context_from_env, init_process_group
 from sumpipe.train.engine import (FitResult, fingerprint_of, fit, run_figures, seed_everything, training_device,
