@@ -69,6 +69,5 @@ def test_model_card_and_encoder_card_refuse_each_other(tmp_path: Path):
     with pytest.raises(SumpipeError, match="format 'sumpipe-bert-encoder/1' is not 'sumpipe-model/2' \\(an old or "
                                            "foreign model directory: retrain it"):
         read_card(tmp_path)
-    card = parse_card({"format": CARD_FORMAT, "family": "transformer", "arch": {"d_model": 8}, "vocab_size": 9},
-                      with_family=False)
+    card = parse_card({"format": CARD_FORMAT, "family": "transformer", "arch": {"d_model": 8}, "vocab_size": 9})
     assert card.arch == {"d_model": 8} and card.vocab_size == 9

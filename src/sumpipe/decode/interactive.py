@@ -176,7 +176,7 @@ def model_note(model_dir: Path, models_root: Path, metrics_file: Path) -> str:
     """
     from sumpipe.models.card import read_card
 
-    card = read_card(model_dir, with_family=False)
+    card = read_card(model_dir)
     examples = card.training.get("train_examples")
     trained_on = f"{card.dataset or 'an unnamed data set'}" + (f" ({examples:,} examples)" if examples else "")
     what = f"{card.family}, input {card.input or 'the whole text'}"
@@ -215,7 +215,7 @@ def summarize_input(
     from sumpipe.models.card import read_card
 
     # Preprocess first (the card alone says which selection): bad input fails before torch loads.
-    card = read_card(model_dir, with_family=False)
+    card = read_card(model_dir)
     prepared = [prepare_raw(doc, card, vocab_dir) for doc in documents]  # each cut to MAX_RAW_CHARS
     todo = [i for i, text in enumerate(prepared) if has_words(text)]
     if not todo:

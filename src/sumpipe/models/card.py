@@ -7,8 +7,9 @@ card, its counterpart in the pretrain stage's folder).
      "dataset": "pydoc", "training": {...}, "family_info": {...}}
 
 `parse_card` validates it like params.yaml (unknown or mistyped keys are one-line errors naming the
-key) and turns `arch` into the family's arch type; every consumer (decode, evaluate, report) reads
-the card, never the raw JSON. A config.json of another format (an older sumpipe) is a one-line
+key); `arch` stays a mapping here (enough to prepare input text before torch loads), and
+`sumpipe.models.io.load_pretrained`, which loads the family anyway, turns it into the family's arch
+type. Every consumer (decode, evaluate, report) reads the card, never the raw JSON. A config.json of another format (an older sumpipe) is a one-line
 error that says to retrain.
 
 The pretrain stage's folder has a card of its own, `EncoderCard` (`write_encoder_card` /
@@ -65,24 +66,16 @@ class ModelCard:
         return dataclasses.asdict(self)
 
 
-def parse_card(data: Any, with_family: bool = True) -> ModelCard:
-    """A config.json mapping -> ModelCard; raises a one-line ConfigError. With `with_family`, `arch`
-    becomes the family's arch type (this imports the family, torch included); without, it stays a
-    mapping (enough to prepare input text before torch loads)."""
+def parse_card(data: Any) -> ModelCard:
+    """A config.json mapping -> ModelCard (`arch` a mapping); raises a one-line ConfigError."""
     _check_format(data, CARD_FORMAT, "an old or foreign model directory: retrain it, e.g. `dvc repro`")
-    card = from_dict(ModelCard, data)
-    if not with_family:
-        return card
-    from sumpipe.models.registry import get_family
-
-    family = get_family(card.family)
-    return dataclasses.replace(card, arch=family.arch_from(card.arch, "arch"))
+    return from_dict(ModelCard, data)
 
 
-def read_card(model_dir: str | os.PathLike, with_family: bool = True) -> ModelCard:
-    """The validated card of a model directory (no weights read); a one-line SumpipeError otherwise."""
-    return _read_card_file(Path(model_dir) / CARD_FILE, lambda data: parse_card(data, with_family),
-                           "train the model first, e.g. `dvc repro`")
+def read_card(model_dir: str | os.PathLike) -> ModelCard:
+    """The validated card of a model directory (no weights read, `arch` a mapping); a one-line
+    SumpipeError naming the file otherwise."""
+    return _read_card_file(Path(model_dir) / CARD_FILE, parse_card, "train the model first, e.g. `dvc repro`")
 
 
 # --------------------------------------------------------------------------------------------

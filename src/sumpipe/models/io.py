@@ -35,10 +35,10 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_model
 
-from sumpipe.errors import SumpipeError
+from sumpipe.errors import ConfigError, SumpipeError
 from sumpipe.io import atomic_folder, file_sha256, safetensors_shapes, write_json, write_text, write_weights
 from sumpipe.models.card import CARD_FILE, CARD_FORMAT, MANIFEST_FILE, WEIGHTS_FILE, ModelCard, read_card
-from sumpipe.models.registry import get_family
+from sumpipe.models.registry import Family, get_family
 
 
 def save_pretrained(model: torch.nn.Module, model_dir: str | os.PathLike, vocab: Any, card: ModelCard,
@@ -113,6 +113,17 @@ def check_shapes(model_dir: Path, family: Any, card: ModelCard) -> None:
                                f"{CARD_FILE} implies {list(needed[name])})")
 
 
+def read_typed_card(model_dir: Path) -> tuple[Family, ModelCard]:
+    """(its family, the card with `arch` validated into the family's arch type); the family module is
+    imported (torch included). A bad family or arch is a one-line SumpipeError naming the file and key."""
+    card = read_card(model_dir)
+    try:
+        family = get_family(card.family)
+        return family, dataclasses.replace(card, arch=family.arch_from(card.arch, "arch"))
+    except ConfigError as exc:
+        raise SumpipeError(f"{model_dir / CARD_FILE}: {exc}") from None
+
+
 def load_pretrained(model_dir: str | os.PathLike, device: str | torch.device = "cpu") -> tuple[Any, Any, ModelCard]:
     """(model in eval mode on `device`, its vocabulary, its ModelCard).
 
@@ -125,11 +136,10 @@ def load_pretrained(model_dir: str | os.PathLike, device: str | torch.device = "
     for name in (CARD_FILE, WEIGHTS_FILE):
         if not (model_dir / name).is_file():
             raise SumpipeError(f"{model_dir}: incomplete model directory, {name} is missing")
-    card = read_card(model_dir)
+    family, card = read_typed_card(model_dir)
     verify_manifest(model_dir)
     if card.weights_sha256 != file_sha256(model_dir / WEIGHTS_FILE):
         raise SumpipeError(f"{model_dir / WEIGHTS_FILE}: does not match {CARD_FILE} (corrupt or half-written)")
-    family = get_family(card.family)
     check_shapes(model_dir, family, card)
     model = family.build(card.arch, card.spec)
     misfit = f"{model_dir / WEIGHTS_FILE}: does not fit the architecture in {CARD_FILE}"
