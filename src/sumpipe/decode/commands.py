@@ -122,6 +122,7 @@ def _run_input(input: str, params: Path, model: str | None, overrides: dict, per
 
 
 def _run_stage(params: Path, model: str | None) -> None:
+    from sumpipe.decode.attention import ReportExamples
     from sumpipe.decode.interactive import trained_models
     from sumpipe.decode.stage import decode_stage
 
@@ -135,9 +136,10 @@ def _run_stage(params: Path, model: str | None) -> None:
         names = [n for n in trained_models(root, list(p.models)) if n in p.models]
         if not names:
             raise SumpipeError(f"no trained models in {root}/ (run `dvc repro` first)")
+    examples = ReportExamples(p.report.n_samples, p.report.n_heatmaps, p.evaluate.seed)  # their heat maps
     for name in names:
         result = decode_stage(root / name, p.paths.extracted, Path(p.paths.predictions) / name, p.decode,
-                              timings_dir=p.paths.timings)
+                              timings_dir=p.paths.timings, report_examples=examples)
         rate = result.n_documents / result.seconds if result.seconds > 0 else float("inf")
         typer.echo(f"decode {name}: {result.n_documents} summaries -> {result.path} "
                    f"({result.seconds:.1f} s, {rate:.1f} docs/s, max {result.max_length} words)")
