@@ -21,7 +21,7 @@ from sumpipe.config import VocabConfig
 from sumpipe.errors import SumpipeError
 from sumpipe.io import open_parquet
 from sumpipe.schemas import PROCESSED
-from sumpipe.vocab.ngrams import DROPPED, NgramCounter, NgramTable, ngram_windows, pack_ngrams
+from sumpipe.vocab.ngrams import DROPPED, NGRAMS_FILE, NgramCounter, NgramTable, ngram_windows, pack_ngrams
 from sumpipe.vocab.vocabulary import VOCAB_FILE, Vocabulary
 from sumpipe.vocab.words import is_content_word
 
@@ -138,7 +138,7 @@ def build_vocab(processed_dir: str | Path, out_dir: str | Path, cfg: VocabConfig
     keep = counts >= cfg.ngram_min_count
     table = NgramTable(n=cfg.ngram_n, keys=keys[keep], counts=counts[keep], words=words,
                        min_count=cfg.ngram_min_count)
-    table.save(out_dir / "ngrams.parquet", word_counts=counter.word_counts)
+    table.save(out_dir / NGRAMS_FILE, word_counts=counter.word_counts)
 
     n_tokens = counter.n_source_tokens + counter.n_reference_tokens
     in_vocab = int(vocab.counts.sum())
