@@ -2,10 +2,11 @@
 
 DVC re-runs a stage only when a dep changes, so a package missing from the list means a changed
 decoder or model could leave stale predictions (the decode stage runs the models, their vocabularies
-and, for raw text, the preprocessing and input selection). The code a command runs is found statically: what its module imports at top level and what the
-command function, and the functions of its module it calls, import; followed transitively, imports
-inside functions (the lazy ones) included, so the answer errs on the safe side (`NOT_RUN` names the
-few lazy imports a stage is known not to reach). The top-level modules (src/sumpipe/*.py: config,
+and, for raw text, the preprocessing and input selection). The code a command runs is found
+statically: what its module imports at top level and what the command function, and the functions
+of its module it calls, import; followed transitively, imports inside functions (the lazy ones)
+included, so the answer errs on the safe side (`NOT_RUN` names the few lazy imports a stage is known
+not to reach). The top-level modules (src/sumpipe/*.py: config,
 io, errors, ...) are shared plumbing, left out of every stage's deps by convention; a change there
 that alters outputs needs a `dvc repro --force`.
 """

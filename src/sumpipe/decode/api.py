@@ -26,10 +26,13 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Collection, Sequence
+from typing import TYPE_CHECKING, Any, Collection, Sequence
 
 from sumpipe.errors import SumpipeError
 from sumpipe.models.card import ModelCard
+
+if TYPE_CHECKING:
+    import torch
 
 # Raw input beyond this many characters is cut before preprocessing (at a whitespace): about
 # 30,000 words, far beyond any model input (400 tokens) and any selection's useful pool, and it
@@ -67,7 +70,7 @@ class Summary:
 # --------------------------------------------------------------------------------------------
 # Model and its card
 # --------------------------------------------------------------------------------------------
-def load_model(model_dir: str | os.PathLike, device: str = "cpu") -> tuple[Any, Any, ModelCard]:
+def load_model(model_dir: str | os.PathLike, device: "str | torch.device" = "cpu") -> tuple[Any, Any, ModelCard]:
     """(model in eval mode, its vocabulary, its ModelCard) from a model directory."""
     from sumpipe.models.io import load_pretrained
 

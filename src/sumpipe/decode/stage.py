@@ -4,14 +4,15 @@
     data/extracted/<input>/<split>.parquet   id, source, reference(, references)
         -> predictions/<name>/<split>.parquet  id, prediction, reference(, references)
            predictions/<name>/<split>.attention.parquet  the copy attention of the examples the
-                                                         report draws heat maps for (`sumpipe.decode.attention`)
+                                                  report draws heat maps for (`sumpipe.decode.attention`)
 
 Documents are decoded in batches of similar length (`sumpipe.decode.api.summarize`). Rows keep the
 input order. A source left empty by the selection gets an empty prediction. The attention of the
 report's examples (`ReportExamples`: `report.n_samples`, `report.n_heatmaps`, `evaluate.seed`) is
-kept from the same decoding that writes the predictions: only the batches holding one record it. The run's wall time goes
-to `<timings>/decode/<name>.json` (`sumpipe.timings`), not into the predictions: DVC hashes those, and
-a rerun that decodes the same summaries must leave dvc.lock unchanged.
+kept from the same decoding that writes the predictions: only the batches holding one record it.
+The run's wall time goes to `<timings>/decode/<name>.json` (`sumpipe.timings`), not into the
+predictions: DVC hashes those, and a rerun that decodes the same summaries must leave dvc.lock
+unchanged.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ card, its counterpart in the pretrain stage's folder).
 `parse_card` validates it like params.yaml (unknown or mistyped keys are one-line errors naming the
 key); `arch` stays a mapping here (enough to prepare input text before torch loads), and
 `sumpipe.models.io.load_pretrained`, which loads the family anyway, turns it into the family's arch
-type. Every consumer (decode, evaluate, report) reads the card, never the raw JSON. A config.json of another format (an older sumpipe) is a one-line
-error that says to retrain.
+type. Every consumer (decode, evaluate, report) reads the card, never the raw JSON. A config.json
+of another format (an older sumpipe) is a one-line error that says to retrain.
 
 The pretrain stage's folder has a card of its own, `EncoderCard` (`write_encoder_card` /
 `read_encoder_card`), validated the same way: what `encoder.safetensors` holds and how it was made.

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from sumpipe.config import PathsConfig, ReportConfig
-from sumpipe.decode.attention import ReportExamples, attention_path, read_attention
+from sumpipe.decode.attention import KeptAttention, ReportExamples, attention_path, read_attention
 from sumpipe.errors import SumpipeError
 from sumpipe.evaluate.summary import LABELS, markdown_table
 from sumpipe.extract.coverage import reference_hits, reference_words
@@ -332,28 +332,31 @@ def heatmap_section(paths: PathsConfig, split: str, model_names: list[str], exam
             out.append(f"- {notes[-1]}")
             continue
         for example_id in examples:
-            s = kept.get(example_id)
-            if s is None:
-                out.append(f"- {name}, `{example_id}`: no attention kept for it (an empty input, or decoded with "
-                           "other `report:` settings)")
-                continue
-            if s.attention is None or not len(s.tokens):
-                out.append(f"- {name}, `{example_id}`: no attention returned")
-                continue
-            # Ids come from the corpus: keep the file name (and so the markdown link) to safe characters.
-            path = figures / (re.sub(r"[^\w.-]", "_", f"attention_{name}_{example_id}") + ".png")
-            made.append(plots.attention_heatmap(s.attention, s.source_tokens, s.tokens, path,
-                                                f"{name} on {example_id}"))
-            out += [f"**{name}**, `{example_id}`: {_escape(s.prediction)}", "", f"![{name} {re.sub(r'[][]', '', example_id)}]({_rel(path, root)})", ""]
-            out += _head_grid(s.head_attention, s.source_tokens, s.tokens, path.with_name(path.stem + "_heads.png"),
-                              f"{name} on {example_id}", made, root)
+            out += _example_maps(name, example_id, kept.get(example_id), figures, root, made)
     return out + [""], made, notes
+
+
+def _example_maps(name: str, example_id: str, s: KeptAttention | None, figures: Path, root: Path,
+                  made: list[Path]) -> list[str]:
+    """One model's heat map of one example (and its per-head grid), or the line saying why there is none."""
+    if s is None:
+        return [f"- {name}, `{example_id}`: no attention kept for it (an empty input, or decoded with other "
+                "`report:` settings)"]
+    if s.attention is None or not len(s.tokens):
+        return [f"- {name}, `{example_id}`: no attention returned"]
+    # Ids come from the corpus: keep the file name (and so the markdown link) to safe characters.
+    path = figures / (re.sub(r"[^\w.-]", "_", f"attention_{name}_{example_id}") + ".png")
+    made.append(plots.attention_heatmap(s.attention, s.source_tokens, s.tokens, path, f"{name} on {example_id}"))
+    out = [f"**{name}**, `{example_id}`: {_escape(s.prediction)}", "",
+           f"![{name} {re.sub(r'[][]', '', example_id)}]({_rel(path, root)})", ""]
+    return out + _head_grid(s.head_attention, s.source_tokens, s.tokens, path.with_name(path.stem + "_heads.png"),
+                            f"{name} on {example_id}", made, root)
 
 
 def _head_grid(heads: np.ndarray | None, source_tokens: list[str], tokens: list[str], path: Path, title: str,
                made: list[Path], root: Path) -> list[str]:
     """The per-head grid (seed 002) under the averaged map, for a model whose copy attention has heads
-    (`Summary.head_attention`, (H, T, S)); nothing for one without (the RNN's single attention)."""
+    (`KeptAttention.head_attention`, (H, T, S)); nothing for one without (the RNN's single attention)."""
     if heads is None or heads.shape[0] < 2:
         return []
     made.append(plots.attention_heads(heads, source_tokens, tokens, path, title))
