@@ -1,5 +1,6 @@
-"""The crosseval stage's corpus: `crosseval.data` checked by the data-set registry before any model is loaded,
-and read with the download stage's splits and cap."""
+"""The crosseval stage: `crosseval.data` checked by the data-set registry before any model is loaded, read
+with the download stage's splits and cap, and decoded where `decode.device` says, like the decode stage (the
+full stage is tested with the report: tests/test_report_stage.py::test_crosseval_on_a_multi_reference_corpus)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+import torch
 
 from sumpipe.config import CrossEvalConfig, DataConfig, DecodeConfig, EvaluateConfig, NumeralsConfig, PathsConfig
 from sumpipe.data.download import cap_examples, download, load_examples
-from sumpipe.errors import ConfigError
-from sumpipe.evaluate.crosseval import load_corpus, run_crosseval
+from sumpipe.errors import ConfigError, SumpipeError
+from sumpipe.evaluate.crosseval import decode_corpus, load_corpus, run_crosseval
 
 
 def _paths(tmp_path: Path) -> PathsConfig:
@@ -41,3 +43,28 @@ def test_load_corpus_takes_the_download_stages_split_and_caps_it(tmp_path: Path)
     assert valid["references"].tolist() == [[r["reference"]] for r in raw]
     capped = load_corpus(CrossEvalConfig(data=data, split="all", max_examples=5))
     assert capped["id"].tolist() == [r["id"] for r in cap_examples(load_examples(data)[0], 5)]
+
+
+class Loaded(Exception):
+    pass
+
+
+def test_decode_corpus_loads_the_model_on_the_decode_device(monkeypatch, tmp_path: Path):
+    from sumpipe.decode import api
+
+    asked = []
+
+    def load_model(model_dir, device="cpu"):
+        asked.append((model_dir, device))
+        raise Loaded
+
+    monkeypatch.setattr(api, "load_model", load_model)
+    with pytest.raises(Loaded):
+        decode_corpus(tmp_path / "M1", ["a text ."], str(tmp_path), DecodeConfig(device="cpu"))
+    assert asked == [(tmp_path / "M1", torch.device("cpu"))]
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+def test_decode_corpus_refuses_cuda_without_a_gpu(tmp_path: Path):
+    with pytest.raises(SumpipeError, match="decode.device: 'cuda' was asked for but no CUDA device is available"):
+        decode_corpus(tmp_path / "M1", ["a text ."], str(tmp_path), DecodeConfig(device="cuda"))

@@ -8,7 +8,6 @@ import json
 import random
 from itertools import islice
 
-import numpy as np
 import pytest
 from rouge_score import rouge_scorer
 

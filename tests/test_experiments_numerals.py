@@ -9,11 +9,16 @@ import pytest
 
 from sumpipe.config import TrainConfig, load_config
 from sumpipe.errors import ConfigError
-from sumpipe.validation import from_dict
-from sumpipe.experiments.numerals import (NumeralsData, NumeralsExperiment, last_epoch_train_loss, numerals_frames,
-                                          run_numerals)
+from sumpipe.experiments.numerals import (
+    NumeralsData,
+    NumeralsExperiment,
+    last_epoch_train_loss,
+    numerals_frames,
+    run_numerals,
+)
 from sumpipe.experiments.numerals_report import markdown_table, numerals_report
 from sumpipe.models.rnn import RNNArch
+from sumpipe.validation import from_dict
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -86,3 +91,20 @@ def test_report_writes_the_four_figures_and_the_table(tmp_path):
 def test_markdown_table_has_a_column_per_run():
     metrics = {"random-none": {5: {"valid_token_accuracy": 0.5, "valid_sequence_accuracy": 0.25, "train_loss": 1.0}}}
     assert markdown_table(metrics, [5]).splitlines()[2] == "| 5 | 50.0 % (25.0 %) / 1.000 |"
+
+
+def test_a_run_builds_the_rnn_family_through_the_registry(tmp_path, monkeypatch):
+    """The model and its task come from `get_family("rnn")` (build, make_task), as training builds them."""
+    from sumpipe.models import registry
+
+    asked, real = [], registry.get_family
+    monkeypatch.setattr(registry, "get_family", lambda name, key="family": asked.append(name) or real(name, key))
+    cfg = NumeralsExperiment(
+        data=NumeralsData(size=60, max_number=30), max_lengths=[3], runs=["random-none"],
+        model=RNNArch(cell="gru", embedding_dim=8, hidden_dim=8, pointer=False, coverage=False),
+        train=TrainConfig(batch_size=16, epochs=1, device="cpu", threads=1, log_every=1),
+        out=str(tmp_path / "runs"), reports=str(tmp_path / "reports"))
+    metrics = run_numerals(cfg, "random-none", 3, progress=False)
+    assert asked == ["rnn"]
+    assert (metrics["train_examples"], metrics["valid_examples"], metrics["steps"]) == (40, 20, 3)
+    assert metrics["attention"] == "none" and 0.0 <= metrics["valid_token_accuracy"] <= 1.0

@@ -15,7 +15,7 @@ from sumpipe.errors import SumpipeError
 from sumpipe.extract.coverage import CoverageStats, coverage_of_hits, reference_hits, reference_words
 from sumpipe.extract.select import cut, render, select_ngram
 from sumpipe.extract.stage import extract
-from sumpipe.vocab.build import build_vocab, split_sentences
+from sumpipe.vocab.build import build_vocab, tokenized_sentences
 from sumpipe.vocab.ngrams import NgramTable
 
 TRAIN = pd.DataFrame({
@@ -115,7 +115,7 @@ def test_stage_outputs_and_coverage(pipeline):
     for split, frame in (("train", TRAIN), ("test", TEST)):
         got = pd.read_parquet(pipeline / "extracted" / "ngram14" / f"{split}.parquet")
         for source, selected, text in zip(frame["source"], got["selected"], got["source"]):
-            sentences = split_sentences(source)
+            sentences = tokenized_sentences(source)
             assert selected.tolist() == select_ngram(sentences, table, 14, 1)
             assert text == render(cut(sentences, selected.tolist(), 14))
 

@@ -107,3 +107,24 @@ def test_old_or_corrupt_cards_are_one_line_errors(tmp_path: Path, change: dict, 
     with pytest.raises(SumpipeError) as info:
         load_pretrained(model_dir)
     assert message in str(info.value) and "config.json: " in str(info.value) and "\n" not in str(info.value)
+
+
+def test_the_card_gets_its_family_arch_type_when_the_model_loads(tmp_path: Path) -> None:
+    """read_card leaves `arch` a mapping (no family import); load_pretrained types it, and a bad arch
+    or family is one line naming config.json and the key."""
+    from sumpipe.models.card import read_card
+    from sumpipe.models.io import read_typed_card
+
+    model, vocab, _ = _setup()
+    model_dir = save_pretrained(model, tmp_path / "M2", vocab, transformer_card(model))
+    assert isinstance(read_card(model_dir).arch, dict)
+    family, card = read_typed_card(model_dir)
+    assert isinstance(card.arch, family.arch_type) and card.arch == load_pretrained(model_dir)[2].arch
+    data = json.loads((model_dir / "config.json").read_text())
+    for edit, message in ((lambda d: d["arch"].update(n_layers="two"), "arch.n_layers: expected int"),
+                          (lambda d: d.update(family="lstm"), "family: unknown model family 'lstm'")):
+        broken = json.loads(json.dumps(data))
+        edit(broken)
+        (model_dir / "config.json").write_text(json.dumps(broken))
+        with pytest.raises(SumpipeError, match=f"config.json: {message}"):
+            read_typed_card(model_dir)

@@ -12,11 +12,13 @@ import pytest
 
 from conftest import transformer_card
 from sumpipe.config import Budget, CrossEvalConfig, DataConfig, DecodeConfig, EvaluateConfig, ReportConfig
+from sumpipe.decode.attention import ReportExamples
+from sumpipe.decode.stage import decode_stage
 from sumpipe.evaluate.stage import run_evaluate
 from sumpipe.io import read_parquet, write_json
 from sumpipe.models.transformer import ArchConfig
 from sumpipe.report.html import markdown_to_html
-from sumpipe.report.stage import _escape, build_report, pick_examples
+from sumpipe.report.stage import _escape, build_report
 from test_evaluate_stage import REFERENCES, SOURCES, make_tree
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -54,6 +56,10 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory):
                           "first200": {"words_present": 3.1, "share": 0.62, "occurrences": 4.1}}},
                Path(paths.metrics) / "coverage.json")
     make_model(Path(paths.models) / "M1")
+    # the decode stage keeps the attention of the report's heat-map examples (its predictions replace the
+    # fixture's, which evaluate has scored already)
+    decode_stage(Path(paths.models) / "M1", paths.extracted, Path(paths.predictions) / "M1", DECODE,
+                 report_examples=ReportExamples(n_samples=2, n_heatmaps=1, seed=5))
     pd.DataFrame({"step": [10, 20, 30, 40], "epoch": [1, 1, 2, 2], "loss": [5.0, 4.0, 3.5, 3.0],
                   "valid_loss": [None, 4.2, None, 3.6], "lr": [1e-3] * 4, "tokens_per_s": [100.0] * 4}
                  ).to_csv(Path(paths.models) / "M1" / "train_log.csv", index=False)
@@ -61,7 +67,7 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory):
 
 
 def test_report_builds_from_fixtures(pipeline) -> None:
-    result = build_report(pipeline, ReportConfig(n_samples=2, n_heatmaps=1), DECODE, ["M1", "M2"], seed=5)
+    result = build_report(pipeline, ReportConfig(n_samples=2, n_heatmaps=1), ["M1", "M2"], seed=5)
     md = result.markdown.read_text()
     for heading in ("ROUGE on the test split (seed Table 5.1)", "Significance (paired bootstrap)",
                     "Input coverage (seed Fig. 5.2)", "Sample summaries", "Attention heat maps",
@@ -84,7 +90,13 @@ def test_report_builds_from_fixtures(pipeline) -> None:
     assert "Porter" in md and "100 resamples" in md and "split on newlines" in md
     names = {p.name for p in result.figures}
     assert {"coverage.png", "coverage_example.png", "training_curves.png"} <= names
-    assert any(n.startswith("attention_M1_") for n in names)  # heat map of the trained tiny model
+    # the heat map of the tiny model, from the attention its decode kept, on the first sample example
+    heat_id = ReportExamples(2, 1, seed=5).heatmaps([f"ex{i}" for i in range(6)])[0]
+    assert md.index(f"### Example `{heat_id}`") < md.index("## Attention heat maps")
+    assert {f"attention_M1_{heat_id}.png", f"attention_M1_{heat_id}_heads.png"} <= names
+    prediction = read_parquet(Path(pipeline.predictions) / "M1" / "test.parquet").set_index("id")["prediction"]
+    assert f"**M1**, `{heat_id}`: {_escape(prediction[heat_id])}" in md
+    assert "- M2: its decode kept no attention (run `sumpipe decode --model M2` again)" in md
     for path in result.figures:
         assert path.read_bytes()[:8] == PNG
         assert f"]({path.relative_to(Path(pipeline.reports)).as_posix()})" in md
@@ -92,24 +104,33 @@ def test_report_builds_from_fixtures(pipeline) -> None:
     assert html.startswith("<!DOCTYPE html>") and "<table>" in html and '<img src="figures/coverage.png"' in html
 
 
+def test_report_draws_heat_maps_without_torch(pipeline, tmp_path: Path) -> None:
+    """The heat maps come from the attention the decode stage kept: the report loads neither torch nor a model."""
+    import dataclasses
+    import subprocess
+    import sys
+
+    paths = dataclasses.replace(pipeline, reports=str(tmp_path / "reports"))
+    code = ("import json, sys\n"
+            "from sumpipe.config import PathsConfig, ReportConfig\n"
+            "from sumpipe.report.stage import build_report\n"
+            "r = build_report(PathsConfig(**json.loads(sys.argv[1])), ReportConfig(2, 1), ['M1', 'M2'], seed=5)\n"
+            "print(sorted(p.name for p in r.figures if p.name.startswith('attention_')), 'torch' in sys.modules)")
+    run = subprocess.run([sys.executable, "-c", code, json.dumps(dataclasses.asdict(paths))], capture_output=True,
+                         text=True, check=True)
+    figures, torch_loaded = run.stdout.strip().rsplit(" ", 1)
+    assert "attention_M1_" in figures and torch_loaded == "False"
+
+
 def test_report_without_optional_inputs(tmp_path: Path) -> None:
     paths = make_tree(tmp_path, models={"M1": ["x ."] * 6})
     run_evaluate(paths, EVAL, ["M1"], ["first200"])
-    result = build_report(paths, ReportConfig(n_samples=1, n_heatmaps=1), DECODE, ["M1"], seed=1)
+    result = build_report(paths, ReportConfig(n_samples=1, n_heatmaps=1), ["M1"], seed=1)
     md = result.markdown.read_text()
     assert "No coverage metrics" in md
-    assert "No trained model" in md
+    assert f"No attention kept by the decode stage in `{paths.predictions}` yet." in md
     assert "No `train_log.csv`" in md
     assert result.figures == []
-
-
-def test_pick_examples_is_seeded_and_ordered() -> None:
-    ids = [f"e{i}" for i in range(50)]
-    a = pick_examples(ids, 5, seed=3)
-    assert a == pick_examples(ids, 5, seed=3)
-    assert a == sorted(a, key=ids.index) and len(set(a)) == 5
-    assert pick_examples(ids, 5, seed=4) != a
-    assert pick_examples(ids[:2], 5, seed=3) == ids[:2]
 
 
 def test_markdown_to_html_tables_and_escaping() -> None:

@@ -94,6 +94,13 @@ def test_pretrain_writes_the_encoder_and_resumes_bit_identical(tmp_path: Path, m
     log = pd.read_csv(out / "pretrain_log.csv")
     assert list(log.columns) == ["step", "epoch", "loss", "valid_loss", "lr"]
     assert log["valid_loss"].notna().sum() == 2 and summary["steps"] == log["step"].iloc[-1]
+    from sumpipe.io import file_sha256
+    from sumpipe.models.bert import load_encoder
+
+    model, card = load_encoder(out)  # the typed encoder card
+    assert card.encoder == straight.pretrain.encoder and card.vocab_size == model.encoder.vocab_size
+    assert card.subword_sha256 == file_sha256(tmp_path / "straight/data/subword/subword.model")
+    assert card.training["steps"] == summary["steps"] and card.init is None and card.max_tokens == 12
 
     resumed = params_from_dict(write_fixture(tmp_path / "resumed"))
     with monkeypatch.context() as m:

@@ -84,10 +84,14 @@ def test_stage_writes_the_model_directory(tmp_path: Path) -> None:
     assert timings["stage"] == "train" and timings["resumed_from_step"] == 0 and timings["train_seconds_this_run"] > 0
     from sumpipe.config import Budget
     from sumpipe.models.card import read_card
+    from sumpipe.models.io import read_typed_card
 
-    card = read_card(out)
+    card = read_card(out)  # the card alone: its arch is a mapping until the family types it
     assert card.family == "transformer" and card.name == "T2" and card.spec.rarity is True
     assert card.input == "ngram20" and card.selection == Budget("ngram", 20, first_k=1)
+    assert card.arch["max_source_tokens"] == 10
+    family, card = read_typed_card(out)
+    assert family.name == "transformer" and isinstance(card.arch, family.arch_type)
     assert card.arch.max_source_tokens == 10 and card.arch.vocab_size == 16 == card.vocab_size
     assert card.dataset == "pydoc"
     config = json.loads((out / "config.json").read_text())

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from sumpipe.errors import SumpipeError
-from sumpipe.vocab.vocabulary import SPECIALS, Vocabulary, raw_rarity, rarity_shift
+from sumpipe.names import SPECIAL_TOKENS
+from sumpipe.vocab.vocabulary import Vocabulary, rarity_shift, raw_rarity
 
 THE, MID_FLIGHT, DEAL = 11_896_156, 170, 1  # Table 2.7 counts on CNN/DM
 
@@ -48,7 +49,7 @@ COUNTS = {"the": 1000, ",": 900, "lions": 7, "fly-half": 2, "irish": 7, "wales":
 
 def test_vocabulary_order_mean_and_unknown():
     vocab = Vocabulary.from_counts(COUNTS, size=100)
-    assert vocab.itos == list(SPECIALS) + ["the", ",", "irish", "lions", "fly-half", "wales"]  # ties by token
+    assert vocab.itos == list(SPECIAL_TOKENS) + ["the", ",", "irish", "lions", "fly-half", "wales"]  # ties by token
     assert vocab.counts.tolist() == [0, 0, 0, 0, 1000, 900, 7, 7, 2, 1]
     frame = vocab.to_frame()
     assert frame["rarity"].iloc[4:].mean() == pytest.approx(1.0, abs=1e-12)
@@ -63,7 +64,7 @@ def test_vocabulary_order_mean_and_unknown():
 
 def test_vocabulary_truncated_and_encode():
     vocab = Vocabulary.from_counts(COUNTS, size=6)
-    assert vocab.itos == list(SPECIALS) + ["the", ","]
+    assert vocab.itos == list(SPECIAL_TOKENS) + ["the", ","]
     assert len(vocab) == 6
     assert vocab.encode(["the", "lions", ",", "<pad>"]) == [4, 0, 5, 1]
     assert vocab.shift == pytest.approx(rarity_shift(np.array([1000, 900])))
@@ -92,7 +93,12 @@ def test_vocabulary_errors(tmp_path):
         Vocabulary.from_counts(COUNTS, size=4)
 
 
-def test_specials_match_the_model_protocol():
-    from sumpipe.names import BOS, EOS, PAD, SPECIAL_TOKENS, UNK
+def test_vocabulary_ids_are_the_model_protocol_specials():
+    from sumpipe.names import BOS, EOS, PAD, UNK
 
-    assert SPECIALS == SPECIAL_TOKENS and [UNK, PAD, BOS, EOS] == [0, 1, 2, 3]
+    vocab = Vocabulary.from_counts(COUNTS, size=6)
+    assert vocab.encode(["<unk>", "<pad>", "<s>", "</s>"]) == [UNK, PAD, BOS, EOS] == [0, 1, 2, 3]
+    assert vocab.rarity[PAD] == 0.0 and vocab.rarity[BOS] == vocab.rarity[EOS] == 1.0
+    assert vocab.rarity[UNK] == np.float32(vocab.unknown_rarity)
+    with pytest.raises(SumpipeError, match="vocabulary must start with <unk>, <pad>, <s>, </s>"):
+        Vocabulary(itos=["<pad>", "<unk>", "<s>", "</s>", "the"], counts=np.zeros(5), shift=0.0)

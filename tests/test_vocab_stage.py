@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from sumpipe.cli import app
 from sumpipe.config import VocabConfig
 from sumpipe.errors import SumpipeError
-from sumpipe.vocab.build import build_vocab
+from sumpipe.vocab.build import build_vocab, tokenized_sentences
 from sumpipe.vocab.ngrams import NgramTable, unpack_ngrams
 from sumpipe.vocab.vocabulary import Vocabulary
 
@@ -30,6 +30,11 @@ def write_processed(root, train=TRAIN):
     processed.mkdir()
     train.to_parquet(processed / "train.parquet", index=False)
     return processed
+
+
+def test_tokenized_sentences_reads_the_text_convention():
+    assert tokenized_sentences("the cat sat .\n\n  \nit ran") == [["the", "cat", "sat", "."], ["it", "ran"]]
+    assert tokenized_sentences("") == []
 
 
 def test_counts_exact(tmp_path):

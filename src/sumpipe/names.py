@@ -4,6 +4,9 @@
   outside the vocabulary), `<pad>` = 1, `<s>` = 2 (the decoder's first input), `</s>` = 3 (end of
   summary). The vocab stage writes them first; batching, the models and the decoders use the ids.
 - The data splits, in the order stages process and report them.
+- The training log's file name (`train.engine.write_log`: step, epoch, loss, valid_loss, lr): the
+  train stage writes it into each model directory, the numerals experiment into each run; the report
+  and `dvc plots` read it.
 """
 
 from __future__ import annotations
@@ -16,3 +19,5 @@ N_SPECIALS = len(SPECIAL_TOKENS)
 
 Split = Literal["train", "valid", "test"]  # the type of a split name, for config fields
 SPLITS: tuple[Split, ...] = get_args(Split)
+
+TRAIN_LOG_FILE = "train_log.csv"

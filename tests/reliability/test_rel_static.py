@@ -14,7 +14,6 @@ The self-test table keeps the checker honest: every BAD snippet must be flagged,
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import pytest
 from harness import SRC

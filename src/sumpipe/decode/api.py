@@ -25,11 +25,14 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Collection, Sequence
 
 from sumpipe.data.datasets import lengths_of
 from sumpipe.errors import SumpipeError
 from sumpipe.models.card import ModelCard
+
+if TYPE_CHECKING:
+    import torch
 
 # Raw input beyond this many characters is cut before preprocessing (at a whitespace): about
 # 30,000 words, far beyond any model input (400 tokens) and any selection's useful pool, and it
@@ -61,7 +64,7 @@ class Summary:
 # --------------------------------------------------------------------------------------------
 # Model and its card
 # --------------------------------------------------------------------------------------------
-def load_model(model_dir: str | os.PathLike, device: str = "cpu") -> tuple[Any, Any, ModelCard]:
+def load_model(model_dir: str | os.PathLike, device: "str | torch.device" = "cpu") -> tuple[Any, Any, ModelCard]:
     """(model in eval mode, its vocabulary, its ModelCard) from a model directory."""
     from sumpipe.models.io import load_pretrained
 
@@ -143,7 +146,7 @@ def summarize(
     card: ModelCard,
     documents: Sequence[str],
     cfg: Any,
-    details: bool = False,
+    details: bool | Collection[int] = False,
     progress: Any = None,
     generator: Any = None,
 ) -> list[Summary]:
@@ -152,7 +155,10 @@ def summarize(
     cfg is a `sumpipe.config.DecodeConfig`. Documents are batched `cfg.batch_size` at a time in
     order of length (less padding); `progress(indices, seconds)` is called after each batch with
     the indices of its documents and the time it took. An empty document is a SumpipeError
-    (prepare_raw returns "" when no Latin-script text is left).
+    (prepare_raw returns "" when no Latin-script text is left). `details`: True gives every summary
+    its p_gen and attention; a collection of document indices gives them to those documents only
+    (only their batches record them: a batch's attention history is rows x T x H x S floats). The
+    summaries themselves are the same either way.
     """
     import torch
 
@@ -173,23 +179,26 @@ def summarize(
             raise SumpipeError(f"document {i + 1} is empty (no Latin-script text after preprocessing)")
         examples.append(codec.encode(str(i), doc))
     order = sorted(range(len(examples)), key=lambda i: -len(examples[i].src))
+    wanted = None if isinstance(details, bool) else frozenset(details)
     results: list[Summary | None] = [None] * len(examples)
     with torch.inference_mode():
         for start in range(0, len(order), cfg.batch_size):
             started = time.perf_counter()
             chunk = order[start : start + cfg.batch_size]
             batch = codec.collate([examples[i] for i in chunk]).to(device)
-            hyps = decode_batch(model, batch, cfg, max_length, details=details, generator=generator)
+            recorded = bool(details) if wanted is None else not wanted.isdisjoint(chunk)
+            hyps = decode_batch(model, batch, cfg, max_length, details=recorded, generator=generator)
             for i, hyp in zip(chunk, hyps):
                 example = examples[i]
                 tokens = codec.words(hyp.tokens, example)
+                keep = recorded and (wanted is None or i in wanted)
                 attention = heads = None
-                if details and hyp.attention is not None:
+                if keep and hyp.attention is not None:
                     attention = hyp.attention[:, : len(example.src)].numpy()
-                if details and hyp.head_attention is not None:  # (T, H, S) -> (H, T, S)
+                if keep and hyp.head_attention is not None:  # (T, H, S) -> (H, T, S)
                     heads = hyp.head_attention[:, :, : len(example.src)].permute(1, 0, 2).numpy()
-                results[i] = Summary(tokens, summary_text(tokens), hyp.score, hyp.p_gen, attention,
-                                     codec.source_tokens(documents[i]), heads)
+                results[i] = Summary(tokens, summary_text(tokens), hyp.score, hyp.p_gen if keep else None,
+                                     attention, codec.source_tokens(documents[i]), heads)
             if progress is not None:
                 if device.type == "cuda":
                     torch.cuda.synchronize(device)

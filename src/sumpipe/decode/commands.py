@@ -105,8 +105,14 @@ def _decode_config(base, overrides: dict):
 def _run_input(input: str, params: Path, model: str | None, overrides: dict, per_line: bool,
                per_block: bool, as_json: bool, as_tokens: bool) -> None:
     from sumpipe.decode.api import MAX_RAW_CHARS
-    from sumpipe.decode.interactive import (MAX_STREAM_BYTES, model_note, read_input, resolve_model,
-                                            split_documents, summarize_input)
+    from sumpipe.decode.interactive import (
+        MAX_STREAM_BYTES,
+        find_model_dir,
+        model_note,
+        read_input,
+        split_documents,
+        summarize_input,
+    )
 
     single = not (per_line or per_block)
     text = read_input(input, limit_bytes=4 * MAX_RAW_CHARS if single else None,
@@ -117,13 +123,14 @@ def _run_input(input: str, params: Path, model: str | None, overrides: dict, per
     p = _load_params(params, input_mode=True)
     cfg = _decode_config(p.decode, overrides)
     metrics_file = Path(p.paths.metrics) / "rouge.json"
-    model_dir = resolve_model(model, Path(p.paths.models), metrics_file, list(p.models))
+    model_dir = find_model_dir(model, Path(p.paths.models), metrics_file, list(p.models))
     summarize_input(documents, model_dir, cfg, Path(p.paths.vocab), as_json, one_line=per_line,
                     echo=typer.echo, warn=lambda m: typer.echo(m, err=True), as_tokens=as_tokens,
                     note=model_note(model_dir, Path(p.paths.models), metrics_file))
 
 
 def _run_stage(params: Path, model: str | None) -> None:
+    from sumpipe.decode.attention import ReportExamples
     from sumpipe.decode.interactive import trained_models
     from sumpipe.decode.stage import decode_stage
 
@@ -137,9 +144,10 @@ def _run_stage(params: Path, model: str | None) -> None:
         names = [n for n in trained_models(root, list(p.models)) if n in p.models]
         if not names:
             raise SumpipeError(f"no trained models in {root}/ (run `dvc repro` first)")
+    examples = ReportExamples(p.report.n_samples, p.report.n_heatmaps, p.evaluate.seed)  # their heat maps
     for name in names:
         result = decode_stage(root / name, p.paths.extracted, Path(p.paths.predictions) / name, p.decode,
-                              timings_dir=p.paths.timings)
+                              timings_dir=p.paths.timings, report_examples=examples)
         rate = result.n_documents / result.seconds if result.seconds > 0 else float("inf")
         typer.echo(f"decode {name}: {result.n_documents} summaries -> {result.path} "
                    f"({result.seconds:.1f} s, {rate:.1f} docs/s, max {result.max_length} words)")

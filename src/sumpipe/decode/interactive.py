@@ -29,6 +29,7 @@ from typing import Any, BinaryIO, Iterable
 
 from sumpipe.errors import SumpipeError
 from sumpipe.io import text_encoding
+from sumpipe.models.card import CARD_FILE
 
 SNIFF_BYTES = 1 << 16
 MAX_STREAM_BYTES = 256 << 20  # several documents at once: ~1 M news articles; past it, split the input
@@ -106,7 +107,7 @@ def trained_models(models_root: Path, preferred: Iterable[str] = ()) -> list[str
     `preferred` (params.yaml order) first."""
     if not models_root.is_dir():
         return []
-    found = sorted(p.name for p in models_root.iterdir() if (p / "config.json").is_file())
+    found = sorted(p.name for p in models_root.iterdir() if (p / CARD_FILE).is_file())
     first = [n for n in preferred if n in found]
     return first + [n for n in found if n not in first]
 
@@ -127,15 +128,15 @@ def best_by_rouge(metrics_file: Path, candidates: list[str]) -> str | None:
     return max(ranked)[1] if ranked else None
 
 
-def resolve_model(model: str | None, models_root: Path, metrics_file: Path, preferred: Iterable[str] = ()) -> Path:
+def find_model_dir(model: str | None, models_root: Path, metrics_file: Path, preferred: Iterable[str] = ()) -> Path:
     """The model directory: --model as a directory or a name under models_root, else the best
     trained model by rougeL in metrics/rouge.json, else M1, else the first trained one."""
     available = trained_models(models_root, preferred)
     if model:
         as_dir = Path(model)
-        if (as_dir / "config.json").is_file():
+        if (as_dir / CARD_FILE).is_file():
             return as_dir
-        if (models_root / model / "config.json").is_file():
+        if (models_root / model / CARD_FILE).is_file():
             return models_root / model
         listing = ", ".join(available) if available else "none yet (run `dvc repro`)"
         raise SumpipeError(f"unknown model {model!r}; trained models in {models_root}/: {listing}")
@@ -175,7 +176,7 @@ def model_note(model_dir: Path, models_root: Path, metrics_file: Path) -> str:
     """
     from sumpipe.models.card import read_card
 
-    card = read_card(model_dir, with_family=False)
+    card = read_card(model_dir)
     examples = card.training.get("train_examples")
     trained_on = f"{card.dataset or 'an unnamed data set'}" + (f" ({examples:,} examples)" if examples else "")
     what = f"{card.family}, input {card.input or 'the whole text'}"
@@ -214,7 +215,7 @@ def summarize_input(
     from sumpipe.models.card import read_card
 
     # Preprocess first (the card alone says which selection): bad input fails before torch loads.
-    card = read_card(model_dir, with_family=False)
+    card = read_card(model_dir)
     prepared = [prepare_raw(doc, card, vocab_dir) for doc in documents]  # each cut to MAX_RAW_CHARS
     todo = [i for i, text in enumerate(prepared) if has_words(text)]
     if not todo:

@@ -3,11 +3,16 @@
     models/<name>/                       (model.safetensors, config.json naming its `input`)
     data/extracted/<input>/<split>.parquet   id, source, reference(, references)
         -> predictions/<name>/<split>.parquet  id, prediction, reference(, references)
+           predictions/<name>/<split>.attention.parquet  the copy attention of the examples the
+                                                  report draws heat maps for (`sumpipe.decode.attention`)
 
 Documents are decoded in batches of similar length (`sumpipe.decode.api.summarize`). Rows keep the
-input order. A source left empty by the selection gets an empty prediction. The run's wall time goes
-to `<timings>/decode/<name>.json` (`sumpipe.timings`), not into the predictions: DVC hashes those, and
-a rerun that decodes the same summaries must leave dvc.lock unchanged.
+input order. A source left empty by the selection gets an empty prediction. The attention of the
+report's examples (`ReportExamples`: `report.n_samples`, `report.n_heatmaps`, `evaluate.seed`) is
+kept from the same decoding that writes the predictions: only the batches holding one record it.
+The run's wall time goes to `<timings>/decode/<name>.json` (`sumpipe.timings`), not into the
+predictions: DVC hashes those, and a rerun that decodes the same summaries must leave dvc.lock
+unchanged.
 """
 
 from __future__ import annotations
@@ -18,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from sumpipe.config import DecodeConfig
+from sumpipe.decode.attention import ReportExamples, attention_path, attention_table
 from sumpipe.errors import SumpipeError
+from sumpipe.models.card import CARD_FILE
 from sumpipe.schemas import EXTRACTED
 
 
@@ -36,9 +43,11 @@ def decode_stage(
     predictions_dir: str | Path,
     cfg: DecodeConfig,
     timings_dir: str | Path | None = None,
+    report_examples: ReportExamples | None = None,
 ) -> DecodeResult:
-    """Write `predictions_dir/<cfg.split>.parquet` for the model in `model_dir` (module docstring), and
-    the run's figures to `<timings_dir>/decode/<model name>.json` when `timings_dir` is given."""
+    """Write `predictions_dir/<cfg.split>.parquet` for the model in `model_dir` (module docstring), the
+    attention of `report_examples`' heat-map examples beside it when given (else no attention file),
+    and the run's figures to `<timings_dir>/decode/<model name>.json` when `timings_dir` is given."""
     import pandas as pd
     from tqdm import tqdm
 
@@ -50,7 +59,7 @@ def decode_stage(
     model, vocab, card = load_model(model_dir, device=resolve_device(cfg.device, "decode.device"))
     selection = card.input
     if not selection:
-        raise SumpipeError(f"{model_dir}/config.json: names no input selection (`input`), cannot pick its data")
+        raise SumpipeError(f"{model_dir / CARD_FILE}: names no input selection (`input`), cannot pick its data")
     frame = read_parquet(Path(extracted_dir) / selection / f"{cfg.split}.parquet", contract=EXTRACTED)
     missing = sorted({"id", "source", "reference"} - set(frame.columns))
     if missing:
@@ -58,8 +67,12 @@ def decode_stage(
     if frame.empty:
         raise SumpipeError(f"{extracted_dir}/{selection}/{cfg.split}.parquet: has no rows to summarise")
 
+    ids = frame["id"].astype(str).tolist()
     sources = frame["source"].fillna("").astype(str).tolist()
     todo = [i for i, s in enumerate(sources) if s.split()]
+    position = {ids[i]: k for k, i in enumerate(todo)}  # id -> its index among the decoded documents
+    # the report's heat-map examples; one left empty by the selection has no summary, so no attention
+    heat_ids = [i for i in report_examples.heatmaps(ids) if i in position] if report_examples else []
     predictions = [""] * len(frame)
     started = time.perf_counter()
     with tqdm(total=len(todo), desc=f"decode {model_dir.name}", unit="doc", disable=None) as bar:
@@ -67,7 +80,8 @@ def decode_stage(
         def progress(chunk: list[int], elapsed: float) -> None:
             bar.update(len(chunk))
 
-        summaries = summarize(model, vocab, card, [sources[i] for i in todo], cfg, progress=progress)
+        summaries = summarize(model, vocab, card, [sources[i] for i in todo], cfg, progress=progress,
+                              details={position[i] for i in heat_ids})
     for i, summary in zip(todo, summaries):
         predictions[i] = summary.text
     total = time.perf_counter() - started
@@ -77,6 +91,11 @@ def decode_stage(
     if "references" in frame.columns:
         out["references"] = frame["references"]
     path = write_parquet(pd.DataFrame(out), Path(predictions_dir) / f"{cfg.split}.parquet")
+    kept = attention_path(predictions_dir, cfg.split)
+    if report_examples is None:
+        kept.unlink(missing_ok=True)  # an earlier run's would no longer match these predictions
+    else:
+        write_parquet(attention_table(heat_ids, [summaries[position[i]] for i in heat_ids]), kept)
     result = DecodeResult(path, len(frame), total, resolve_max_length(cfg, card))
     if timings_dir is not None:
         _record_timings(timings_dir, model_dir.name, result, len(todo), cfg)

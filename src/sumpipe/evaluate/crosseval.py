@@ -53,10 +53,12 @@ def load_corpus(cfg: CrossEvalConfig) -> pd.DataFrame:
 
 
 def decode_corpus(model_dir: Path, sources: list[str], vocab_dir: str, decode_cfg: DecodeConfig) -> list[str]:
-    """The model's summary of each raw source ("" where preprocessing leaves no words)."""
+    """The model's summary of each raw source ("" where preprocessing leaves no words), decoded on
+    the device `decode.device` asks for."""
     from sumpipe.decode import api
+    from sumpipe.device import resolve_device
 
-    model, vocab, card = api.load_model(model_dir)
+    model, vocab, card = api.load_model(model_dir, device=resolve_device(decode_cfg.device, "decode.device"))
     docs = [api.prepare_raw(s, card, vocab_dir=vocab_dir) for s in sources]
     keep = [i for i, d in enumerate(docs) if api.has_words(d)]
     summaries = api.summarize(model, vocab, card, [docs[i] for i in keep], decode_cfg)

@@ -32,11 +32,11 @@ import torch
 
 from sumpipe.config import NumeralsConfig, TrainConfig
 from sumpipe.models.rnn import RNNArch
+from sumpipe.names import TRAIN_LOG_FILE
 from sumpipe.validation import require
 
 RunName = Literal["continuous-none", "random-none", "random-bahdanau", "continuous-bahdanau"]
 METRICS_FILE = "metrics.json"
-LOG_FILE = "train_log.csv"
 
 
 @dataclass(frozen=True)
@@ -95,12 +95,10 @@ def numerals_frames(data: NumeralsData, kind: str, max_length: int) -> tuple[pd.
 
 def run_numerals(cfg: NumeralsExperiment, run: str, max_length: int, *, progress: bool | None = None) -> dict[str, Any]:
     """Train and evaluate one (data, attention, max length) cell; write its metrics and log; return the metrics."""
+    from sumpipe.config import ModelSpec
     from sumpipe.io import write_json
-    from sumpipe.models.batching import encode_examples
-    from sumpipe.models.rnn import build_rnn
-    from sumpipe.train.engine import fit, seed_everything
-    from sumpipe.models.rnn import RNNSummarizationTask
-    from sumpipe.train.stage import write_log
+    from sumpipe.models.registry import TaskData, get_family
+    from sumpipe.train.engine import fit, seed_everything, write_log
     from sumpipe.vocab.vocabulary import Vocabulary
 
     kind, attention = run.split("-")
@@ -109,14 +107,14 @@ def run_numerals(cfg: NumeralsExperiment, run: str, max_length: int, *, progress
                                               valid_df.reference]) for w in text.split())
     vocab = Vocabulary.from_counts(counts, len(counts) + 4)
     longest = 2 * max_length + 2  # "one hundred" is two words
-    train = encode_examples(train_df, vocab, longest, longest)
-    valid = encode_examples(valid_df, vocab, longest, longest)
-    arch = dataclasses.replace(cfg.model, attention=attention, vocab_size=len(vocab))
-    task = RNNSummarizationTask(train, valid, batch_size=cfg.train.batch_size, seed=cfg.train.seed,
-                                label_smoothing=cfg.train.label_smoothing, vocab_size=len(vocab),
-                                pointer=False, coverage_weight=0.0)
+    # the rnn family as training builds it; `check` has made sure there is no pointer and no coverage
+    family = get_family("rnn")
+    arch = dataclasses.replace(cfg.model, attention=attention, vocab_size=len(vocab), max_source_tokens=longest,
+                               max_summary_tokens=longest)
+    task = family.make_task(TaskData(train_df, valid_df, vocab, arch, cfg.train))
+    train, valid = task.examples["train"], task.examples["valid"]
     seed_everything(cfg.train.seed)
-    model = build_rnn(arch)
+    model = family.build(arch, ModelSpec(family="rnn"))
     started = time.perf_counter()
     result = fit(model, task, cfg.train, None, progress=progress, description=f"{run} L{max_length}")
     seconds = time.perf_counter() - started
@@ -133,7 +131,7 @@ def run_numerals(cfg: NumeralsExperiment, run: str, max_length: int, *, progress
     }
     out = cfg.run_dir(run, max_length)
     write_json(metrics, out / METRICS_FILE)
-    write_log(result.log_rows, out / LOG_FILE)
+    write_log(result.log_rows, out / TRAIN_LOG_FILE)
     return metrics
 
 

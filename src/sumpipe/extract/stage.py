@@ -36,7 +36,7 @@ from sumpipe.extract.select import render
 from sumpipe.io import atomic_path, open_parquet, write_json
 from sumpipe.names import SPLITS
 from sumpipe.schemas import PROCESSED
-from sumpipe.vocab.build import split_sentences
+from sumpipe.vocab.build import tokenized_sentences
 
 BATCH_ROWS = 256
 MIN_DOCS_PER_WORKER = 10_000  # a worker costs ~0.7 s CPU to start (imports, table)
@@ -58,7 +58,7 @@ def extract_batch(batch: pa.RecordBatch, outputs: list[Selection],
     sources = batch.column("source").to_pylist()
     references = batch.column("reference").to_pylist()
     rows: dict[str, tuple[list[str], list[int], list[list[int]]]] = {s.name: ([], [], []) for s in outputs}
-    documents = [split_sentences(source or "") for source in sources]
+    documents = [tokenized_sentences(source or "") for source in sources]
     # each method analyses a document once (e.g. 3-gram scores); the analysis serves all its budgets
     methods = {s.method.name: s.method for s in outputs}
     analyses = {name: m.prepare(states[name], documents) for name, m in methods.items()}

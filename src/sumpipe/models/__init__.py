@@ -10,6 +10,8 @@
 - `batching`: Table 4.4 encoding (`encode_examples`), `collate` -> `Batch`, `bucket_batches`,
   `WordCodec` (decode-time text <-> ids of word-vocabulary families).
 - `loss`: `label_smoothed_nll` over the extended vocabulary.
+- `vocabulary`: `VocabularyKind` (how a family's vocabulary is made, stored and read) and
+  `WORD_VOCABULARY`, the word families' kind.
 - `io`: `save_pretrained` / `load_pretrained` (safetensors + model card + the family's vocabulary).
 - `protocol`: the incremental decoding contract the decoders rely on.
 """

@@ -13,11 +13,16 @@ feed-forward blocks are the shared layers of `sumpipe.models.layers`.
 
 from __future__ import annotations
 
+import dataclasses
+import os
+from pathlib import Path
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from sumpipe.config import EncoderConfig
+from sumpipe.models.card import CARD_FILE, ENCODER_FORMAT, EncoderCard, read_encoder_card, write_encoder_card
 from sumpipe.models.layers import FeedForward, MultiHeadAttention, key_padding_bias
 from sumpipe.names import PAD
 
@@ -128,50 +133,43 @@ def init_bert_weights(module: nn.Module) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# The pretrain stage's output folder
+# The pretrain stage's output folder: the weights and their card (`sumpipe.models.card.EncoderCard`)
 # --------------------------------------------------------------------------------------------
 ENCODER_WEIGHTS = "encoder.safetensors"
-ENCODER_CONFIG = "config.json"
-ENCODER_FORMAT = "sumpipe-bert-encoder/1"
+ENCODER_CARD = CARD_FILE  # the encoder card has the model card's file name, config.json
 
 
-def save_encoder(model: BertForMaskedLM, folder, extra: dict) -> None:
-    """`encoder.safetensors` (encoder + MLM head) and `config.json` (architecture, weights' SHA-256, extra)."""
-    import dataclasses
-    from pathlib import Path
+def save_encoder(model: BertForMaskedLM, folder: str | os.PathLike, card: EncoderCard) -> EncoderCard:
+    """`encoder.safetensors` (encoder + MLM head) and its card, the weights' SHA-256 filled in here."""
+    from sumpipe.io import file_sha256, write_weights
 
-    from sumpipe.io import file_sha256, write_json, write_weights
-
+    if (card.encoder, card.vocab_size) != (model.encoder.cfg, model.encoder.vocab_size):
+        raise ValueError("the encoder card describes another architecture than the model's")
     folder = Path(folder)
     write_weights(model, folder / ENCODER_WEIGHTS, format=ENCODER_FORMAT)
-    write_json({"format": ENCODER_FORMAT, "encoder": dataclasses.asdict(model.encoder.cfg),
-                "vocab_size": model.encoder.vocab_size,
-                "weights_sha256": file_sha256(folder / ENCODER_WEIGHTS), **extra}, folder / ENCODER_CONFIG)
+    card = dataclasses.replace(card, weights_sha256=file_sha256(folder / ENCODER_WEIGHTS))
+    write_encoder_card(card, folder)
+    return card
 
 
-def load_encoder(folder) -> tuple[BertForMaskedLM, dict]:
-    """(the pre-trained BertForMaskedLM on the CPU, its config.json); one-line errors for a bad folder."""
-    from pathlib import Path
-
+def load_encoder(folder: str | os.PathLike) -> tuple[BertForMaskedLM, EncoderCard]:
+    """(the pre-trained BertForMaskedLM on the CPU, its card); one-line errors for a bad folder."""
     from safetensors import SafetensorError
     from safetensors.torch import load_model
 
-    from sumpipe.errors import ConfigError, SumpipeError
-    from sumpipe.io import file_sha256, read_json
-    from sumpipe.validation import from_dict
+    from sumpipe.errors import SumpipeError
+    from sumpipe.io import file_sha256
 
     folder = Path(folder)
-    for name in (ENCODER_CONFIG, ENCODER_WEIGHTS):
+    for name in (ENCODER_CARD, ENCODER_WEIGHTS):
         if not (folder / name).is_file():
             raise SumpipeError(f"{folder}: {name} is missing (run `sumpipe pretrain`)")
-    config = read_json(folder / ENCODER_CONFIG)
-    if not isinstance(config, dict) or config.get("format") != ENCODER_FORMAT:
-        raise SumpipeError(f"{folder / ENCODER_CONFIG}: not a sumpipe encoder config (format {ENCODER_FORMAT})")
-    if config.get("weights_sha256") != file_sha256(folder / ENCODER_WEIGHTS):
-        raise SumpipeError(f"{folder / ENCODER_WEIGHTS}: does not match config.json (corrupt or half-written)")
+    card = read_encoder_card(folder)
+    if card.weights_sha256 != file_sha256(folder / ENCODER_WEIGHTS):
+        raise SumpipeError(f"{folder / ENCODER_WEIGHTS}: does not match {ENCODER_CARD} (corrupt or half-written)")
     try:
-        model = BertForMaskedLM(from_dict(EncoderConfig, config.get("encoder"), "encoder"), int(config["vocab_size"]))
+        model = BertForMaskedLM(card.encoder, card.vocab_size)
         load_model(model, str(folder / ENCODER_WEIGHTS))
-    except (ConfigError, KeyError, ValueError, SafetensorError, RuntimeError) as exc:
+    except (SafetensorError, RuntimeError) as exc:
         raise SumpipeError(f"{folder}: unreadable encoder ({str(exc).splitlines()[0]})") from None
-    return model, config
+    return model, card

@@ -48,9 +48,10 @@ from sumpipe.models.batching import Batch, Example, collate
 from sumpipe.models.bert import BertEncoder, init_bert_weights
 from sumpipe.models.layers import BilinearCopyGate, FeedForward, MultiHeadAttention, key_padding_bias, pointer_mix
 from sumpipe.models.loss import label_smoothed_nll
-from sumpipe.names import BOS, EOS, PAD
-from sumpipe.models.registry import Family, TaskData, VocabularyKind, register_family
+from sumpipe.models.registry import Family, TaskData, register_family
 from sumpipe.models.task import SummarizationTask
+from sumpipe.models.vocabulary import VocabularyKind
+from sumpipe.names import BOS, EOS, PAD
 from sumpipe.subword.pieces import MASK, MODEL_FILE, N_SPECIAL_PIECES, VOCAB_TABLE, SubwordVocab
 from sumpipe.validation import MAX_LAYERS, MAX_VOCAB, from_dict, require, require_at_most
 
@@ -439,20 +440,20 @@ def warm_start(model: Bert2Stage, arch: Bert2StageArch) -> list[Path]:
     The encoder must have been pre-trained on this subword model with this architecture: anything
     else is a one-line error. Returns the files read (for the resume fingerprint)."""
     from sumpipe.io import file_sha256
-    from sumpipe.models.bert import ENCODER_CONFIG, ENCODER_WEIGHTS, load_encoder
+    from sumpipe.models.bert import ENCODER_CARD, ENCODER_WEIGHTS, load_encoder
 
     subword = Path(arch.subword_dir) / MODEL_FILE
     if not arch.pretrained:
         return [subword]
     folder = Path(arch.encoder_dir)
-    pretrained, config = load_encoder(folder)
-    if config.get("subword_sha256") != file_sha256(subword):
+    pretrained, card = load_encoder(folder)
+    if card.subword_sha256 != file_sha256(subword):
         raise SumpipeError(f"{folder}: pre-trained on another subword model than {subword} (run `sumpipe pretrain`)")
     if pretrained.encoder.cfg != arch.encoder or pretrained.encoder.vocab_size != arch.vocab_size:
         raise SumpipeError(f"{folder}: the encoder's architecture differs from pretrain.encoder in params.yaml "
                            "(run `sumpipe pretrain`)")
     model.encoder.load_state_dict(pretrained.encoder.state_dict())
-    return [subword, folder / ENCODER_CONFIG, folder / ENCODER_WEIGHTS]
+    return [subword, folder / ENCODER_CARD, folder / ENCODER_WEIGHTS]
 
 
 def _save_vocab(vocab: SubwordVocab, model_dir: Path, arch: Bert2StageArch) -> None:

@@ -1,4 +1,5 @@
-"""The model card: a model directory's config.json as a typed, validated object.
+"""The model card: a model directory's config.json as a typed, validated object (and the encoder
+card, its counterpart in the pretrain stage's folder).
 
     {"format": "sumpipe-model/2", "family": "transformer", "arch": {...}, "vocab_size": 5000,
      "weights_sha256": "...", "name": "M2-200", "input": "ngram200", "spec": {"family", "input", "rarity", "arch"},
@@ -6,9 +7,13 @@
      "dataset": "pydoc", "training": {...}, "family_info": {...}}
 
 `parse_card` validates it like params.yaml (unknown or mistyped keys are one-line errors naming the
-key) and turns `arch` into the family's arch type; every consumer (decode, evaluate, report) reads
-the card, never the raw JSON. A config.json of another format (an older sumpipe) is a one-line
-error that says to retrain.
+key); `arch` stays a mapping here (enough to prepare input text before torch loads), and
+`sumpipe.models.io.load_pretrained`, which loads the family anyway, turns it into the family's arch
+type. Every consumer (decode, evaluate, report) reads the card, never the raw JSON. A config.json
+of another format (an older sumpipe) is a one-line error that says to retrain.
+
+The pretrain stage's folder has a card of its own, `EncoderCard` (`write_encoder_card` /
+`read_encoder_card`), validated the same way: what `encoder.safetensors` holds and how it was made.
 """
 
 from __future__ import annotations
@@ -18,14 +23,20 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
-from sumpipe.config import Budget, ModelSpec
+from sumpipe.config import Budget, EncoderConfig, ModelSpec
 from sumpipe.errors import ConfigError, SumpipeError
-from sumpipe.validation import from_dict
+from sumpipe.validation import MAX_VOCAB, from_dict
 
 CARD_FORMAT = "sumpipe-model/2"
+
+# The files of a model directory (its layout: `sumpipe.models.io`; the training log's name is
+# `sumpipe.names.TRAIN_LOG_FILE`), named here, in a module without torch, so that light readers
+# (`sumpipe decode INPUT` before it loads a model) share them.
 CARD_FILE = "config.json"
+WEIGHTS_FILE = "model.safetensors"
+MANIFEST_FILE = "SHA256SUMS"
 
 
 @dataclass(frozen=True)
@@ -55,33 +66,94 @@ class ModelCard:
         return dataclasses.asdict(self)
 
 
-def parse_card(data: Any, with_family: bool = True) -> ModelCard:
-    """A config.json mapping -> ModelCard; raises a one-line ConfigError. With `with_family`, `arch`
-    becomes the family's arch type (this imports the family, torch included); without, it stays a
-    mapping (enough to prepare input text before torch loads)."""
-    if not isinstance(data, dict) or data.get("format") != CARD_FORMAT:
+def parse_card(data: Any) -> ModelCard:
+    """A config.json mapping -> ModelCard (`arch` a mapping); raises a one-line ConfigError."""
+    _check_format(data, CARD_FORMAT, "an old or foreign model directory: retrain it, e.g. `dvc repro`")
+    return from_dict(ModelCard, data)
+
+
+def read_card(model_dir: str | os.PathLike) -> ModelCard:
+    """The validated card of a model directory (no weights read, `arch` a mapping); a one-line
+    SumpipeError naming the file otherwise."""
+    return _read_card_file(Path(model_dir) / CARD_FILE, parse_card, "train the model first, e.g. `dvc repro`")
+
+
+# --------------------------------------------------------------------------------------------
+# The encoder card: the pretrain stage's <pretrain>/config.json
+# --------------------------------------------------------------------------------------------
+ENCODER_FORMAT = "sumpipe-bert-encoder/1"
+
+
+@dataclass(frozen=True)
+class EncoderCard:
+    """What the pretrain stage's `encoder.safetensors` holds (the BERT encoder and its MLM head) and how
+    it was made.
+
+    `encoder` (the `pretrain.encoder` section it was built with) and `vocab_size` (pieces) rebuild it;
+    `weights_sha256` vouches for the weights file; `subword_sha256` is the SHA-256 of the subword model
+    it was trained on (bert2stage's warm start refuses another); `init` says where it started (null:
+    random weights; else `pretrain.init_from` and `sumpipe.models.hf_bert.load_hf_bert`'s counts);
+    `mask_prob`, `max_tokens` and `training` (the engine's training summary) describe the run.
+    """
+
+    encoder: EncoderConfig
+    vocab_size: int
+    subword_sha256: str
+    mask_prob: float
+    max_tokens: int
+    weights_sha256: str = ""  # set by `sumpipe.models.bert.save_encoder`
+    init: dict[str, Any] | None = None
+    training: dict[str, Any] = field(default_factory=dict)
+    format: str = ENCODER_FORMAT
+
+    def check(self, key: str) -> None:
+        if not 1 <= self.vocab_size <= MAX_VOCAB:
+            raise ConfigError(f"{key + '.' if key else ''}vocab_size: must be in [1, {MAX_VOCAB:,}]")
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def write_encoder_card(card: EncoderCard, folder: str | os.PathLike) -> Path:
+    """`<folder>/config.json` (atomic, key-sorted JSON)."""
+    from sumpipe.io import write_json
+
+    return write_json(card.to_json(), Path(folder) / CARD_FILE)
+
+
+def read_encoder_card(folder: str | os.PathLike) -> EncoderCard:
+    """The validated encoder card of a pretrain folder; a one-line SumpipeError naming the file otherwise."""
+
+    def parse(data: Any) -> EncoderCard:
+        _check_format(data, ENCODER_FORMAT, "an old or foreign encoder folder: run `sumpipe pretrain`")
+        return from_dict(EncoderCard, data)
+
+    return _read_card_file(Path(folder) / CARD_FILE, parse, "run `sumpipe pretrain`")
+
+
+# --------------------------------------------------------------------------------------------
+# Shared by both cards
+# --------------------------------------------------------------------------------------------
+Card = TypeVar("Card")
+
+
+def _check_format(data: Any, expected: str, why: str) -> None:
+    """A one-line ConfigError unless `data` is a mapping of format `expected`; `why` says what to do."""
+    if not isinstance(data, dict) or data.get("format") != expected:
         found = data.get("format") if isinstance(data, dict) else None
-        raise ConfigError(f"format {found!r} is not {CARD_FORMAT!r} (an old or foreign model directory: "
-                          "retrain it, e.g. `dvc repro`)")
-    card = from_dict(ModelCard, data)
-    if not with_family:
-        return card
-    from sumpipe.models.registry import get_family
-
-    family = get_family(card.family)
-    return dataclasses.replace(card, arch=family.arch_from(card.arch, "arch"))
+        raise ConfigError(f"format {found!r} is not {expected!r} ({why})")
 
 
-def read_card(model_dir: str | os.PathLike, with_family: bool = True) -> ModelCard:
-    """The validated card of a model directory (no weights read); a one-line SumpipeError otherwise."""
-    path = Path(model_dir) / CARD_FILE
+def _read_card_file(path: Path, parse: Callable[[Any], Card], missing: str) -> Card:
+    """The JSON at `path` through `parse`. A missing file (`missing` says what to run), invalid JSON or
+    a ConfigError of `parse` is a one-line SumpipeError naming the file."""
     if not path.is_file():
-        raise SumpipeError(f"{path}: no such file (train the model first, e.g. `dvc repro`)")
+        raise SumpipeError(f"{path}: no such file ({missing})")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError):
         raise SumpipeError(f"{path}: not valid JSON") from None
     try:
-        return parse_card(data, with_family)
+        return parse(data)
     except ConfigError as exc:
         raise SumpipeError(f"{path}: {exc}") from None

@@ -26,13 +26,16 @@ import torch
 from sumpipe.config import EncoderConfig
 from sumpipe.errors import SumpipeError
 from sumpipe.models.bert import BertForMaskedLM
+from sumpipe.names import SPECIAL_TOKENS
+from sumpipe.subword.pieces import MASK_PIECE
 from sumpipe.validation import MAX_FF_WIDTH, MAX_HEADS, MAX_LAYERS, MAX_POSITIONS, MAX_VOCAB, MAX_WIDTH
 
 HF_CONFIG_KEYS = {  # EncoderConfig field -> Hugging Face config.json key
     "d_model": "hidden_size", "n_layers": "num_hidden_layers", "n_heads": "num_attention_heads",
     "d_ff": "intermediate_size", "max_positions": "max_position_embeddings", "type_vocab_size": "type_vocab_size",
 }
-SPECIAL_WORDPIECES = {"<unk>": "[UNK]", "<pad>": "[PAD]", "<s>": "[CLS]", "</s>": "[SEP]", "<mask>": "[MASK]"}
+# our specials (`sumpipe.names`, then `<mask>`) -> BERT's WordPiece specials
+SPECIAL_WORDPIECES = {**dict(zip(SPECIAL_TOKENS, ("[UNK]", "[PAD]", "[CLS]", "[SEP]"))), MASK_PIECE: "[MASK]"}
 
 
 def _hf_layer_names(i: int) -> dict[str, str]:
@@ -71,12 +74,15 @@ HF_SIZE_BOUNDS = {"hidden_size": MAX_WIDTH, "num_hidden_layers": MAX_LAYERS, "nu
                   "intermediate_size": MAX_FF_WIDTH, "max_position_embeddings": MAX_POSITIONS,
                   "type_vocab_size": 1024, "vocab_size": MAX_VOCAB}
 MAX_CONFIG_BYTES = 1 << 20
+HF_CONFIG_FILE = "config.json"  # Hugging Face's names for a checkpoint folder's files
+HF_WEIGHTS_FILE = "model.safetensors"
+HF_VOCAB_FILE = "vocab.txt"
 MAX_VOCAB_TXT_BYTES = 64 << 20
 
 
 def read_hf_config(folder: Path) -> dict[str, Any]:
     """config.json, checked against its schema: a mapping, model_type bert, every size an int in range."""
-    path = folder / "config.json"
+    path = folder / HF_CONFIG_FILE
     if not path.is_file():
         raise SumpipeError(f"{folder}: not a Hugging Face BERT folder (config.json is missing)")
     if path.stat().st_size > MAX_CONFIG_BYTES:
@@ -116,7 +122,7 @@ def check_header_shapes(folder: Path, shapes: dict[str, tuple[int, ...]], state:
                         names: dict[str, str], n_wordpieces: int) -> None:
     """The checkpoint's tensors, from the safetensors header alone, have the shapes the encoder and
     vocab.txt need: checked before a tensor is read, so a wrong width is one line, not a traceback."""
-    weights = folder / "model.safetensors"
+    weights = folder / HF_WEIGHTS_FILE
     for ours, theirs in names.items():
         if theirs in shapes and shapes[theirs] != tuple(state[ours].shape):
             raise SumpipeError(f"{weights}: {theirs} has shape {shapes[theirs]}, expected {tuple(state[ours].shape)}")
@@ -132,13 +138,13 @@ def check_encoder_config(cfg: EncoderConfig, hf: dict[str, Any], folder: Path, k
     """One-line error when params' encoder section disagrees with the checkpoint's config.json."""
     for ours, theirs in HF_CONFIG_KEYS.items():
         if theirs not in hf:
-            raise SumpipeError(f"{folder / 'config.json'}: {theirs} is missing")
+            raise SumpipeError(f"{folder / HF_CONFIG_FILE}: {theirs} is missing")
         if getattr(cfg, ours) != hf[theirs]:
-            raise SumpipeError(f"{key}.{ours} is {getattr(cfg, ours)} but {folder / 'config.json'} has "
+            raise SumpipeError(f"{key}.{ours} is {getattr(cfg, ours)} but {folder / HF_CONFIG_FILE} has "
                                f"{theirs} {hf[theirs]}: set it to the checkpoint's value")
     act = hf.get("hidden_act", "gelu")
     if act != "gelu":
-        raise SumpipeError(f"{folder / 'config.json'}: hidden_act {act!r}, only 'gelu' is supported")
+        raise SumpipeError(f"{folder / HF_CONFIG_FILE}: hidden_act {act!r}, only 'gelu' is supported")
 
 
 def _hf_name(name: str) -> str:
@@ -185,25 +191,25 @@ def load_hf_bert(model: BertForMaskedLM, folder: str | os.PathLike, pieces: list
     if not folder.is_dir():
         raise SumpipeError(f"{folder}: no such Hugging Face BERT folder (pretrain.init_from)")
     check_encoder_config(cfg, read_hf_config(folder), folder, key)
-    shapes = _read_shapes(folder / "model.safetensors")
-    lines = read_vocab_txt(folder / "vocab.txt")
+    shapes = _read_shapes(folder / HF_WEIGHTS_FILE)
+    lines = read_vocab_txt(folder / HF_VOCAB_FILE)
     wordpieces = {w: i for i, w in enumerate(lines)}
     word_key = "embeddings.word_embeddings.weight"
     names = {**hf_name_map(cfg.n_layers), **{k: v for k, v in HEAD_NAMES.items() if v in shapes}}
     missing = [theirs for theirs in [*names.values(), word_key] if theirs not in shapes]
     if missing:
-        raise SumpipeError(f"{folder / 'model.safetensors'}: tensor {missing[0]} is missing "
+        raise SumpipeError(f"{folder / HF_WEIGHTS_FILE}: tensor {missing[0]} is missing "
                            f"({len(missing)} missing; not a BERT checkpoint of this size)")
     if shapes[word_key][0] != len(lines):
         raise SumpipeError(f"{folder}: vocab.txt has {len(lines)} pieces, the word embeddings "
                            f"{shapes[word_key][0]}")
     state = model.state_dict()
     check_header_shapes(folder, shapes, state, names, len(lines))
-    tensors = _read_tensors(folder / "model.safetensors")
+    tensors = _read_tensors(folder / HF_WEIGHTS_FILE)
     with torch.no_grad():
         for ours, theirs in names.items():
             if state[ours].shape != tensors[theirs].shape:
-                raise SumpipeError(f"{folder / 'model.safetensors'}: {theirs} has shape "
+                raise SumpipeError(f"{folder / HF_WEIGHTS_FILE}: {theirs} has shape "
                                    f"{tuple(tensors[theirs].shape)}, expected {tuple(state[ours].shape)}")
             state[ours].copy_(tensors[theirs])
         rows = [(i, wordpieces[w]) for i, w in enumerate(map(wordpiece_for, pieces)) if w in wordpieces]

@@ -3,13 +3,17 @@
     <model_dir>/model.safetensors   the weights (safetensors; tied tensors stored once)
     <model_dir>/vocab.parquet       the model's vocabulary (a word-vocabulary family: id, token,
                                     count, rarity; another family stores its own, see
-                                    `sumpipe.models.registry.VocabularyKind`)
+                                    `sumpipe.models.vocabulary.VocabularyKind`)
     <model_dir>/config.json         the model card (`sumpipe.models.card.ModelCard`): family,
                                     architecture, input selection, data set, training summary,
                                     and the SHA-256 of the weights file
     <model_dir>/SHA256SUMS          the SHA-256 of every other file (config.json, the vocabulary,
                                     the training log), `sha256sum -c` format; the weights are
                                     covered through config.json's `weights_sha256`
+    <model_dir>/train_log.csv       the training log (written by the train stage as an extra file)
+
+The file names are constants of `sumpipe.models.card` (`CARD_FILE`, `WEIGHTS_FILE`, `MANIFEST_FILE`),
+which readers that must not load torch import too, and `sumpipe.names.TRAIN_LOG_FILE`.
 
 The folder is written as one unit (`sumpipe.io.atomic_folder`: built in a temporary folder, renamed
 into place under a lock), so a reader sees one writer's complete set or the previous one. Loading
@@ -22,48 +26,19 @@ allocated (a card claiming a billion words is refused, not obeyed).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pyarrow as pa
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_model
 
-from sumpipe.errors import SumpipeError
-from sumpipe.io import atomic_folder, safetensors_shapes, write_json, write_text, write_weights
-from sumpipe.models.card import CARD_FILE, CARD_FORMAT, ModelCard, read_card
-from sumpipe.models.registry import get_family
-
-WEIGHTS = "model.safetensors"
-CONFIG = CARD_FILE
-VOCAB = "vocab.parquet"
-MANIFEST = "SHA256SUMS"
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def vocab_table(vocab: Any, size: int) -> pa.Table:
-    """The first `size` entries of a vocabulary as the `vocab.parquet` table of the data contract."""
-    if hasattr(vocab, "to_table"):
-        return vocab.to_table().slice(0, size)
-    counts = getattr(vocab, "counts", None)
-    return pa.table({
-        "id": pa.array(np.arange(size, dtype=np.int32)),
-        "token": pa.array(list(vocab.itos[:size]), type=pa.string()),
-        "count": pa.array(np.zeros(size, np.int64) if counts is None else np.asarray(counts[:size], np.int64)),
-        "rarity": pa.array(np.asarray(vocab.rarity[:size], np.float64)),
-    })
+from sumpipe.errors import ConfigError, SumpipeError
+from sumpipe.io import atomic_folder, file_sha256, safetensors_shapes, write_json, write_text, write_weights
+from sumpipe.models.card import CARD_FILE, CARD_FORMAT, MANIFEST_FILE, WEIGHTS_FILE, ModelCard, read_card
+from sumpipe.models.registry import Family, get_family
 
 
 def save_pretrained(model: torch.nn.Module, model_dir: str | os.PathLike, vocab: Any, card: ModelCard,
@@ -75,27 +50,27 @@ def save_pretrained(model: torch.nn.Module, model_dir: str | os.PathLike, vocab:
     family = get_family(card.family)
     model_dir = Path(model_dir)
     with atomic_folder(model_dir) as unit:
-        write_weights(model, unit / WEIGHTS, format=CARD_FORMAT)
+        write_weights(model, unit / WEIGHTS_FILE, format=CARD_FORMAT)
         family.vocabulary.save(vocab, unit, card.arch)
         for name, write in (extras or {}).items():
             write(unit / name)
-        card = dataclasses.replace(card, weights_sha256=_sha256(unit / WEIGHTS))
-        write_json(card.to_json(), unit / CONFIG)
+        card = dataclasses.replace(card, weights_sha256=file_sha256(unit / WEIGHTS_FILE))
+        write_json(card.to_json(), unit / CARD_FILE)
         write_manifest(unit)
     return model_dir
 
 
 def write_manifest(model_dir: Path) -> None:
     """SHA256SUMS over every file of `model_dir` but the weights (config.json vouches for those)."""
-    names = sorted(p.name for p in model_dir.iterdir() if p.is_file() and p.name not in (MANIFEST, WEIGHTS))
-    write_text("".join(f"{_sha256(model_dir / name)}  {name}\n" for name in names), model_dir / MANIFEST)
+    names = sorted(p.name for p in model_dir.iterdir() if p.is_file() and p.name not in (MANIFEST_FILE, WEIGHTS_FILE))
+    write_text("".join(f"{file_sha256(model_dir / name)}  {name}\n" for name in names), model_dir / MANIFEST_FILE)
 
 
 def verify_manifest(model_dir: Path) -> None:
     """Every file SHA256SUMS lists is there and unchanged, config.json among them; one-line errors."""
-    path = model_dir / MANIFEST
+    path = model_dir / MANIFEST_FILE
     if not path.is_file():
-        raise SumpipeError(f"{model_dir}: incomplete model directory, {MANIFEST} is missing (written by an "
+        raise SumpipeError(f"{model_dir}: incomplete model directory, {MANIFEST_FILE} is missing (written by an "
                            "older sumpipe or half-copied: retrain it, e.g. `dvc repro`)")
     if path.stat().st_size > 1 << 20:
         raise SumpipeError(f"{path}: too large to be a checksum list")
@@ -105,14 +80,14 @@ def verify_manifest(model_dir: Path) -> None:
         if len(digest) != 64 or not name or "/" in name or name in (".", ".."):
             raise SumpipeError(f"{path}: not a checksum list (line {line[:60]!r})")
         expected[name] = digest
-    if CONFIG not in expected:
-        raise SumpipeError(f"{path}: does not cover {CONFIG}")
+    if CARD_FILE not in expected:
+        raise SumpipeError(f"{path}: does not cover {CARD_FILE}")
     for name, digest in expected.items():
         file = model_dir / name
         if not file.is_file():
             raise SumpipeError(f"{model_dir}: incomplete model directory, {name} is missing")
-        if _sha256(file) != digest:
-            raise SumpipeError(f"{file}: does not match {MANIFEST} (edited, corrupt or from another training run)")
+        if file_sha256(file) != digest:
+            raise SumpipeError(f"{file}: does not match {MANIFEST_FILE} (edited, corrupt or from another training run)")
 
 
 def expected_shapes(family: Any, card: ModelCard) -> dict[str, tuple[int, ...]]:
@@ -126,16 +101,27 @@ def expected_shapes(family: Any, card: ModelCard) -> dict[str, tuple[int, ...]]:
 def check_shapes(model_dir: Path, family: Any, card: ModelCard) -> None:
     """The weights file holds exactly the tensors the card's architecture needs, in their shapes
     (tied tensors are stored once, so a name the file leaves out must be a tied one)."""
-    found = safetensors_shapes(model_dir / WEIGHTS)
+    found = safetensors_shapes(model_dir / WEIGHTS_FILE)
     needed = expected_shapes(family, card)
-    misfit = f"{model_dir / WEIGHTS}: does not fit the architecture in config.json"
+    misfit = f"{model_dir / WEIGHTS_FILE}: does not fit the architecture in {CARD_FILE}"
     unexpected = sorted(set(found) - set(needed))
     if unexpected:
         raise SumpipeError(f"{misfit} (unexpected {unexpected[:3]})")
     for name, shape in found.items():
         if needed[name] != shape:
             raise SumpipeError(f"{misfit} (size mismatch for {name}: the file has {list(shape)}, "
-                               f"config.json implies {list(needed[name])})")
+                               f"{CARD_FILE} implies {list(needed[name])})")
+
+
+def read_typed_card(model_dir: Path) -> tuple[Family, ModelCard]:
+    """(its family, the card with `arch` validated into the family's arch type); the family module is
+    imported (torch included). A bad family or arch is a one-line SumpipeError naming the file and key."""
+    card = read_card(model_dir)
+    try:
+        family = get_family(card.family)
+        return family, dataclasses.replace(card, arch=family.arch_from(card.arch, "arch"))
+    except ConfigError as exc:
+        raise SumpipeError(f"{model_dir / CARD_FILE}: {exc}") from None
 
 
 def load_pretrained(model_dir: str | os.PathLike, device: str | torch.device = "cpu") -> tuple[Any, Any, ModelCard]:
@@ -147,24 +133,23 @@ def load_pretrained(model_dir: str | os.PathLike, device: str | torch.device = "
     model_dir = Path(model_dir)
     if not model_dir.is_dir():
         raise SumpipeError(f"{model_dir}: no such model directory (train it first, e.g. `dvc repro`)")
-    for name in (CONFIG, WEIGHTS):
+    for name in (CARD_FILE, WEIGHTS_FILE):
         if not (model_dir / name).is_file():
             raise SumpipeError(f"{model_dir}: incomplete model directory, {name} is missing")
-    card = read_card(model_dir)
+    family, card = read_typed_card(model_dir)
     verify_manifest(model_dir)
-    if card.weights_sha256 != _sha256(model_dir / WEIGHTS):
-        raise SumpipeError(f"{model_dir / WEIGHTS}: does not match config.json (corrupt or half-written)")
-    family = get_family(card.family)
+    if card.weights_sha256 != file_sha256(model_dir / WEIGHTS_FILE):
+        raise SumpipeError(f"{model_dir / WEIGHTS_FILE}: does not match {CARD_FILE} (corrupt or half-written)")
     check_shapes(model_dir, family, card)
     model = family.build(card.arch, card.spec)
-    misfit = f"{model_dir / WEIGHTS}: does not fit the architecture in config.json"
+    misfit = f"{model_dir / WEIGHTS_FILE}: does not fit the architecture in {CARD_FILE}"
     try:
         # Into the CPU model, then one move: loading onto `device` would copy GPU -> CPU -> GPU. The
         # file normally is the one save_pretrained wrote (its hash matched), so its shapes can be wrong;
         # a file that is no safetensors at all (hash rewritten by hand) is never unpickled, only refused.
-        missing, unexpected = load_model(model, str(model_dir / WEIGHTS), strict=False)
+        missing, unexpected = load_model(model, str(model_dir / WEIGHTS_FILE), strict=False)
     except SafetensorError as exc:  # a file whose hash config.json vouches for, yet no safetensors
-        raise SumpipeError(f"{model_dir / WEIGHTS}: not a readable safetensors file ({exc})") from None
+        raise SumpipeError(f"{model_dir / WEIGHTS_FILE}: not a readable safetensors file ({exc})") from None
     except RuntimeError as exc:  # load_state_dict: tensors of the wrong shape
         details = [line.strip() for line in str(exc).splitlines() if "size mismatch" in line]
         raise SumpipeError(f"{misfit} ({details[0] if details else 'shape mismatch'})") from None

@@ -23,6 +23,7 @@ plus its params. What a family brings:
                                         #   encoding, batching and loss (coverage, second-stage...)
         codec=lambda vocab, arch: ...,  # -> Codec: a document -> decoder input, ids -> words
         vocabulary=WORD_VOCABULARY,     # how its vocabulary is made for training, saved and loaded
+                                        #   (`sumpipe.models.vocabulary.VocabularyKind`)
         options=("rarity",),            # ModelSpec options it honours (others must stay at default)
         card_section=lambda model: {},  # extra facts for its model card (`ModelCard.family_info`)
         arch_defaults=None,             # Params -> base arch mapping, validated; default `families.<name>`
@@ -48,6 +49,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 from sumpipe.config import ModelSpec, Params, TrainConfig
 from sumpipe.errors import ConfigError, SumpipeError
+from sumpipe.models.vocabulary import WORD_VOCABULARY, VocabularyKind
 from sumpipe.registry import Registry
 from sumpipe.validation import from_dict
 
@@ -89,49 +91,6 @@ class TaskData:
     vocab: Any
     arch: Any
     cfg: TrainConfig
-
-
-@dataclass(frozen=True)
-class VocabularyKind:
-    """How a family's vocabulary is made for training, and stored in / read from a model directory.
-
-    `for_training(vocab_dir, arch)` -> (vocabulary, arch with its vocabulary size set);
-    `save(vocab, model_dir, arch)`; `load(model_dir, arch)` -> vocabulary (one-line errors)."""
-
-    for_training: Callable[[Path, Any], tuple[Any, Any]]
-    save: Callable[[Any, Path, Any], None]
-    load: Callable[[Path, Any], Any]
-
-
-def _word_vocab_for_training(vocab_dir: Path, arch: Any) -> tuple[Any, Any]:
-    from sumpipe.vocab.vocabulary import Vocabulary
-
-    vocab = Vocabulary.load(Path(vocab_dir) / "vocab.parquet", size=arch.vocab_size)
-    return vocab, dataclasses.replace(arch, vocab_size=len(vocab))  # a small corpus may have fewer words
-
-
-def _word_vocab_save(vocab: Any, model_dir: Path, arch: Any) -> None:
-    from sumpipe.io import write_parquet
-    from sumpipe.models.io import VOCAB, vocab_table
-
-    if len(vocab) < arch.vocab_size:
-        raise ValueError(f"vocabulary has {len(vocab)} entries, the model needs {arch.vocab_size}")
-    write_parquet(vocab_table(vocab, arch.vocab_size), model_dir / VOCAB)
-
-
-def _word_vocab_load(model_dir: Path, arch: Any) -> Any:
-    from sumpipe.models.io import VOCAB
-    from sumpipe.vocab.vocabulary import Vocabulary
-
-    vocab = Vocabulary.load(model_dir / VOCAB)
-    if len(vocab) != arch.vocab_size:
-        raise SumpipeError(f"{model_dir / VOCAB}: has {len(vocab)} entries, config.json says {arch.vocab_size}")
-    return vocab
-
-
-# The word vocabulary of the vocab stage (`<paths.vocab>/vocab.parquet`, first `arch.vocab_size` words),
-# stored as the model directory's vocab.parquet. Needs an arch field `vocab_size`.
-WORD_VOCABULARY = VocabularyKind(_word_vocab_for_training, _word_vocab_save, _word_vocab_load)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ def report(params: ParamsOption = Path("params.yaml")) -> None:
     from sumpipe.report.stage import build_report
 
     p = load_params(params)
-    result = build_report(p.paths, p.report, p.decode, list(p.models), seed=p.evaluate.seed, split=p.decode.split,
+    result = build_report(p.paths, p.report, list(p.models), seed=p.evaluate.seed, split=p.decode.split,
                           crosseval_summary=Path(p.paths.crosseval) / "summary.json")
     for note in result.notes:
         typer.echo(f"report: {note}", err=True)

@@ -8,7 +8,7 @@ Reads what earlier stages wrote and draws nothing it cannot trace back to them:
 | paired bootstrap vs Lead-k and vs M1 | same | -- |
 | input coverage by selection, bar charts | `${paths.metrics}/coverage.json` (extract), extracted `selected` | Fig. 5.2 |
 | sample summaries with per-example ROUGE | `${paths.scores}/<system>.parquet`, processed split | Tables 5.2-5.4 |
-| attention heat maps | `${paths.models}/<model>` through `sumpipe.decode.api` | Fig. 5.3 |
+| attention heat maps | `${paths.predictions}/<model>/<split>.attention.parquet` (decode) | Fig. 5.3 |
 | training curves | `${paths.models}/<model>/train_log.csv` | -- |
 | cross-data-set ROUGE | `${paths.crosseval}/summary.json` (crosseval stage), when present | Table 5.22 |
 
@@ -25,11 +25,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sumpipe.config import DecodeConfig, PathsConfig, ReportConfig
+from sumpipe.config import PathsConfig, ReportConfig
+from sumpipe.decode.attention import KeptAttention, ReportExamples, attention_path, read_attention
 from sumpipe.errors import SumpipeError
 from sumpipe.evaluate.summary import LABELS, markdown_table
 from sumpipe.extract.coverage import reference_hits, reference_words
 from sumpipe.io import read_json, read_parquet, write_text
+from sumpipe.names import TRAIN_LOG_FILE
 from sumpipe.report import plots
 from sumpipe.report.html import markdown_to_html
 
@@ -108,7 +110,7 @@ def rouge_section(summary: dict) -> list[str]:
         "",
         *lines,
         "",
-        *([f"‡ reads the reference summary: an extractive upper bound, not a summarizer.", ""] if readers else []),
+        *(["‡ reads the reference summary: an extractive upper bound, not a summarizer.", ""] if readers else []),
         config_line(config),
         "",
     ]
@@ -279,15 +281,6 @@ def example_coverage(paths: PathsConfig, split: str, example_id: str, source: st
     return {"id": example_id, "panels": panels}
 
 
-def pick_examples(ids: list[str], n: int, seed: int) -> list[str]:
-    """n example ids drawn without replacement by a seeded Generator, in their original order."""
-    if n <= 0 or not ids:
-        return []
-    rng = np.random.Generator(np.random.PCG64(seed))
-    chosen = rng.choice(len(ids), size=min(n, len(ids)), replace=False)
-    return [ids[i] for i in sorted(chosen)]
-
-
 def samples_section(examples: list[str], processed: pd.DataFrame, scores: dict[str, pd.DataFrame]) -> list[str]:
     out = ["## Sample summaries (seed Tables 5.2-5.4)", ""]
     if not examples:
@@ -313,49 +306,57 @@ def samples_section(examples: list[str], processed: pd.DataFrame, scores: dict[s
 
 
 def heatmap_section(paths: PathsConfig, split: str, model_names: list[str], examples: list[str],
-                    decode_cfg: DecodeConfig, figures: Path, root: Path) -> tuple[list[str], list[Path], list[str]]:
-    """Copy-attention heat maps of each trained model on the first examples (via sumpipe.decode.api)."""
+                    figures: Path, root: Path) -> tuple[list[str], list[Path], list[str]]:
+    """Copy-attention heat maps of each decoded model on the examples, from the attention the decode
+    stage kept for them (`sumpipe.decode.attention`): no model is loaded here."""
     out = ["## Attention heat maps (seed Fig. 5.3)", ""]
     if not examples:
         return out + ["No examples selected (report.n_heatmaps = 0 or nothing scored).", ""], [], []
-    trained = [m for m in model_names if (Path(paths.models) / m / "model.safetensors").is_file()]
-    if not trained:
-        return out + ["No trained model in `" + paths.models + "` yet.", ""], [], []
-    from sumpipe.decode import api  # torch: imported only when there is a model to run
-
+    files = {name: attention_path(Path(paths.predictions) / name, split) for name in model_names}
+    decoded = [name for name in model_names if files[name].is_file()]
+    if not decoded:
+        return out + [f"No attention kept by the decode stage in `{paths.predictions}` yet.", ""], [], []
     out += ["The decoder's copy attention over the model's input (rows: generated words, columns: input "
             "tokens; lighter = more attention), for the same examples as above, decoded with the "
             "`decode:` parameters.", ""]
     made: list[Path] = []
     notes: list[str] = []
-    for name in trained:
+    for name in model_names:  # predictions without attention: written before the decode stage kept it
+        if name not in decoded and (Path(paths.predictions) / name / f"{split}.parquet").is_file():
+            out.append(f"- {name}: its decode kept no attention (run `sumpipe decode --model {name}` again)")
+    for name in decoded:
         try:
-            model, vocab, card = api.load_model(Path(paths.models) / name)
-            inputs = _model_inputs(paths, split, card.input, examples)
-            docs = [inputs[i] for i in examples]
-            summaries = api.summarize(model, vocab, card, docs, decode_cfg, details=True)
-        except Exception as exc:  # noqa: BLE001 - a broken model must not sink the whole report
-            notes.append(f"{name}: heat maps skipped ({exc.__class__.__name__}: {str(exc).splitlines()[0] if str(exc) else ''})")
+            kept = read_attention(files[name])
+        except SumpipeError as exc:  # a broken file must not sink the whole report
+            notes.append(f"{name}: heat maps skipped ({exc})")
             out.append(f"- {notes[-1]}")
             continue
-        for example_id, s in zip(examples, summaries):
-            if s.attention is None or not len(s.tokens):
-                out.append(f"- {name}, `{example_id}`: no attention returned")
-                continue
-            # Ids come from the corpus: keep the file name (and so the markdown link) to safe characters.
-            path = figures / (re.sub(r"[^\w.-]", "_", f"attention_{name}_{example_id}") + ".png")
-            made.append(plots.attention_heatmap(s.attention, s.source_tokens, s.tokens, path,
-                                                f"{name} on {example_id}"))
-            out += [f"**{name}**, `{example_id}`: {_escape(s.text)}", "", f"![{name} {re.sub(r'[][]', '', example_id)}]({_rel(path, root)})", ""]
-            out += _head_grid(s.head_attention, s.source_tokens, s.tokens, path.with_name(path.stem + "_heads.png"),
-                              f"{name} on {example_id}", made, root)
+        for example_id in examples:
+            out += _example_maps(name, example_id, kept.get(example_id), figures, root, made)
     return out + [""], made, notes
+
+
+def _example_maps(name: str, example_id: str, s: KeptAttention | None, figures: Path, root: Path,
+                  made: list[Path]) -> list[str]:
+    """One model's heat map of one example (and its per-head grid), or the line saying why there is none."""
+    if s is None:
+        return [f"- {name}, `{example_id}`: no attention kept for it (an empty input, or decoded with other "
+                "`report:` settings)"]
+    if s.attention is None or not len(s.tokens):
+        return [f"- {name}, `{example_id}`: no attention returned"]
+    # Ids come from the corpus: keep the file name (and so the markdown link) to safe characters.
+    path = figures / (re.sub(r"[^\w.-]", "_", f"attention_{name}_{example_id}") + ".png")
+    made.append(plots.attention_heatmap(s.attention, s.source_tokens, s.tokens, path, f"{name} on {example_id}"))
+    out = [f"**{name}**, `{example_id}`: {_escape(s.prediction)}", "",
+           f"![{name} {re.sub(r'[][]', '', example_id)}]({_rel(path, root)})", ""]
+    return out + _head_grid(s.head_attention, s.source_tokens, s.tokens, path.with_name(path.stem + "_heads.png"),
+                            f"{name} on {example_id}", made, root)
 
 
 def _head_grid(heads: np.ndarray | None, source_tokens: list[str], tokens: list[str], path: Path, title: str,
                made: list[Path], root: Path) -> list[str]:
     """The per-head grid (seed 002) under the averaged map, for a model whose copy attention has heads
-    (`Summary.head_attention`, (H, T, S)); nothing for one without (the RNN's single attention)."""
+    (`KeptAttention.head_attention`, (H, T, S)); nothing for one without (the RNN's single attention)."""
     if heads is None or heads.shape[0] < 2:
         return []
     made.append(plots.attention_heads(heads, source_tokens, tokens, path, title))
@@ -363,24 +364,11 @@ def _head_grid(heads: np.ndarray | None, source_tokens: list[str], tokens: list[
             f"![{re.sub(r'[][]', '', title)} per head]({_rel(path, root)})", ""]
 
 
-def _model_inputs(paths: PathsConfig, split: str, selection: str, ids: list[str]) -> dict[str, str]:
-    """The input text each id had at decode time: the model's selection, else the processed source."""
-    path = Path(paths.extracted) / selection / f"{split}.parquet" if selection else None
-    if path is None or not path.is_file():
-        path = Path(paths.processed) / f"{split}.parquet"
-    df = read_parquet(path, columns=["id", "source"])
-    found = dict(zip(df["id"], df["source"]))
-    missing = [i for i in ids if i not in found]
-    if missing:
-        raise SumpipeError(f"{path}: no example {missing[0]}")
-    return {i: found[i] for i in ids}
-
-
 def training_section(paths: PathsConfig, model_names: list[str], figures: Path, root: Path) -> tuple[list[str], list[Path]]:
     out = ["## Training curves", ""]
     logs = {}
     for name in model_names:
-        path = Path(paths.models) / name / "train_log.csv"
+        path = Path(paths.models) / name / TRAIN_LOG_FILE
         if path.is_file():
             log = pd.read_csv(path)
             if {"step", "loss"} <= set(log.columns) and len(log):
@@ -388,7 +376,7 @@ def training_section(paths: PathsConfig, model_names: list[str], figures: Path, 
                     log["valid_loss"] = np.nan
                 logs[name] = log
     if not logs:
-        return out + ["No `train_log.csv` in the model folders yet.", ""], []
+        return out + [f"No `{TRAIN_LOG_FILE}` in the model folders yet.", ""], []
     path = plots.training_curves(logs, figures / "training_curves.png")
     out += ["| Model | steps | epochs | last loss | best valid loss |", "|---|---:|---:|---:|---:|"]
     for name, log in logs.items():
@@ -442,8 +430,8 @@ def config_section(summary: dict) -> list[str]:
 # --------------------------------------------------------------------------------------------
 # The stage
 # --------------------------------------------------------------------------------------------
-def build_report(paths: PathsConfig, cfg: ReportConfig, decode_cfg: DecodeConfig, model_names: list[str],
-                 seed: int, split: str = "test", crosseval_summary: str | Path | None = None) -> ReportResult:
+def build_report(paths: PathsConfig, cfg: ReportConfig, model_names: list[str], seed: int, split: str = "test",
+                 crosseval_summary: str | Path | None = None) -> ReportResult:
     """Write `${paths.reports}/report.md`, `report.html` and `figures/`."""
     root = Path(paths.reports)
     figures = root / "figures"
@@ -460,8 +448,9 @@ def build_report(paths: PathsConfig, cfg: ReportConfig, decode_cfg: DecodeConfig
     for df in scores.values():
         shared &= set(df["id"])
     ordered = [i for i in processed["id"] if i in shared]
-    samples = pick_examples(ordered, cfg.n_samples, seed)
-    heat_ids = samples[: cfg.n_heatmaps] if len(samples) >= cfg.n_heatmaps else pick_examples(ordered, cfg.n_heatmaps, seed)
+    examples = ReportExamples(cfg.n_samples, cfg.n_heatmaps, seed)  # the decode stage kept their attention
+    samples = examples.samples(ordered)
+    heat_ids = examples.heatmaps(ordered)
 
     coverage_path = Path(paths.metrics) / "coverage.json"
     coverage = read_json(coverage_path) if coverage_path.is_file() else None
@@ -488,7 +477,7 @@ def build_report(paths: PathsConfig, cfg: ReportConfig, decode_cfg: DecodeConfig
     lines += section
     made += figs
     lines += samples_section(samples, processed, scores)
-    section, figs, notes = heatmap_section(paths, split, model_names, heat_ids, decode_cfg, figures, root)
+    section, figs, notes = heatmap_section(paths, split, model_names, heat_ids, figures, root)
     lines += section
     made += figs
     section, figs = training_section(paths, model_names, figures, root)

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from sumpipe.errors import SumpipeError
+from sumpipe.names import SPLITS
 from sumpipe.text.ascii import repair_encoding, to_ascii
 from sumpipe.text.clean import remove_extra_symbols
 from sumpipe.text.contractions import expand_contractions
@@ -43,7 +44,6 @@ from sumpipe.text.tokenize import split_possessive, tokenize_lines
 if TYPE_CHECKING:
     from sumpipe.config import PreprocessConfig
 
-SPLITS = ("train", "valid", "test")
 MIN_TEXTS_PER_WORKER = 64  # starting a worker process costs about as much as preprocessing 64 texts
 
 

@@ -6,7 +6,7 @@ from a local Hugging Face checkpoint named by `pretrain.init_from` (`sumpipe.mod
 adapted to the corpus's pieces by the same training. Reads `<processed>/{train,valid}.parquet`
 (sources only) and `<subword>/subword.model`; trains with the shared engine (`sumpipe.train.engine.fit`:
 exact resume from `<checkpoints>/pretrain`, best-validation weights kept) and writes to
-`<pretrain>/`: `encoder.safetensors` + `config.json` (`sumpipe.models.bert.save_encoder`) and
+`<pretrain>/`: `encoder.safetensors` + its card `config.json` (`sumpipe.models.bert.save_encoder`, `EncoderCard`) and
 `pretrain_log.csv` (step, epoch, loss, valid_loss, lr; loss = MLM cross-entropy per predicted piece).
 The run's timings go to `<timings>/pretrain/encoder.{json,csv}` (`sumpipe.timings`), outside the outputs.
 """
@@ -17,11 +17,10 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-import torch
-
 from sumpipe.config import Params
 from sumpipe.errors import SumpipeError
 from sumpipe.io import atomic_folder, file_sha256, read_parquet
+from sumpipe.names import SPLITS
 from sumpipe.schemas import PROCESSED
 
 LOG_FILE = "pretrain_log.csv"
@@ -51,15 +50,23 @@ def pretrain_encoder(inputs: PretrainInputs, *, resume: bool = True, progress: b
     import sumpipe.subword
     import sumpipe.train
     from sumpipe.models.bert import BertForMaskedLM, save_encoder
+    from sumpipe.models.card import EncoderCard
     from sumpipe.subword.pieces import MODEL_FILE, SubwordVocab
     from sumpipe.timings import record_run, write_throughput
-    from sumpipe.train.engine import (fingerprint_of, fit, run_figures, seed_everything, training_device,
-                                      training_summary, write_log)
+    from sumpipe.train.engine import (
+        fingerprint_of,
+        fit,
+        run_figures,
+        seed_everything,
+        training_device,
+        training_summary,
+        write_log,
+    )
     from sumpipe.train.mlm import MLMTask, source_windows
 
     cfg = inputs.cfg
     vocab = SubwordVocab.load(inputs.subword_dir)
-    files = [inputs.processed_dir / f"{split}.parquet" for split in ("train", "valid")]
+    files = [inputs.processed_dir / f"{split}.parquet" for split in SPLITS[:2]]  # train, valid: never test
     windows = []
     for path in files:
         sources = read_parquet(path, columns=["source"], contract=PROCESSED)["source"].tolist()
@@ -86,25 +93,13 @@ def pretrain_encoder(inputs: PretrainInputs, *, resume: bool = True, progress: b
     device = training_device(cfg.train.device)
     summary = training_summary(result, model, cfg.train, len(windows[0]), len(windows[1]), device)
     with atomic_folder(inputs.out_dir) as unit:  # one unit, like a model folder: never half of two runs
-        save_encoder(model.cpu(), unit, {
-            "subword_sha256": file_sha256(subword_file), "init": init, "mask_prob": cfg.mask_prob,
-            "max_tokens": cfg.max_tokens, "training": summary,
-        })
+        card = EncoderCard(encoder=model.encoder.cfg, vocab_size=model.encoder.vocab_size,
+                           subword_sha256=file_sha256(subword_file), mask_prob=cfg.mask_prob,
+                           max_tokens=cfg.max_tokens, init=init, training=summary)
+        save_encoder(model.cpu(), unit, card)
         write_log(result.log_rows, unit / LOG_FILE)
     record_run(inputs.timings_dir, "pretrain", "encoder", run_figures(result))
     if result.throughput:  # a run that only found a finished checkpoint keeps the last training's curve
         write_throughput(result.throughput, inputs.timings_dir, "pretrain", "encoder")
     return {**summary, **run_figures(result)}
 
-
-def mlm_accuracy(model: torch.nn.Module, task: Any) -> float:
-    """Share of validation targets the model predicts exactly (for tests and reports)."""
-    model.eval()
-    right = total = 0
-    with torch.no_grad():
-        for indices in task.valid_batches():
-            batch = task.collate(indices, "valid")
-            logits = model(batch.inputs, batch.keep, batch.targets)
-            right += int((logits.argmax(-1) == batch.labels[batch.targets]).sum())
-            total += int(batch.targets.sum())
-    return right / max(total, 1)

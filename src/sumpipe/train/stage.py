@@ -34,14 +34,21 @@ from sumpipe.config import Budget, ModelSpec, Params, TrainConfig
 from sumpipe.errors import SumpipeError
 from sumpipe.extract.methods import find_selection
 from sumpipe.io import read_parquet, require_writable_folder
-from sumpipe.schemas import EXTRACTED
 from sumpipe.models.registry import Family, TrainPhase, resolve_model
+from sumpipe.names import TRAIN_LOG_FILE
+from sumpipe.schemas import EXTRACTED
 from sumpipe.train.ddp import context_from_env, init_process_group
-from sumpipe.train.engine import (FitResult, fingerprint_of, fit, run_figures, seed_everything, training_device,
-                                  training_summary, write_log)
+from sumpipe.train.engine import (
+    FitResult,
+    fingerprint_of,
+    fit,
+    run_figures,
+    seed_everything,
+    training_device,
+    training_summary,
+    write_log,
+)
 from sumpipe.validation import from_dict
-
-LOG_FILE = "train_log.csv"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -147,7 +154,7 @@ def train_model(inputs: TrainInputs, *, resume: bool = True, progress: bool | No
                          input=inputs.spec.input, spec=inputs.spec, selection=inputs.selection,
                          dataset=inputs.dataset, training=summary, family_info=family.card_section(model))
         save_pretrained(model.cpu(), inputs.out_dir, vocab, card,
-                        extras={LOG_FILE: lambda path: write_log(result.log_rows, path)})
+                        extras={TRAIN_LOG_FILE: lambda path: write_log(result.log_rows, path)})
         _record_timings(inputs, result)
     if ctx.is_distributed:
         torch.distributed.destroy_process_group()

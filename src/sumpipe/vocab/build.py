@@ -21,8 +21,8 @@ from sumpipe.config import VocabConfig
 from sumpipe.errors import SumpipeError
 from sumpipe.io import open_parquet
 from sumpipe.schemas import PROCESSED
-from sumpipe.vocab.ngrams import DROPPED, NgramCounter, NgramTable, ngram_windows, pack_ngrams
-from sumpipe.vocab.vocabulary import Vocabulary
+from sumpipe.vocab.ngrams import DROPPED, NGRAMS_FILE, NgramCounter, NgramTable, ngram_windows, pack_ngrams
+from sumpipe.vocab.vocabulary import VOCAB_FILE, Vocabulary
 from sumpipe.vocab.words import is_content_word
 
 BATCH_ROWS = 1024
@@ -42,8 +42,9 @@ class WordIds(dict):
         return value
 
 
-def split_sentences(text: str) -> list[list[str]]:
-    """Text convention -> sentences of tokens (empty lines dropped)."""
+def tokenized_sentences(text: str) -> list[list[str]]:
+    """Text convention -> its sentences as token lists (one per non-empty line). Sentences are found
+    by the preprocess stage (`sumpipe.text.sentences.split_sentences`); this only reads them back."""
     return [toks for line in text.split("\n") if (toks := line.split())]
 
 
@@ -84,7 +85,7 @@ class CorpusCounter:
         tokens: list[str] = []
         lengths: list[int] = []
         for text in sources:
-            for sentence in split_sentences(text):
+            for sentence in tokenized_sentences(text):
                 tokens.extend(sentence)
                 lengths.append(len(sentence))
         ref_tokens = " ".join(references).split()
@@ -130,14 +131,14 @@ def build_vocab(processed_dir: str | Path, out_dir: str | Path, cfg: VocabConfig
         raise SumpipeError(f"{processed_dir}: the train split has no tokens")
 
     vocab = Vocabulary.from_counts(dict(zip(words, counter.word_counts.tolist())), cfg.size)
-    vocab.save(out_dir / "vocab.parquet")
+    vocab.save(out_dir / VOCAB_FILE)
 
     keys, counts = counter.ngrams.result()
     counter_bytes = keys.nbytes + counts.nbytes
     keep = counts >= cfg.ngram_min_count
     table = NgramTable(n=cfg.ngram_n, keys=keys[keep], counts=counts[keep], words=words,
                        min_count=cfg.ngram_min_count)
-    table.save(out_dir / "ngrams.parquet", word_counts=counter.word_counts)
+    table.save(out_dir / NGRAMS_FILE, word_counts=counter.word_counts)
 
     n_tokens = counter.n_source_tokens + counter.n_reference_tokens
     in_vocab = int(vocab.counts.sum())

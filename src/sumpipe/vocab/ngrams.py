@@ -39,7 +39,8 @@ from sumpipe.io import read_table, write_parquet
 from sumpipe.vocab.exact import inverse_log10, per_count
 from sumpipe.vocab.words import is_content_word
 
-WORDS_FILE = "words.parquet"
+NGRAMS_FILE = "ngrams.parquet"  # the vocab stage's n-gram table
+WORDS_FILE = "words.parquet"  # beside it: every train word
 HASHED_BIT = np.uint64(1 << 63)
 
 # Word codes when scoring text: a train content word has its id (>= 0); these mark the rest.
@@ -261,7 +262,7 @@ class NgramTable:
         """Read `ngrams.parquet` (or the folder holding it) and the `words.parquet` beside it."""
         path = Path(path)
         if path.is_dir():
-            path = path / "ngrams.parquet"
+            path = path / NGRAMS_FILE
         words_path = path.parent / WORDS_FILE
         for p in (path, words_path):
             if not p.is_file():

@@ -33,12 +33,11 @@ import pyarrow as pa
 
 from sumpipe.errors import SumpipeError
 from sumpipe.io import read_table, write_parquet
+from sumpipe.names import BOS, EOS, N_SPECIALS, PAD, SPECIAL_TOKENS, UNK
 from sumpipe.schemas import VOCABULARY
 from sumpipe.vocab.exact import exact_mean, inverse_ln1p, per_count
 
-SPECIALS = ("<unk>", "<pad>", "<s>", "</s>")  # ids 0..3, as in sumpipe.models.protocol
-UNK_ID, PAD_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
-N_SPECIALS = len(SPECIALS)
+VOCAB_FILE = "vocab.parquet"  # the vocab stage's file, and a word-vocabulary model directory's
 
 PAD_RARITY = 0.0
 BOUNDARY_RARITY = 1.0  # <s>, </s>: the mean score, i.e. neither boosted nor damped
@@ -60,7 +59,7 @@ def rarity_shift(word_counts: np.ndarray) -> float:
 
 def sort_word_counts(counts: Mapping[str, int]) -> list[tuple[str, int]]:
     """(word, count) pairs by decreasing count, ties broken by the word; special tokens left out."""
-    pairs = [(w, int(c)) for w, c in counts.items() if w not in SPECIALS and c > 0]
+    pairs = [(w, int(c)) for w, c in counts.items() if w not in SPECIAL_TOKENS and c > 0]
     pairs.sort(key=lambda wc: (-wc[1], wc[0]))
     return pairs
 
@@ -82,8 +81,8 @@ class Vocabulary:
 
     def __post_init__(self) -> None:
         self.counts = np.asarray(self.counts, dtype=np.int64)
-        if list(self.itos[:N_SPECIALS]) != list(SPECIALS):
-            raise SumpipeError(f"vocabulary must start with {', '.join(SPECIALS)}")
+        if list(self.itos[:N_SPECIALS]) != list(SPECIAL_TOKENS):
+            raise SumpipeError(f"vocabulary must start with {', '.join(SPECIAL_TOKENS)}")
         _check_tokens(self.itos)
         self.unknown_rarity = inverse_ln1p(1) + self.shift
         self.rarity = self._rarity64().astype(np.float32)
@@ -93,8 +92,7 @@ class Vocabulary:
         """Rarity per id in float64 (the stored column; `.rarity` is its float32 copy)."""
         rarity = np.empty(len(self.itos), dtype=np.float64)
         rarity[N_SPECIALS:] = raw_rarity(self.counts[N_SPECIALS:]) + self.shift
-        rarity[[UNK_ID, PAD_ID, BOS_ID, EOS_ID]] = [self.unknown_rarity, PAD_RARITY, BOUNDARY_RARITY,
-                                                    BOUNDARY_RARITY]
+        rarity[[UNK, PAD, BOS, EOS]] = [self.unknown_rarity, PAD_RARITY, BOUNDARY_RARITY, BOUNDARY_RARITY]
         return rarity
 
     @classmethod
@@ -105,7 +103,7 @@ class Vocabulary:
         words = sort_word_counts(counts)[: size - N_SPECIALS]
         word_counts = np.array([c for _, c in words], dtype=np.int64)
         return cls(
-            itos=list(SPECIALS) + [w for w, _ in words],
+            itos=list(SPECIAL_TOKENS) + [w for w, _ in words],
             counts=np.concatenate([np.zeros(N_SPECIALS, dtype=np.int64), word_counts]),
             shift=rarity_shift(word_counts),
         )
@@ -116,7 +114,7 @@ class Vocabulary:
     def encode(self, tokens: Iterable[str]) -> list[int]:
         """Token ids; out-of-vocabulary tokens become `<unk>` (0)."""
         get = self.stoi.get
-        return [get(t, UNK_ID) for t in tokens]
+        return [get(t, UNK) for t in tokens]
 
     def to_table(self) -> pa.Table:
         """The `vocab.parquet` table: id int32, token str, count int64, rarity float64."""

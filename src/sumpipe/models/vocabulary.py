@@ -1,0 +1,72 @@
+"""How a model family's vocabulary is made for training, stored in a model directory and read back.
+
+A family names its `VocabularyKind` (`sumpipe.models.registry.Family.vocabulary`); the trainer calls
+`for_training`, `sumpipe.models.io.save_pretrained` / `load_pretrained` call `save` / `load`. The word
+families (transformer, rnn) share `WORD_VOCABULARY`: the vocab stage's `vocab.parquet`, cut to the
+arch's `vocab_size`, stored under the same name in the model directory (`vocab_table`).
+
+Here, below both the registry and the model-directory code, so that neither has to import the other.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import pyarrow as pa
+
+from sumpipe.errors import SumpipeError
+from sumpipe.vocab.vocabulary import VOCAB_FILE, Vocabulary
+
+
+@dataclass(frozen=True)
+class VocabularyKind:
+    """How a family's vocabulary is made for training, and stored in / read from a model directory.
+
+    `for_training(vocab_dir, arch)` -> (vocabulary, arch with its vocabulary size set);
+    `save(vocab, model_dir, arch)`; `load(model_dir, arch)` -> vocabulary (one-line errors)."""
+
+    for_training: Callable[[Path, Any], tuple[Any, Any]]
+    save: Callable[[Any, Path, Any], None]
+    load: Callable[[Path, Any], Any]
+
+
+def vocab_table(vocab: Any, size: int) -> pa.Table:
+    """The first `size` entries of a vocabulary as the `vocab.parquet` table of the data contract."""
+    if hasattr(vocab, "to_table"):
+        return vocab.to_table().slice(0, size)
+    counts = getattr(vocab, "counts", None)
+    return pa.table({
+        "id": pa.array(np.arange(size, dtype=np.int32)),
+        "token": pa.array(list(vocab.itos[:size]), type=pa.string()),
+        "count": pa.array(np.zeros(size, np.int64) if counts is None else np.asarray(counts[:size], np.int64)),
+        "rarity": pa.array(np.asarray(vocab.rarity[:size], np.float64)),
+    })
+
+
+def _word_vocab_for_training(vocab_dir: Path, arch: Any) -> tuple[Any, Any]:
+    vocab = Vocabulary.load(Path(vocab_dir) / VOCAB_FILE, size=arch.vocab_size)
+    return vocab, dataclasses.replace(arch, vocab_size=len(vocab))  # a small corpus may have fewer words
+
+
+def _word_vocab_save(vocab: Any, model_dir: Path, arch: Any) -> None:
+    from sumpipe.io import write_parquet
+
+    if len(vocab) < arch.vocab_size:
+        raise ValueError(f"vocabulary has {len(vocab)} entries, the model needs {arch.vocab_size}")
+    write_parquet(vocab_table(vocab, arch.vocab_size), model_dir / VOCAB_FILE)
+
+
+def _word_vocab_load(model_dir: Path, arch: Any) -> Any:
+    vocab = Vocabulary.load(model_dir / VOCAB_FILE)
+    if len(vocab) != arch.vocab_size:
+        raise SumpipeError(f"{model_dir / VOCAB_FILE}: has {len(vocab)} entries, config.json says {arch.vocab_size}")
+    return vocab
+
+
+# The word vocabulary of the vocab stage (`<paths.vocab>/vocab.parquet`, first `arch.vocab_size` words),
+# stored as the model directory's vocab.parquet. Needs an arch field `vocab_size`.
+WORD_VOCABULARY = VocabularyKind(_word_vocab_for_training, _word_vocab_save, _word_vocab_load)
