@@ -11,8 +11,8 @@ Adding a data set is one module that calls `DATASETS.register(name, Dataset(...)
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from sumpipe.config import DataConfig
 from sumpipe.registry import Registry

@@ -45,10 +45,10 @@ import re
 import sys
 import sysconfig
 import warnings
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Callable, Iterator, Mapping
 
 from tqdm import tqdm
 
@@ -378,7 +378,7 @@ class PydocStats:
     not_prose: int = 0
     duplicates: int = 0
 
-    def add(self, other: "PydocStats") -> None:
+    def add(self, other: PydocStats) -> None:
         for f in fields(self):
             setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 

@@ -29,7 +29,7 @@ SPLIT_ALIASES: dict[str, Split] = {
 
 def unit_hash(key: str, salt: str = "") -> float:
     """Map a string to a float in [0, 1), the same on every machine and Python version."""
-    digest = hashlib.blake2b(f"{salt}{key}".encode("utf-8"), digest_size=8).digest()
+    digest = hashlib.blake2b(f"{salt}{key}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big") / 2.0**64
 
 
@@ -54,5 +54,5 @@ def normalize_split(value: object, where: str) -> Split:
 
 def content_id(source: str, reference: str, prefix: str = "") -> str:
     """A stable id for an example that has none: a short blake2b digest of its text."""
-    digest = hashlib.blake2b(f"{source}\x00{reference}".encode("utf-8"), digest_size=8).hexdigest()
+    digest = hashlib.blake2b(f"{source}\x00{reference}".encode(), digest_size=8).hexdigest()
     return f"{prefix}{digest}"

@@ -23,9 +23,10 @@ from __future__ import annotations
 import functools
 import os
 import time
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Collection, Sequence
+from typing import TYPE_CHECKING, Any
 
 from sumpipe.data.datasets import lengths_of
 from sumpipe.errors import SumpipeError
@@ -64,7 +65,7 @@ class Summary:
 # --------------------------------------------------------------------------------------------
 # Model and its card
 # --------------------------------------------------------------------------------------------
-def load_model(model_dir: str | os.PathLike, device: "str | torch.device" = "cpu") -> tuple[Any, Any, ModelCard]:
+def load_model(model_dir: str | os.PathLike, device: str | torch.device = "cpu") -> tuple[Any, Any, ModelCard]:
     """(model in eval mode, its vocabulary, its ModelCard) from a model directory."""
     from sumpipe.models.io import load_pretrained
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -25,25 +25,25 @@ def _load_params(params: Path, input_mode: bool):
 
 
 def decode(
-    input: Annotated[Optional[str], typer.Argument(
+    input: Annotated[str | None, typer.Argument(
         help="raw text file to summarise, or - for stdin; without it, run the DVC decode stage",
         show_default=False)] = None,
-    model: Annotated[Optional[str], typer.Option(
+    model: Annotated[str | None, typer.Option(
         "--model", "-m",
         help="model name under models/ or a model directory (default: best rougeL in metrics/rouge.json, else M1)",
     )] = None,
-    beam: Annotated[Optional[int], typer.Option("--beam", "-b", help="beam size (default: decode.beam_size)")] = None,
+    beam: Annotated[int | None, typer.Option("--beam", "-b", help="beam size (default: decode.beam_size)")] = None,
     greedy: Annotated[bool, flag("--greedy", help="greedy decoding")] = False,
     sample: Annotated[bool, flag("--sample", help="top-k / top-p sampling")] = False,
-    top_k: Annotated[Optional[int], typer.Option("--top-k", help="sampling: keep the k best words (0 = all)")] = None,
-    top_p: Annotated[Optional[float], typer.Option("--top-p", help="sampling: nucleus probability mass")] = None,
-    temperature: Annotated[Optional[float], typer.Option("--temperature", help="sampling temperature")] = None,
-    seed: Annotated[Optional[int], typer.Option("--seed", help="sampling seed")] = None,
-    min_length: Annotated[Optional[int], typer.Option("--min-length", help="fewest words")] = None,
-    max_length: Annotated[Optional[int], typer.Option(
+    top_k: Annotated[int | None, typer.Option("--top-k", help="sampling: keep the k best words (0 = all)")] = None,
+    top_p: Annotated[float | None, typer.Option("--top-p", help="sampling: nucleus probability mass")] = None,
+    temperature: Annotated[float | None, typer.Option("--temperature", help="sampling temperature")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="sampling seed")] = None,
+    min_length: Annotated[int | None, typer.Option("--min-length", help="fewest words")] = None,
+    max_length: Annotated[int | None, typer.Option(
         "--max-length", help="most words (default: by data set, e.g. CNN/DM 120)")] = None,
-    length_penalty: Annotated[Optional[float], typer.Option("--length-penalty", help="GNMT alpha")] = None,
-    block_ngram: Annotated[Optional[int], typer.Option(
+    length_penalty: Annotated[float | None, typer.Option("--length-penalty", help="GNMT alpha")] = None,
+    block_ngram: Annotated[int | None, typer.Option(
         "--block-ngram", help="never repeat an n-gram of this size (0 = off)")] = None,
     per_line: Annotated[bool, flag("--per-line", help="one document per line")] = False,
     per_block: Annotated[bool, flag("--per-block", help="one document per blank-line-separated block")] = False,
@@ -173,8 +173,8 @@ class SummarizeCommand(Command):
 def summarize(
     input: Annotated[str, typer.Argument(help="a text file, or - for stdin")],
     method: Annotated[str, typer.Option("--method", help=METHOD_HELP)] = "textrank",
-    sentences: Annotated[Optional[int], typer.Option("--sentences", min=1, help="summary sentences")] = 3,
-    max_tokens: Annotated[Optional[int], typer.Option("--max-tokens", min=1, help="at most this many tokens")] = None,
+    sentences: Annotated[int | None, typer.Option("--sentences", min=1, help="summary sentences")] = 3,
+    max_tokens: Annotated[int | None, typer.Option("--max-tokens", min=1, help="at most this many tokens")] = None,
     as_tokens: Annotated[bool, flag(
         "--tokens", help="print the pipeline's tokenized form (lowercased, one sentence a line) instead of "
                          "the input's own sentences")] = False,

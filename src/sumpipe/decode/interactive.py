@@ -24,8 +24,9 @@ import json
 import os
 import re
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, BinaryIO, Iterable
+from typing import Any, BinaryIO
 
 from sumpipe.errors import SumpipeError
 from sumpipe.io import text_encoding

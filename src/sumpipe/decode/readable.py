@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
-from typing import Iterable
+from collections.abc import Iterable
 
 # A word of the raw input as the tokenizer would see it: letters/digits with inner . _ - ' characters.
 _RAW_WORD = re.compile(r"[A-Za-z0-9](?:[\w.-]*\w)?")

@@ -20,7 +20,7 @@ for each ROUGE type, by F-measure (the first one on ties), exactly as `RougeScor
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from rouge_score_rs.rouge_scorer import RougeScorer

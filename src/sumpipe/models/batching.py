@@ -22,8 +22,9 @@ batch order per (seed, epoch).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, Iterable, Protocol, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -148,20 +149,20 @@ class Batch:
     def __len__(self) -> int:
         return self.src.shape[0]
 
-    def _map_tensors(self, fn: Any) -> "Batch":
+    def _map_tensors(self, fn: Any) -> Batch:
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         return Batch(**{k: fn(v) if isinstance(v, torch.Tensor) else v for k, v in values.items()})
 
-    def to(self, device: torch.device | str, non_blocking: bool = False) -> "Batch":
+    def to(self, device: torch.device | str, non_blocking: bool = False) -> Batch:
         """Move every tensor. `non_blocking=True` only for host-to-GPU copies from pinned memory
         (`pin_memory`): a non-blocking GPU-to-host copy may be read before it has landed."""
         return self._map_tensors(lambda t: t.to(device, non_blocking=non_blocking))
 
-    def pin_memory(self) -> "Batch":
+    def pin_memory(self) -> Batch:
         """Page-locked copies, so `.to("cuda", non_blocking=True)` overlaps with compute."""
         return self._map_tensors(lambda t: t.pin_memory())
 
-    def index_select(self, rows: Sequence[int]) -> "Batch":
+    def index_select(self, rows: Sequence[int]) -> Batch:
         """The sub-batch of the given rows (padding widths unchanged)."""
         idx = torch.as_tensor(list(rows), dtype=torch.long)
         sub = self._map_tensors(lambda t: t.index_select(0, idx.to(t.device)))

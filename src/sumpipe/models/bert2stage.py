@@ -34,9 +34,10 @@ Shapes: B batch, S source pieces, T summary positions, L draft words, D width, V
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -164,7 +165,7 @@ class Bert2StageState:
     step: int
     doc: torch.Tensor  # (N,) which document's H row i holds
 
-    def index_select(self, idx: torch.Tensor) -> "Bert2StageState":
+    def index_select(self, idx: torch.Tensor) -> Bert2StageState:
         idx = idx.to(self.src.device)
         pick = lambda kv: (kv[0].index_select(0, idx), kv[1].index_select(0, idx))  # noqa: E731
         doc = self.doc.index_select(0, idx)

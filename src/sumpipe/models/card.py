@@ -21,9 +21,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from sumpipe.config import Budget, EncoderConfig, ModelSpec
 from sumpipe.errors import ConfigError, SumpipeError

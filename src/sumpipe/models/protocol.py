@@ -33,7 +33,7 @@ import torch
 
 
 class DecoderState(Protocol):
-    def index_select(self, idx: torch.Tensor) -> "DecoderState": ...
+    def index_select(self, idx: torch.Tensor) -> DecoderState: ...
 
 
 class Decodable(Protocol):

@@ -43,9 +43,10 @@ calls `build`. `load_pretrained` (`sumpipe.models.io`) rebuilds a model from its
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sumpipe.config import ModelSpec, Params, TrainConfig
 from sumpipe.errors import ConfigError, SumpipeError
@@ -86,8 +87,8 @@ class TaskData:
     """What a family's `make_task` gets: the selection's train/valid frames (id, source, reference),
     the training vocabulary, the resolved arch and the `train:` section."""
 
-    train: "pd.DataFrame"
-    valid: "pd.DataFrame"
+    train: pd.DataFrame
+    valid: pd.DataFrame
     vocab: Any
     arch: Any
     cfg: TrainConfig
@@ -100,7 +101,7 @@ class TrainPhase:
 
     name: str
     cfg: TrainConfig
-    prepare: Callable[["nn.Module"], None]
+    prepare: Callable[[nn.Module], None]
 
 
 @dataclass(frozen=True)
@@ -109,17 +110,17 @@ class Family:
 
     name: str
     arch_type: type
-    build: Callable[[Any, ModelSpec], "nn.Module"]
+    build: Callable[[Any, ModelSpec], nn.Module]
     make_task: Callable[[TaskData], Any]
     codec: Callable[[Any, Any], Codec]
     vocabulary: VocabularyKind = WORD_VOCABULARY
     options: tuple[str, ...] = ()
-    card_section: Callable[["nn.Module"], dict[str, Any]] = field(default=lambda model: {})
+    card_section: Callable[[nn.Module], dict[str, Any]] = field(default=lambda model: {})
     arch_defaults: Callable[[Params], dict[str, Any]] | None = None
     phases: Callable[[Any, TrainConfig, int], list[TrainPhase]] | None = None
     # Called by the trainer on the freshly built model, before training (a resumed run's checkpoint
     # then overrides it); returns the files it read, which join the resume fingerprint.
-    warm_start: Callable[["nn.Module", Any], list[Path]] | None = None
+    warm_start: Callable[[nn.Module, Any], list[Path]] | None = None
 
     def training_phases(self, arch: Any, cfg: TrainConfig, n_batches: int) -> list[TrainPhase]:
         """The schedule for `arch` (`n_batches` training batches an epoch): the family's, or one phase."""

@@ -106,7 +106,7 @@ class RNNArch:
                 k("coverage_phase_steps"), "must be >= 1, and needs coverage: true (or null)")
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], key: str = "arch") -> "RNNArch":
+    def from_dict(cls, data: dict[str, Any], key: str = "arch") -> RNNArch:
         """Validated like params.yaml: an unknown key or a bad value is a one-line ConfigError."""
         return from_dict(cls, data, key)
 
@@ -187,7 +187,7 @@ class RNNDecoderState:
     step: int
     doc: torch.Tensor  # (N,) the document whose encoder output row i holds
 
-    def index_select(self, idx: torch.Tensor) -> "RNNDecoderState":
+    def index_select(self, idx: torch.Tensor) -> RNNDecoderState:
         """Row i of the result is row idx[i] of this state."""
         idx = idx.to(self.src_mask.device)
         moved = replace(

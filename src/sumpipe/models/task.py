@@ -9,7 +9,7 @@ model computes its output layer at the real target positions only (`forward(batc
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 

@@ -187,7 +187,7 @@ class TransformerDecoderState:
     step: int
     doc: torch.Tensor  # (N,) the document whose encoder output row i's fixed caches hold
 
-    def index_select(self, idx: torch.Tensor) -> "TransformerDecoderState":
+    def index_select(self, idx: torch.Tensor) -> TransformerDecoderState:
         """Row i of the result is row idx[i] of this state, caches included."""
         idx = idx.to(self.src_ext.device)
 

@@ -5,8 +5,8 @@ Each function takes plain data and an output path, writes the PNG atomically and
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -130,7 +130,7 @@ def attention_heads(head_attention: np.ndarray, source_tokens: Sequence[str], su
     return Path(path)
 
 
-def training_curves(logs: dict[str, "object"], path: str | Path) -> Path:
+def training_curves(logs: dict[str, object], path: str | Path) -> Path:
     """Training loss per step and validation loss at epoch ends, one line per model.
 
     `logs`: {model: DataFrame with columns step, loss, valid_loss (NaN except at epoch ends)}.

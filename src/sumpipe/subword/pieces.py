@@ -55,7 +55,7 @@ class SubwordVocab:
             raise SumpipeError(f"{source}: special pieces {self.itos[:N_SPECIAL_PIECES]}, expected {expected}")
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "SubwordVocab":
+    def load(cls, path: str | os.PathLike) -> SubwordVocab:
         """From a `.model` file or the folder that holds `subword.model`."""
         path = Path(path)
         if path.is_dir():
@@ -65,7 +65,7 @@ class SubwordVocab:
         return cls(path.read_bytes(), str(path))
 
     @classmethod
-    def from_table(cls, path: str | os.PathLike) -> "SubwordVocab":
+    def from_table(cls, path: str | os.PathLike) -> SubwordVocab:
         """From a model directory's `vocab.parquet` (`to_table`)."""
         import pyarrow.parquet as pq
 
@@ -80,7 +80,7 @@ class SubwordVocab:
             raise SumpipeError(f"{path}: holds no sentencepiece model (not a subword model's vocabulary)")
         return cls(metadata[_PROTO_KEY], str(path))
 
-    def to_table(self) -> "pa.Table":
+    def to_table(self) -> pa.Table:
         """The pieces as the data contract's vocabulary table (id, token, count, rarity: no counts or
         rarity scores for pieces, 0), with the serialized sentencepiece model in the schema metadata,
         so one file makes a model directory self-contained."""

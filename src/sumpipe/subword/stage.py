@@ -17,8 +17,9 @@ a line, for people), both atomically, and returns statistics for `metrics/subwor
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from sumpipe.config import SubwordConfig
 from sumpipe.errors import SumpipeError

@@ -28,10 +28,11 @@ import math
 import multiprocessing
 import os
 import sys
+from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from sumpipe.errors import SumpipeError
 from sumpipe.names import SPLITS

@@ -14,8 +14,9 @@ alone writes checkpoints and artifacts. The backend is NCCL on GPUs and gloo on 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence, TypeVar
+from typing import TypeVar
 
 import torch
 import torch.distributed as dist

@@ -12,8 +12,8 @@ The loss is the summed cross-entropy over the chosen positions only.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import Sequence
 
 import numpy as np
 import torch
@@ -34,13 +34,13 @@ class MLMBatch:
     labels: torch.Tensor
     targets: torch.Tensor
 
-    def _map(self, fn) -> "MLMBatch":
+    def _map(self, fn) -> MLMBatch:
         return MLMBatch(**{f.name: fn(getattr(self, f.name)) for f in fields(self)})
 
-    def to(self, device: torch.device | str, non_blocking: bool = False) -> "MLMBatch":
+    def to(self, device: torch.device | str, non_blocking: bool = False) -> MLMBatch:
         return self._map(lambda t: t.to(device, non_blocking=non_blocking))
 
-    def pin_memory(self) -> "MLMBatch":
+    def pin_memory(self) -> MLMBatch:
         return self._map(lambda t: t.pin_memory())
 
 

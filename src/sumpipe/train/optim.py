@@ -23,7 +23,7 @@ L2 norm of `train.grad_clip` (0 switches clipping off).
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from collections.abc import Iterable
 
 import torch
 

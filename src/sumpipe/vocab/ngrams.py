@@ -258,7 +258,7 @@ class NgramTable:
         return path
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "NgramTable":
+    def load(cls, path: str | os.PathLike) -> NgramTable:
         """Read `ngrams.parquet` (or the folder holding it) and the `words.parquet` beside it."""
         path = Path(path)
         if path.is_dir():

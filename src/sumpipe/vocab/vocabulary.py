@@ -96,7 +96,7 @@ class Vocabulary:
         return rarity
 
     @classmethod
-    def from_counts(cls, counts: Mapping[str, int], size: int) -> "Vocabulary":
+    def from_counts(cls, counts: Mapping[str, int], size: int) -> Vocabulary:
         """The `size`-row vocabulary (specials included) of the most frequent words in `counts`."""
         if size <= N_SPECIALS:
             raise SumpipeError(f"vocabulary size must be > {N_SPECIALS}, got {size}")
@@ -135,7 +135,7 @@ class Vocabulary:
         return write_parquet(table, path)
 
     @classmethod
-    def load(cls, path: str | os.PathLike, size: int | None = None) -> "Vocabulary":
+    def load(cls, path: str | os.PathLike, size: int | None = None) -> Vocabulary:
         """The first `size` rows of a saved vocabulary (all when None), with the shift recomputed so
         that the mean rarity over *this slice's* words is 1."""
         path = Path(path)
