@@ -35,6 +35,7 @@ from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, score_pairs
 from sumpipe.evaluate.summary import ScoringSetup, compare, summarize
 from sumpipe.io import read_parquet, write_json, write_parquet
 from sumpipe.schemas import PROCESSED, references_of
+from sumpipe.vocab.ngrams import WORDS_FILE
 
 SPLIT = "test"
 REFERENCE_MODEL = "M1"
@@ -144,7 +145,7 @@ def abstractiveness_of(paths: PathsConfig, systems: dict[str, pd.DataFrame], spl
 
 def rare_words_of(paths: PathsConfig, cfg: EvaluateConfig, systems: dict[str, pd.DataFrame]) -> dict[str, dict]:
     """Per system: rare-word recall x 100 with its bootstrap interval (`sumpipe.evaluate.rare_words`)."""
-    words = read_parquet(Path(paths.vocab) / "words.parquet")
+    words = read_parquet(Path(paths.vocab) / WORDS_FILE)
     counts = dict(zip(words["token"], words["count"].astype(int)))
     out = {}
     for name, df in systems.items():

@@ -173,12 +173,12 @@ def select_text(budget: Budget, document: Document, state: Any) -> Document:
 # --------------------------------------------------------------------------------------------
 def _fit_ngram(ctx: FitContext) -> Any:
     """The 3-gram table of the vocab stage (`<vocab_dir>/ngrams.parquet`, counted on the train split)."""
-    from sumpipe.vocab.ngrams import NgramTable
+    from sumpipe.vocab.ngrams import NGRAMS_FILE, NgramTable
 
     if ctx.vocab_dir is None:
         raise SumpipeError("the ngram selection needs the training n-gram table: pass the vocab folder "
                            "(`paths.vocab`, with ngrams.parquet)")
-    return NgramTable.load(Path(ctx.vocab_dir) / "ngrams.parquet")
+    return NgramTable.load(Path(ctx.vocab_dir) / NGRAMS_FILE)
 
 
 def _choose_ngram(document: Document, scores: Any, budget: Budget) -> list[int]:

@@ -86,9 +86,9 @@ def load_state(needs: str, paths: PathsConfig) -> Any:
     if not needs:
         return None
     if needs == "ngrams":
-        from sumpipe.vocab.ngrams import NgramTable
+        from sumpipe.vocab.ngrams import NGRAMS_FILE, NgramTable
 
-        return NgramTable.load(Path(paths.vocab) / "ngrams.parquet")
+        return NgramTable.load(Path(paths.vocab) / NGRAMS_FILE)
     from sumpipe.extractive.scorers.lsa_collection import SPACE_FILE, LsaSpace
     from sumpipe.io import read_parquet
 

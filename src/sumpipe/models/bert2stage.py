@@ -47,13 +47,14 @@ from sumpipe.config import EncoderConfig, Params, PathsConfig
 from sumpipe.errors import ConfigError, SumpipeError
 from sumpipe.models.batching import Batch, Example, collate
 from sumpipe.models.bert import BertEncoder, init_bert_weights
+from sumpipe.models.card import VOCAB_FILE
 from sumpipe.models.layers import BilinearCopyGate, FeedForward, MultiHeadAttention, key_padding_bias, pointer_mix
 from sumpipe.models.loss import label_smoothed_nll
 from sumpipe.models.registry import Family, TaskData, register_family
 from sumpipe.models.task import SummarizationTask
 from sumpipe.models.vocabulary import VocabularyKind
 from sumpipe.names import BOS, EOS, PAD
-from sumpipe.subword.pieces import MASK, MODEL_FILE, N_SPECIAL_PIECES, VOCAB_TABLE, SubwordVocab
+from sumpipe.subword.pieces import MASK, MODEL_FILE, N_SPECIAL_PIECES, SubwordVocab
 from sumpipe.validation import MAX_LAYERS, MAX_VOCAB, from_dict, require, require_at_most
 
 KV = tuple[torch.Tensor, torch.Tensor]
@@ -402,7 +403,7 @@ class SubwordCodec:
     def source_tokens(self, source: str) -> list[str]:
         """The pieces the model reads (the copy attention's columns), `<s>` and `</s>` included."""
         ids = self.vocab.encode(source)[: self.max_source_tokens - 2]
-        return ["<s>", *(self.vocab.itos[i] for i in ids), "</s>"]
+        return [self.vocab.itos[BOS], *(self.vocab.itos[i] for i in ids), self.vocab.itos[EOS]]
 
 
 def make_task(data: TaskData) -> Bert2StageTask:
@@ -460,13 +461,13 @@ def warm_start(model: Bert2Stage, arch: Bert2StageArch) -> list[Path]:
 def _save_vocab(vocab: SubwordVocab, model_dir: Path, arch: Bert2StageArch) -> None:
     from sumpipe.io import write_parquet
 
-    write_parquet(vocab.to_table(), Path(model_dir) / VOCAB_TABLE)
+    write_parquet(vocab.to_table(), Path(model_dir) / VOCAB_FILE)
 
 
 def _load_vocab(model_dir: Path, arch: Bert2StageArch) -> SubwordVocab:
-    vocab = SubwordVocab.from_table(Path(model_dir) / VOCAB_TABLE)
+    vocab = SubwordVocab.from_table(Path(model_dir) / VOCAB_FILE)
     if len(vocab) != arch.vocab_size:
-        raise SumpipeError(f"{Path(model_dir) / VOCAB_TABLE}: has {len(vocab)} pieces, config.json says "
+        raise SumpipeError(f"{Path(model_dir) / VOCAB_FILE}: has {len(vocab)} pieces, config.json says "
                            f"{arch.vocab_size}")
     return vocab
 

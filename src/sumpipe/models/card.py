@@ -38,6 +38,7 @@ CARD_FORMAT = "sumpipe-model/2"
 CARD_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 MANIFEST_FILE = "SHA256SUMS"
+VOCAB_FILE = "vocab.parquet"  # the vocabulary, in the format its family's VocabularyKind writes
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,9 @@ import numpy as np
 import pyarrow as pa
 
 from sumpipe.errors import SumpipeError
-from sumpipe.vocab.vocabulary import VOCAB_FILE, Vocabulary
+from sumpipe.models.card import VOCAB_FILE
+from sumpipe.vocab.vocabulary import VOCAB_FILE as VOCAB_STAGE_FILE
+from sumpipe.vocab.vocabulary import Vocabulary
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,7 @@ def vocab_table(vocab: Any, size: int) -> pa.Table:
 
 
 def _word_vocab_for_training(vocab_dir: Path, arch: Any) -> tuple[Any, Any]:
-    vocab = Vocabulary.load(Path(vocab_dir) / VOCAB_FILE, size=arch.vocab_size)
+    vocab = Vocabulary.load(Path(vocab_dir) / VOCAB_STAGE_FILE, size=arch.vocab_size)
     return vocab, dataclasses.replace(arch, vocab_size=len(vocab))  # a small corpus may have fewer words
 
 

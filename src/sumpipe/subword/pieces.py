@@ -25,7 +25,6 @@ MASK_PIECE = "<mask>"
 N_SPECIAL_PIECES = MASK + 1
 MODEL_FILE = "subword.model"
 VOCAB_FILE = "subword.vocab"
-VOCAB_TABLE = "vocab.parquet"  # in a model directory: the pieces, the serialized model in its metadata
 _PROTO_KEY = b"sentencepiece_model"
 
 # sentencepiece trainer options that fix the special ids (the rest come from params.yaml)

@@ -37,7 +37,7 @@ from sumpipe.names import BOS, EOS, N_SPECIALS, PAD, SPECIAL_TOKENS, UNK
 from sumpipe.schemas import VOCABULARY
 from sumpipe.vocab.exact import exact_mean, inverse_ln1p, per_count
 
-VOCAB_FILE = "vocab.parquet"  # the vocab stage's file, and a word-vocabulary model directory's
+VOCAB_FILE = "vocab.parquet"  # the vocab stage's vocabulary
 
 PAD_RARITY = 0.0
 BOUNDARY_RARITY = 1.0  # <s>, </s>: the mean score, i.e. neither boosted nor damped
