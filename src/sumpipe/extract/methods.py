@@ -92,12 +92,13 @@ def selectable(scorer: type[Method]) -> bool:
 
 
 class SelectionRegistry(Registry[SelectionMethod]):
-    """The selection methods: those registered with `register_method`, and every `selectable` scorer of
-    `SCORERS`, made a selection on first use (`scorer_selection`). Unknown names are `Registry`'s error."""
+    """The selection methods: those registered with `register_method` (the shipped ones named in
+    `BUILTIN`), and every `selectable` scorer of `SCORERS`, made a selection on first use
+    (`scorer_selection`). Unknown names are `Registry`'s error."""
 
     def names(self) -> list[str]:
         scorers = (name for name in SCORERS.names() if selectable(SCORERS.get(name, "method")))
-        return sorted(set(self.entries) | set(scorers))
+        return sorted(set(self.entries) | set(self.builtin) | set(scorers))
 
     def get(self, name: str, key: str) -> SelectionMethod:
         if name not in self.entries and name in SCORERS.names() and selectable(SCORERS.get(name, key)):
@@ -105,7 +106,13 @@ class SelectionRegistry(Registry[SelectionMethod]):
         return super().get(name, key)
 
 
-METHODS = SelectionRegistry("selection method", {})
+# selections that are not sentence scorers: name -> module that registers it (imported on first use;
+# a spawned worker process finds a method through this map)
+BUILTIN: dict[str, str] = {
+    "ngram": "sumpipe.extract.methods",  # seed 001 Alg. 1 (below)
+    "first": "sumpipe.extract.methods",  # the first N tokens (below)
+}
+METHODS = SelectionRegistry("selection method", BUILTIN)
 
 
 def register_method(method: SelectionMethod) -> SelectionMethod:
