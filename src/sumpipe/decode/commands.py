@@ -49,7 +49,8 @@ def decode(
     per_block: Annotated[bool, flag("--per-block", help="one document per blank-line-separated block")] = False,
     as_json: Annotated[bool, flag("--json", help="JSON Lines with tokens, score, p_gen and attention")] = False,
     as_tokens: Annotated[bool, flag(
-        "--tokens", help="print the pipeline's tokenized form (lowercased, space-separated; what ROUGE scores)")] = False,
+        "--tokens",
+        help="print the pipeline's tokenized form (lowercased, space-separated; what ROUGE scores)")] = False,
     params: ParamsOption = DEFAULT_PARAMS,
 ) -> None:
     """Summarise raw text with a trained model (INPUT), or run the decode stage (no INPUT)."""

@@ -152,5 +152,7 @@ def score_pairs(
         raise ValueError(f"{len(predictions)} predictions but {len(references)} references")
     scorer = scorer or FastRouge(rouge_types, use_stemmer)
     arrays = scorer.score_arrays(list(predictions), list(references))
-    columns = {f"{name}_{f}": arrays[:, k, j] for k, name in enumerate(scorer.rouge_types) for j, f in enumerate(FIELDS)}
+    columns = {
+        f"{name}_{f}": arrays[:, k, j] for k, name in enumerate(scorer.rouge_types) for j, f in enumerate(FIELDS)
+    }
     return pd.DataFrame(columns)

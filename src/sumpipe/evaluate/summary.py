@@ -33,7 +33,8 @@ class ScoringSetup:
             "rougeLsum_sentences": "split on newlines (split_summaries=False)",
             "multi_reference": "best reference per ROUGE type by F1, as RougeScorer.score_multi",
             "aggregate": "mean of per-example F1 x 100",
-            "interval": f"percentile bootstrap, {self.confidence:.0%}, {self.bootstrap_samples} resamples, seed {self.seed}",
+            "interval": f"percentile bootstrap, {self.confidence:.0%}, "
+                        f"{self.bootstrap_samples} resamples, seed {self.seed}",
             "significance": "paired bootstrap, one-sided, Berg-Kirkpatrick et al. 2012 (same resamples)",
             **asdict(self),
         }

@@ -341,7 +341,9 @@ class BilinearCopyGate(nn.Module):
         """h (B, S, D) -> W_c h (B, S, D)"""
         return self.w_c(memory)
 
-    def forward(self, o: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor, memory_bias: torch.Tensor) -> CopyOutput:
+    def forward(
+        self, o: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor, memory_bias: torch.Tensor
+    ) -> CopyOutput:
         """o (B, T, D) decoder outputs, memory h (B, S, D), keys = project_keys(memory),
         memory_bias (B, 1, 1, S) additive (-inf at padding)."""
         scores = (o @ keys.transpose(1, 2)).float() + memory_bias[:, 0].float()  # (B, T, S)

@@ -119,12 +119,13 @@ class BidirectionalEncoder(nn.Module):
     """`layers` bidirectional GRU/LSTM layers over right-padded input, without packing.
 
     Packed sequences force PyTorch's per-step CPU kernels (a BiLSTM 64/64 over 32 × 88 tokens: 205 ms
-    forward + backward packed, 54 ms unpacked on one core, where the fused oneDNN LSTM runs), so each direction is a plain unidirectional RNN: the forward
-    one reads the padded batch as is (padding comes after every real token, so it never reaches a real
-    position), the backward one reads each sequence reversed *within its length* (`reverse_within`),
-    which again leaves the padding at the end. Outputs at padding positions are set to 0. The final
-    state of a direction is its output at the last real position (forward: position len−1; backward:
-    position 0), i.e. the state after the whole sequence and nothing else.
+    forward + backward packed, 54 ms unpacked on one core, where the fused oneDNN LSTM runs), so each
+    direction is a plain unidirectional RNN: the forward one reads the padded batch as is (padding comes
+    after every real token, so it never reaches a real position), the backward one reads each sequence
+    reversed *within its length* (`reverse_within`), which again leaves the padding at the end. Outputs at
+    padding positions are set to 0. The final state of a direction is its output at the last real
+    position (forward: position len−1; backward: position 0), i.e. the state after the whole sequence and
+    nothing else.
     """
 
     def __init__(self, rnn: type, input_dim: int, hidden_dim: int, layers: int, dropout: float) -> None:

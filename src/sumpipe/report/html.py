@@ -41,5 +41,6 @@ def markdown_parser() -> MarkdownIt:
 def markdown_to_html(markdown: str, title: str) -> str:
     """A complete HTML page (inline CSS) for `markdown`, titled `title`."""
     body = markdown_parser().render(markdown)
-    return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{html.escape(title)}</title>\n"
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            f"<title>{html.escape(title)}</title>\n"
             f"<style>{STYLE}</style>\n</head>\n<body>\n{body}</body>\n</html>\n")

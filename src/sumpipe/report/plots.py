@@ -84,7 +84,8 @@ def attention_heatmap(attention: np.ndarray, source_tokens: Sequence[str], summa
     image = ax.imshow(attention, aspect="auto", cmap="viridis", interpolation="nearest")
     ax.set_xticks(range(shown), list(source_tokens[:shown]), rotation=90, fontsize=6)
     ax.set_yticks(range(len(summary_tokens)), list(summary_tokens), fontsize=7)
-    ax.set_xlabel("input text" + (f" (first {shown} of {len(source_tokens)} tokens)" if shown < len(source_tokens) else ""))
+    truncated = f" (first {shown} of {len(source_tokens)} tokens)" if shown < len(source_tokens) else ""
+    ax.set_xlabel("input text" + truncated)
     ax.set_ylabel("generated summary")
     ax.set_title(title, fontsize=10)
     fig.colorbar(image, ax=ax, fraction=0.03)
