@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -14,6 +15,9 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from sumpipe.io import atomic_path
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _save(fig: Figure, path: str | Path) -> Path:
@@ -131,7 +135,7 @@ def attention_heads(head_attention: np.ndarray, source_tokens: Sequence[str], su
     return Path(path)
 
 
-def training_curves(logs: dict[str, object], path: str | Path) -> Path:
+def training_curves(logs: dict[str, pd.DataFrame], path: str | Path) -> Path:
     """Training loss per step and validation loss at epoch ends, one line per model.
 
     `logs`: {model: DataFrame with columns step, loss, valid_loss (NaN except at epoch ends)}.
