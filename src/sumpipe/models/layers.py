@@ -181,6 +181,8 @@ class SinusoidalPositions(nn.Module):
     demand, so decoding may run past the training summary length.
     """
 
+    table: torch.Tensor  # (n_positions, D), the buffer registered in __init__
+
     def __init__(self, d_model: int, n_positions: int = 512) -> None:
         super().__init__()
         self.d_model = d_model

@@ -286,6 +286,7 @@ class RNNSummarizer(nn.Module):
             return StepsOutput(log_probs, None, None, None), None
         contexts, weights, cov_losses = [], [], []
         if self.coverage_active:  # c^t depends on the earlier steps' attention: one step at a time
+            assert coverage is not None, "coverage_active: the caller passes the running coverage (_zero_coverage)"
             for t in range(s.shape[1]):
                 context, a = self.attention(s[:, t], memory, src_mask, keys, coverage)
                 cov_losses.append(coverage_loss(a, coverage))
@@ -294,6 +295,7 @@ class RNNSummarizer(nn.Module):
                 weights.append(a)
             context, attn = torch.stack(contexts, dim=1), torch.stack(weights, dim=1)  # (B, T, 2H), (B, T, S)
         else:  # positions are independent: chunks of T at once, the (B, t, S, A) intermediate bounded
+            assert keys is not None, "a model with attention projects its keys (project_keys)"
             chunk = max(1, ATTENTION_CHUNK_ELEMENTS // max(1, keys.shape[0] * keys.shape[1] * keys.shape[2]))
             for start in range(0, s.shape[1], chunk):
                 context, a = self.attention(s[:, start : start + chunk], memory, src_mask, keys)

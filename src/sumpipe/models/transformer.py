@@ -41,7 +41,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import nn
@@ -298,7 +298,7 @@ class PointerGeneratorTransformer(nn.Module):
         """log P (B, T, V + n_oov) float32, and info {"p_gen": (B, T), "attn": (B, T, S)};
         `targets_only`: at the N real target positions only (`batch.trg_positions`), (N, ...)."""
         memory, memory_bias = self.encode(batch.src, batch.src_freq, batch.src_mask)
-        memory_kvs = [layer.cross_attn.project_kv(memory) for layer in self.decoder_layers]
+        memory_kvs = [cast(DecoderLayer, layer).cross_attn.project_kv(memory) for layer in self.decoder_layers]
         pointer_kv = self.pointer.attention.project_kv(memory)
         log_probs, info, _ = self._decode(
             self._embed(batch.trg_inp), memory_kvs, pointer_kv, memory_bias, batch.src_ext, batch.n_oov, None,
@@ -322,7 +322,7 @@ class PointerGeneratorTransformer(nn.Module):
         return TransformerDecoderState(
             src_ext=batch.src_ext,
             memory_bias=memory_bias,
-            cross_kv=[layer.cross_attn.project_kv(memory) for layer in self.decoder_layers],
+            cross_kv=[cast(DecoderLayer, layer).cross_attn.project_kv(memory) for layer in self.decoder_layers],
             pointer_kv=self.pointer.attention.project_kv(memory),
             self_kv=[(empty, empty) for _ in self.decoder_layers],
             n_oov=batch.n_oov,
