@@ -19,6 +19,7 @@ inputs are absent says so in one line instead of failing: the report also serves
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -214,7 +215,7 @@ def keywords_section(extractive_dir: Path) -> list[str]:
     if keywords.empty:
         return ["## Reference topics (NMF keywords, seed 000 §4.2)", "", "No content words in the references.", ""]
     topics_path = extractive_dir / "topics.parquet"
-    counts: dict[int, int] = {}
+    counts: dict[Hashable, int] = {}  # topic -> test references with it as their most probable topic
     if topics_path.is_file():
         topics = read_parquet(topics_path)
         counts = topics[topics["split"] == "test"]["topic"].value_counts().to_dict()
@@ -296,8 +297,10 @@ def samples_section(examples: list[str], processed: pd.DataFrame, scores: dict[s
         row = by_id.loc[example_id]
         has_references = "references" in by_id.columns and row["references"] is not None
         references = row["references"] if has_references else [row["reference"]]
+        # pandas-stubs types a Series label lookup as a scalar or a Series (a label may repeat); ids are unique,
+        # so these are a row's cells: a text and a list of texts
         out += [f"### Example `{example_id}`", "", "| Input text (fragment) | Annotated summary |", "|---|---|",
-                f"| {_escape(_fragment(row['source']))} | {_escape(' // '.join(references))} |", "",
+                f"| {_escape(_fragment(row['source']))} | {_escape(' // '.join(references))} |", "",  # type: ignore[arg-type]
                 "| System | Generated summary | R-1 | R-2 | R-L |", "|---|---|---:|---:|---:|"]
         for name, df in scores.items():
             hit = df[df["id"] == example_id]
