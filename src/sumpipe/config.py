@@ -269,7 +269,8 @@ class TrainConfig:
     `patience`: stop when the validation `early_stopping_metric` has not improved for this many epochs
     (early stopping; null: never). The metric is `loss` (lowest validation loss per target token) or
     `accuracy` (highest teacher-forced token accuracy on validation: seed 000's BiLSTM stops on
-    validation accuracy); the kept weights are those of the best epoch by the same metric. `batch_size` counts examples in the global batch (all DDP ranks).
+    validation accuracy); the kept weights are those of the best epoch by the same metric.
+    `batch_size` counts examples in the global batch (all DDP ranks).
     `accumulate` batches make one update (gradient accumulation: the update of a batch
     `accumulate` × `batch_size` large, in that memory; seed 003 trains with batch 2 × 36).
     `bf16` turns on bf16 autocast on CUDA (CPU always trains in float32). `threads` caps torch's

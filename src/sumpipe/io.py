@@ -30,6 +30,7 @@ from sumpipe.errors import SumpipeError
 if TYPE_CHECKING:  # pandas costs ~0.3 s to import; `sumpipe decode` never needs it
     import pandas as pd
     import torch
+    from filelock import BaseFileLock
 
     from sumpipe.schemas import Contract
 
@@ -108,7 +109,7 @@ def _remove_stale_temporaries(path: Path) -> None:
 LOCK_TIMEOUT_S = 120  # a folder's write phase takes seconds; longer means a stuck writer
 
 
-def folder_lock(path: str | os.PathLike, timeout: float | None = None):  # type: ignore[no-untyped-def]
+def folder_lock(path: str | os.PathLike, timeout: float | None = None) -> BaseFileLock:
     """An inter-process lock on writing folder `path` (a `filelock.FileLock` on `.<name>.lock` beside it).
     Acquiring it past `timeout` seconds (default LOCK_TIMEOUT_S) raises `filelock.Timeout`."""
     from filelock import FileLock

@@ -73,7 +73,7 @@ def _walk(root: Path) -> list[Path]:
         raise SumpipeError(f"{exc.filename}: cannot read this entry of data.path ({exc.strerror or exc})")
 
     entries = []
-    for folder, dirs, names in os.walk(root, onerror=refuse):
+    for folder, _dirs, names in os.walk(root, onerror=refuse):
         entries += [Path(folder) / name for name in names]
     return entries
 

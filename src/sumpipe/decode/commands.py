@@ -49,16 +49,18 @@ def decode(
     per_block: Annotated[bool, flag("--per-block", help="one document per blank-line-separated block")] = False,
     as_json: Annotated[bool, flag("--json", help="JSON Lines with tokens, score, p_gen and attention")] = False,
     as_tokens: Annotated[bool, flag(
-        "--tokens", help="print the pipeline's tokenized form (lowercased, space-separated; what ROUGE scores)")] = False,
+        "--tokens",
+        help="print the pipeline's tokenized form (lowercased, space-separated; what ROUGE scores)")] = False,
     params: ParamsOption = DEFAULT_PARAMS,
 ) -> None:
     """Summarise raw text with a trained model (INPUT), or run the decode stage (no INPUT)."""
-    overrides = {
+    options: dict[str, float | int | None] = {
         "beam_size": beam, "top_k": top_k, "top_p": top_p, "temperature": temperature, "seed": seed,
         "min_length": min_length, "max_length": max_length, "length_penalty": length_penalty,
         "block_ngram_repeat": block_ngram,
     }
-    overrides = {k: v for k, v in overrides.items() if v is not None}
+    # DecodeConfig overrides: the numeric options given, plus the strategy they imply
+    overrides: dict[str, float | int | str] = {k: v for k, v in options.items() if v is not None}
     if greedy and sample:
         raise SumpipeError("--greedy and --sample exclude each other")
     if per_line and per_block:
@@ -161,11 +163,13 @@ class SummarizeCommand(Command):
     (`sumpipe.extractive.scorers.SCORERS`), imported only when the help is shown."""
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
+        from typer.core import TyperOption
+
         from sumpipe.extractive.scorers import all_scorers
 
         names = [f"{n} (reads the reference: refused)" if cls.uses_reference else n for n, cls in all_scorers().items()]
         for param in self.params:
-            if param.name == "method":
+            if param.name == "method" and isinstance(param, TyperOption):  # --method: an option, with a help
                 param.help = f"{METHOD_HELP}: {', '.join(names)}"
         super().format_help(ctx, formatter)
 

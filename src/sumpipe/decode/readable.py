@@ -21,6 +21,10 @@ import functools
 import re
 from collections import Counter
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from nltk.tokenize.treebank import TreebankWordDetokenizer
 
 # A word of the raw input as the tokenizer would see it: letters/digits with inner . _ - ' characters.
 _RAW_WORD = re.compile(r"[A-Za-z0-9](?:[\w.-]*\w)?")
@@ -28,7 +32,7 @@ _SENTENCE_START = re.compile(r"(?:^|[.!?:]\s+|\n\s*)$")
 
 
 @functools.lru_cache(maxsize=1)
-def _detokenizer():  # type: ignore[no-untyped-def]
+def _detokenizer() -> TreebankWordDetokenizer:
     from nltk.tokenize.treebank import TreebankWordDetokenizer
 
     return TreebankWordDetokenizer()

@@ -47,7 +47,7 @@ def _repeats_a_word(summary: str) -> bool:
 
 
 def abstractiveness(summaries: Sequence[str], sources: Sequence[str],
-                    p_gen: Iterable[object] | None = None) -> dict[str, float]:
+                    p_gen: Iterable[Sequence[float] | np.ndarray | float | None] | None = None) -> dict[str, float]:
     """The figures of the module docstring (percentages x 100, lengths in tokens) for one system."""
     novel = dict.fromkeys(ORDERS, 0)
     total = dict.fromkeys(ORDERS, 0)

@@ -18,7 +18,8 @@ d_i = a_i - b_i and observed delta = mean(d), the one-sided p-value of H0 "A is 
 
 i.e. how often the resampled gain exceeds the observed one by at least delta, the bootstrap
 distribution being shifted to mean zero under H0 (">=" rather than the paper's ">" so that two
-identical systems get p = 1, not 0). When delta <= 0 the p-value is about 0.5 or more, as it should be. Koehn's "A wins in x% of resamples" is reported next to it as `win_rate`.
+identical systems get p = 1, not 0). When delta <= 0 the p-value is about 0.5 or more, as it should be.
+Koehn's "A wins in x% of resamples" is reported next to it as `win_rate`.
 """
 
 from __future__ import annotations

@@ -30,7 +30,9 @@ def evaluate(params: ParamsOption = Path("params.yaml")) -> None:
 def rouge(
     pred: Annotated[Path, typer.Argument(help="predictions: text (one per line), JSONL or Parquet")],
     ref: Annotated[Path, typer.Argument(help="references, same formats; a list value = several references")],
-    column: Annotated[str | None, typer.Option("--column", help="prediction column/field (dotted for nested JSON)")] = None,
+    column: Annotated[
+        str | None, typer.Option("--column", help="prediction column/field (dotted for nested JSON)")
+    ] = None,
     ref_column: Annotated[str | None, typer.Option("--ref-column", help="reference column/field")] = None,
     bootstrap: Annotated[int, typer.Option("--bootstrap", min=1, help="bootstrap resamples for the intervals")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="bootstrap seed")] = 1234,

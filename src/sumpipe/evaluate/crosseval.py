@@ -87,7 +87,9 @@ def run_crosseval(paths: PathsConfig, cfg: CrossEvalConfig, decode_cfg: DecodeCo
 
     missing = [m for m in cfg.models if not (Path(paths.models) / m).is_dir()]
     if missing:
-        raise SumpipeError(f"crosseval.models: no trained model {missing[0]!r} in {paths.models}/ (run `sumpipe train`)")
+        raise SumpipeError(
+            f"crosseval.models: no trained model {missing[0]!r} in {paths.models}/ (run `sumpipe train`)"
+        )
     corpus = load_corpus(cfg)
     references = [[preprocess_text(r) for r in refs] for refs in corpus["references"]]
     setup = setup_of(eval_cfg)

@@ -86,7 +86,7 @@ class FastRouge:
         if not targets:
             raise ValueError("score_multi needs at least one reference")
         best = self.score_arrays([prediction], [list(targets)])[0]
-        return {name: tuple(float(x) for x in best[k]) for k, name in enumerate(self.rouge_types)}
+        return {name: (float(p), float(r), float(f)) for name, (p, r, f) in zip(self.rouge_types, best)}
 
     def score_arrays(self, predictions: Sequence[str], references: Sequence[str | Sequence[str]]) -> np.ndarray:
         """Scores of aligned pairs: array (n, n_types, 3) of P, R, F.
@@ -152,5 +152,7 @@ def score_pairs(
         raise ValueError(f"{len(predictions)} predictions but {len(references)} references")
     scorer = scorer or FastRouge(rouge_types, use_stemmer)
     arrays = scorer.score_arrays(list(predictions), list(references))
-    columns = {f"{name}_{f}": arrays[:, k, j] for k, name in enumerate(scorer.rouge_types) for j, f in enumerate(FIELDS)}
+    columns = {
+        f"{name}_{f}": arrays[:, k, j] for k, name in enumerate(scorer.rouge_types) for j, f in enumerate(FIELDS)
+    }
     return pd.DataFrame(columns)

@@ -19,7 +19,7 @@ def punkt_lines(text: str) -> str:
     return "\n".join(split_sentences(text, "always"))
 
 
-def _split(value):  # type: ignore[no-untyped-def]
+def _split(value: str | list[str] | None) -> str | list[str]:
     return [punkt_lines(v) for v in value] if isinstance(value, list) else punkt_lines(value or "")
 
 

@@ -33,7 +33,8 @@ class ScoringSetup:
             "rougeLsum_sentences": "split on newlines (split_summaries=False)",
             "multi_reference": "best reference per ROUGE type by F1, as RougeScorer.score_multi",
             "aggregate": "mean of per-example F1 x 100",
-            "interval": f"percentile bootstrap, {self.confidence:.0%}, {self.bootstrap_samples} resamples, seed {self.seed}",
+            "interval": f"percentile bootstrap, {self.confidence:.0%}, "
+                        f"{self.bootstrap_samples} resamples, seed {self.seed}",
             "significance": "paired bootstrap, one-sided, Berg-Kirkpatrick et al. 2012 (same resamples)",
             **asdict(self),
         }
@@ -69,9 +70,9 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, setup: ScoringSetup, types=("rouge
     if joined.empty:
         raise ValueError("the two systems share no example ids")
     out: dict = {"n": int(len(joined))}
-    a = joined[[f"{name}_fmeasure_a" for name in types]].to_numpy() * 100.0
-    b = joined[[f"{name}_fmeasure_b" for name in types]].to_numpy() * 100.0
-    for name, test in zip(types, paired_bootstraps(a, b, setup.bootstrap_samples, setup.seed)):
+    f1_a = joined[[f"{name}_fmeasure_a" for name in types]].to_numpy() * 100.0
+    f1_b = joined[[f"{name}_fmeasure_b" for name in types]].to_numpy() * 100.0
+    for name, test in zip(types, paired_bootstraps(f1_a, f1_b, setup.bootstrap_samples, setup.seed)):
         out[name] = {"delta": round(test.delta, 4), "p_value": test.p_value, "win_rate": test.win_rate}
     return out
 

@@ -109,8 +109,10 @@ def run_numerals(cfg: NumeralsExperiment, run: str, max_length: int, *, progress
     longest = 2 * max_length + 2  # "one hundred" is two words
     # the rnn family as training builds it; `check` has made sure there is no pointer and no coverage
     family = get_family("rnn")
-    arch = dataclasses.replace(cfg.model, attention=attention, vocab_size=len(vocab), max_source_tokens=longest,
-                               max_summary_tokens=longest)
+    # RNNArch.attention's Literal; RunName makes the run's half "bahdanau" or "none", and the model
+    # attends only with "bahdanau", as before
+    arch = dataclasses.replace(cfg.model, attention="bahdanau" if attention == "bahdanau" else "none",
+                               vocab_size=len(vocab), max_source_tokens=longest, max_summary_tokens=longest)
     task = family.make_task(TaskData(train_df, valid_df, vocab, arch, cfg.train))
     train, valid = task.examples["train"], task.examples["valid"]
     seed_everything(cfg.train.seed)

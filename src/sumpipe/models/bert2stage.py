@@ -37,7 +37,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -185,6 +185,8 @@ class Bert2StageState:
 class Bert2Stage(nn.Module):
     """See the module docstring. V = `arch.vocab_size`, the subword model's pieces."""
 
+    never_predicted: torch.Tensor  # (V,) bool, the buffer registered in __init__
+
     def __init__(self, arch: Bert2StageArch) -> None:
         super().__init__()
         encoder_cfg, vocab_size = arch.encoder, arch.vocab_size
@@ -233,7 +235,7 @@ class Bert2Stage(nn.Module):
         reference and their targets (B, K) (`<pad>` where a summary has fewer words). K = every
         position, or in training `arch.refine_positions` drawn at random (see `refine_positions`)."""
         memory, bias = self.encode(batch.src, batch.src_mask)
-        cross_kv = [layer.cross_attn.project_kv(memory) for layer in self.draft_layers]
+        cross_kv = [cast(PostLNDecoderLayer, layer).cross_attn.project_kv(memory) for layer in self.draft_layers]
         keys = self.draft_copy.project_keys(memory)
         o, _ = self._draft(self.encoder.embeddings(batch.trg_inp), cross_kv, bias, None)
         draft, _ = self._output(o, self.draft_copy, memory, keys, bias, batch.src)
@@ -258,7 +260,8 @@ class Bert2Stage(nn.Module):
 
     def summed_loss(self, batch: Batch, smoothing: float) -> tuple[torch.Tensor, torch.Tensor]:
         """(L_dec1 + L_dec2 summed over tokens, number of draft target tokens) (Eqn 10.7)."""
-        return two_stage_loss(*self(batch), batch, smoothing, self.vocab_size)
+        draft, refine, targets = self(batch)
+        return two_stage_loss(draft, refine, targets, batch, smoothing, self.vocab_size)
 
     # ---- stage 2 -----------------------------------------------------------------------------
     @staticmethod
@@ -302,7 +305,8 @@ class Bert2Stage(nn.Module):
         y = context
         for i, layer in enumerate(self.refine_layers):
             last = i == len(self.refine_layers) - 1
-            y, _ = layer(y, layer.cross_attn.project_kv(memory), bias, causal=False, self_bias=self_bias,
+            kv = cast(PostLNDecoderLayer, layer).cross_attn.project_kv(memory)
+            y, _ = layer(y, kv, bias, causal=False, self_bias=self_bias,
                          variants=k, query_index=masked_at if last else None)
         at_mask = y.view(b, k, -1)  # the last layer computed the masked positions only
         log_probs, _ = self._output(at_mask, self.refine_copy, memory, self.refine_copy.project_keys(memory),
@@ -340,7 +344,7 @@ class Bert2Stage(nn.Module):
         empty = memory.new_zeros(n, heads, 0, self.encoder_cfg.d_model // heads)
         return Bert2StageState(
             src=batch.src, memory=memory, memory_bias=bias,
-            cross_kv=[layer.cross_attn.project_kv(memory) for layer in self.draft_layers],
+            cross_kv=[cast(PostLNDecoderLayer, layer).cross_attn.project_kv(memory) for layer in self.draft_layers],
             copy_keys=self.draft_copy.project_keys(memory), self_kv=[(empty, empty) for _ in self.draft_layers],
             step=0, doc=torch.arange(n, device=device))
 
@@ -374,7 +378,8 @@ class Bert2StageTask(SummarizationTask):
     """The summarization task over pieces with the two-stage loss (teacher forced in both stages)."""
 
     def loss(self, model: nn.Module, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
-        return two_stage_loss(*model(batch), batch, self.label_smoothing, self.vocab_size)
+        draft, refine, targets = model(batch)
+        return two_stage_loss(draft, refine, targets, batch, self.label_smoothing, self.vocab_size)
 
     def token_accuracy(self, model: nn.Module, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         """Token accuracy of the draft (stage 1, what decoding emits first) under teacher forcing."""

@@ -181,6 +181,8 @@ class SinusoidalPositions(nn.Module):
     demand, so decoding may run past the training summary length.
     """
 
+    table: torch.Tensor  # (n_positions, D), the buffer registered in __init__
+
     def __init__(self, d_model: int, n_positions: int = 512) -> None:
         super().__init__()
         self.d_model = d_model
@@ -341,7 +343,9 @@ class BilinearCopyGate(nn.Module):
         """h (B, S, D) -> W_c h (B, S, D)"""
         return self.w_c(memory)
 
-    def forward(self, o: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor, memory_bias: torch.Tensor) -> CopyOutput:
+    def forward(
+        self, o: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor, memory_bias: torch.Tensor
+    ) -> CopyOutput:
         """o (B, T, D) decoder outputs, memory h (B, S, D), keys = project_keys(memory),
         memory_bias (B, 1, 1, S) additive (-inf at padding)."""
         scores = (o @ keys.transpose(1, 2)).float() + memory_bias[:, 0].float()  # (B, T, S)

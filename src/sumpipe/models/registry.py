@@ -101,7 +101,7 @@ class TrainPhase:
 
     name: str
     cfg: TrainConfig
-    prepare: Callable[[nn.Module], None]
+    prepare: Callable[[Any], None]  # gets the family's own model (what its `build` returned)
 
 
 @dataclass(frozen=True)
@@ -115,12 +115,13 @@ class Family:
     codec: Callable[[Any, Any], Codec]
     vocabulary: VocabularyKind = WORD_VOCABULARY
     options: tuple[str, ...] = ()
-    card_section: Callable[[nn.Module], dict[str, Any]] = field(default=lambda model: {})
+    # the callbacks that get a model get the family's own class (what `build` returned), hence Any
+    card_section: Callable[[Any], dict[str, Any]] = field(default=lambda model: {})
     arch_defaults: Callable[[Params], dict[str, Any]] | None = None
     phases: Callable[[Any, TrainConfig, int], list[TrainPhase]] | None = None
     # Called by the trainer on the freshly built model, before training (a resumed run's checkpoint
     # then overrides it); returns the files it read, which join the resume fingerprint.
-    warm_start: Callable[[nn.Module, Any], list[Path]] | None = None
+    warm_start: Callable[[Any, Any], list[Path]] | None = None
 
     def training_phases(self, arch: Any, cfg: TrainConfig, n_batches: int) -> list[TrainPhase]:
         """The schedule for `arch` (`n_batches` training batches an epoch): the family's, or one phase."""

@@ -119,12 +119,13 @@ class BidirectionalEncoder(nn.Module):
     """`layers` bidirectional GRU/LSTM layers over right-padded input, without packing.
 
     Packed sequences force PyTorch's per-step CPU kernels (a BiLSTM 64/64 over 32 × 88 tokens: 205 ms
-    forward + backward packed, 54 ms unpacked on one core, where the fused oneDNN LSTM runs), so each direction is a plain unidirectional RNN: the forward
-    one reads the padded batch as is (padding comes after every real token, so it never reaches a real
-    position), the backward one reads each sequence reversed *within its length* (`reverse_within`),
-    which again leaves the padding at the end. Outputs at padding positions are set to 0. The final
-    state of a direction is its output at the last real position (forward: position len−1; backward:
-    position 0), i.e. the state after the whole sequence and nothing else.
+    forward + backward packed, 54 ms unpacked on one core, where the fused oneDNN LSTM runs), so each
+    direction is a plain unidirectional RNN: the forward one reads the padded batch as is (padding comes
+    after every real token, so it never reaches a real position), the backward one reads each sequence
+    reversed *within its length* (`reverse_within`), which again leaves the padding at the end. Outputs at
+    padding positions are set to 0. The final state of a direction is its output at the last real
+    position (forward: position len−1; backward: position 0), i.e. the state after the whole sequence and
+    nothing else.
     """
 
     def __init__(self, rnn: type, input_dim: int, hidden_dim: int, layers: int, dropout: float) -> None:
@@ -285,6 +286,7 @@ class RNNSummarizer(nn.Module):
             return StepsOutput(log_probs, None, None, None), None
         contexts, weights, cov_losses = [], [], []
         if self.coverage_active:  # c^t depends on the earlier steps' attention: one step at a time
+            assert coverage is not None, "coverage_active: the caller passes the running coverage (_zero_coverage)"
             for t in range(s.shape[1]):
                 context, a = self.attention(s[:, t], memory, src_mask, keys, coverage)
                 cov_losses.append(coverage_loss(a, coverage))
@@ -293,6 +295,7 @@ class RNNSummarizer(nn.Module):
                 weights.append(a)
             context, attn = torch.stack(contexts, dim=1), torch.stack(weights, dim=1)  # (B, T, 2H), (B, T, S)
         else:  # positions are independent: chunks of T at once, the (B, t, S, A) intermediate bounded
+            assert keys is not None, "a model with attention projects its keys (project_keys)"
             chunk = max(1, ATTENTION_CHUNK_ELEMENTS // max(1, keys.shape[0] * keys.shape[1] * keys.shape[2]))
             for start in range(0, s.shape[1], chunk):
                 context, a = self.attention(s[:, start : start + chunk], memory, src_mask, keys)

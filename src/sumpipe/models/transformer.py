@@ -41,7 +41,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import nn
@@ -241,7 +241,9 @@ class PointerGeneratorTransformer(nn.Module):
         tokens = tokens.masked_fill(tokens >= self.vocab_size, UNK)
         return self.positions(self.embed(tokens) * math.sqrt(self.arch.d_model), offset)
 
-    def encode(self, src: torch.Tensor, src_freq: torch.Tensor, src_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def encode(
+        self, src: torch.Tensor, src_freq: torch.Tensor, src_mask: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """src (B, S), src_freq (B, S), src_mask (B, S) -> memory (B, S, D), memory_bias (B, 1, 1, S)."""
         pad_bias = key_padding_bias(src_mask)
         h = self.dropout(self._embed(src))
@@ -290,11 +292,13 @@ class PointerGeneratorTransformer(nn.Module):
         return log_probs, info, new_kvs
 
     # ---- teacher forcing ---------------------------------------------------------------------
-    def forward_with_info(self, batch: Batch, targets_only: bool = False) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    def forward_with_info(
+        self, batch: Batch, targets_only: bool = False
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """log P (B, T, V + n_oov) float32, and info {"p_gen": (B, T), "attn": (B, T, S)};
         `targets_only`: at the N real target positions only (`batch.trg_positions`), (N, ...)."""
         memory, memory_bias = self.encode(batch.src, batch.src_freq, batch.src_mask)
-        memory_kvs = [layer.cross_attn.project_kv(memory) for layer in self.decoder_layers]
+        memory_kvs = [cast(DecoderLayer, layer).cross_attn.project_kv(memory) for layer in self.decoder_layers]
         pointer_kv = self.pointer.attention.project_kv(memory)
         log_probs, info, _ = self._decode(
             self._embed(batch.trg_inp), memory_kvs, pointer_kv, memory_bias, batch.src_ext, batch.n_oov, None,
@@ -318,7 +322,7 @@ class PointerGeneratorTransformer(nn.Module):
         return TransformerDecoderState(
             src_ext=batch.src_ext,
             memory_bias=memory_bias,
-            cross_kv=[layer.cross_attn.project_kv(memory) for layer in self.decoder_layers],
+            cross_kv=[cast(DecoderLayer, layer).cross_attn.project_kv(memory) for layer in self.decoder_layers],
             pointer_kv=self.pointer.attention.project_kv(memory),
             self_kv=[(empty, empty) for _ in self.decoder_layers],
             n_oov=batch.n_oov,

@@ -29,7 +29,8 @@ code { background: #f6f6f6; padding: 0 0.2em; }
 def _linked_image(renderer: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
     """markdown-it's own <img>, inside a link to the image file."""
     image = renderer.image(tokens, idx, options, env)
-    return f'<a href="{html.escape(tokens[idx].attrGet("src") or "")}">{image}</a>'
+    src = tokens[idx].attrGet("src")  # typed str | int | float | None; markdown-it sets an image's src as str
+    return f'<a href="{html.escape(str(src or ""))}">{image}</a>'
 
 
 def markdown_parser() -> MarkdownIt:
@@ -41,5 +42,6 @@ def markdown_parser() -> MarkdownIt:
 def markdown_to_html(markdown: str, title: str) -> str:
     """A complete HTML page (inline CSS) for `markdown`, titled `title`."""
     body = markdown_parser().render(markdown)
-    return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{html.escape(title)}</title>\n"
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            f"<title>{html.escape(title)}</title>\n"
             f"<style>{STYLE}</style>\n</head>\n<body>\n{body}</body>\n</html>\n")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -14,6 +15,9 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from sumpipe.io import atomic_path
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _save(fig: Figure, path: str | Path) -> Path:
@@ -84,7 +88,8 @@ def attention_heatmap(attention: np.ndarray, source_tokens: Sequence[str], summa
     image = ax.imshow(attention, aspect="auto", cmap="viridis", interpolation="nearest")
     ax.set_xticks(range(shown), list(source_tokens[:shown]), rotation=90, fontsize=6)
     ax.set_yticks(range(len(summary_tokens)), list(summary_tokens), fontsize=7)
-    ax.set_xlabel("input text" + (f" (first {shown} of {len(source_tokens)} tokens)" if shown < len(source_tokens) else ""))
+    truncated = f" (first {shown} of {len(source_tokens)} tokens)" if shown < len(source_tokens) else ""
+    ax.set_xlabel("input text" + truncated)
     ax.set_ylabel("generated summary")
     ax.set_title(title, fontsize=10)
     fig.colorbar(image, ax=ax, fraction=0.03)
@@ -130,7 +135,7 @@ def attention_heads(head_attention: np.ndarray, source_tokens: Sequence[str], su
     return Path(path)
 
 
-def training_curves(logs: dict[str, object], path: str | Path) -> Path:
+def training_curves(logs: dict[str, pd.DataFrame], path: str | Path) -> Path:
     """Training loss per step and validation loss at epoch ends, one line per model.
 
     `logs`: {model: DataFrame with columns step, loss, valid_loss (NaN except at epoch ends)}.

@@ -6,7 +6,7 @@ Reads what earlier stages wrote and draws nothing it cannot trace back to them:
 |---|---|---|
 | ROUGE F1 x 100 with 95% intervals per system | `${paths.scores}/summary.json` (evaluate) | Table 5.1 |
 | paired bootstrap vs Lead-k and vs M1 | same | -- |
-| input coverage by selection, bar charts | `${paths.metrics}/coverage.json` (extract), extracted `selected` | Fig. 5.2 |
+| input coverage by selection, bar charts | `${paths.metrics}/coverage.json` (extract) and its `selected` | Fig. 5.2 |
 | sample summaries with per-example ROUGE | `${paths.scores}/<system>.parquet`, processed split | Tables 5.2-5.4 |
 | attention heat maps | `${paths.predictions}/<model>/<split>.attention.parquet` (decode) | Fig. 5.3 |
 | training curves | `${paths.models}/<model>/train_log.csv` | -- |
@@ -19,6 +19,7 @@ inputs are absent says so in one line instead of failing: the report also serves
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -167,8 +168,9 @@ def abstractiveness_section(summary: dict) -> list[str]:
         if v is None:
             continue
         row = (f"| {name}{' ‡' if name in readers else ''} | {v['novel_1gram']:.2f} | {v['novel_2gram']:.2f} | "
-               f"{v['novel_3gram']:.2f} | {v['novel_4gram']:.2f} | {v['repeated_3gram']:.2f} | {v['mean_length']:.1f} | "
-               f"{v['compression']:.2f} | {v.get('distinct', float('nan')):.1f} | {v.get('adjacent_repeat', float('nan')):.1f} |")
+               f"{v['novel_3gram']:.2f} | {v['novel_4gram']:.2f} | {v['repeated_3gram']:.2f} | "
+               f"{v['mean_length']:.1f} | {v['compression']:.2f} | {v.get('distinct', float('nan')):.1f} | "
+               f"{v.get('adjacent_repeat', float('nan')):.1f} |")
         if has_p_gen:
             row += f" {v['mean_p_gen']:.3f} |" if "mean_p_gen" in v else " |"
         out.append(row)
@@ -213,7 +215,7 @@ def keywords_section(extractive_dir: Path) -> list[str]:
     if keywords.empty:
         return ["## Reference topics (NMF keywords, seed 000 §4.2)", "", "No content words in the references.", ""]
     topics_path = extractive_dir / "topics.parquet"
-    counts: dict[int, int] = {}
+    counts: dict[Hashable, int] = {}  # topic -> test references with it as their most probable topic
     if topics_path.is_file():
         topics = read_parquet(topics_path)
         counts = topics[topics["split"] == "test"]["topic"].value_counts().to_dict()
@@ -223,12 +225,15 @@ def keywords_section(extractive_dir: Path) -> list[str]:
            "probable topic.", "",
            "| topic | top words (weight) | test references |", "|---:|---|---:|"]
     for topic, group in keywords.groupby("topic", sort=True):
-        words = ", ".join(f"{w} ({x:.2f})" for w, x in zip(group.sort_values("rank")["word"], group.sort_values("rank")["weight"]))
+        ranked = group.sort_values("rank")
+        words = ", ".join(f"{w} ({x:.2f})" for w, x in zip(ranked["word"], ranked["weight"]))
         out.append(f"| {topic} | {_escape(words)} | {counts.get(topic, 0)} |")
     return out + [""]
 
 
-def coverage_section(coverage: dict | None, figures: Path, root: Path, example: dict | None) -> tuple[list[str], list[Path]]:
+def coverage_section(
+    coverage: dict | None, figures: Path, root: Path, example: dict | None
+) -> tuple[list[str], list[Path]]:
     out = ["## Input coverage (seed Fig. 5.2)", ""]
     if not coverage:
         return out + ["No coverage metrics (`coverage.json` from the extract stage) yet.", ""], []
@@ -290,9 +295,12 @@ def samples_section(examples: list[str], processed: pd.DataFrame, scores: dict[s
     by_id = processed.set_index("id")
     for example_id in examples:
         row = by_id.loc[example_id]
-        references = row["references"] if "references" in by_id.columns and row["references"] is not None else [row["reference"]]
+        has_references = "references" in by_id.columns and row["references"] is not None
+        references = row["references"] if has_references else [row["reference"]]
+        # pandas-stubs types a Series label lookup as a scalar or a Series (a label may repeat); ids are unique,
+        # so these are a row's cells: a text and a list of texts
         out += [f"### Example `{example_id}`", "", "| Input text (fragment) | Annotated summary |", "|---|---|",
-                f"| {_escape(_fragment(row['source']))} | {_escape(' // '.join(references))} |", "",
+                f"| {_escape(_fragment(row['source']))} | {_escape(' // '.join(references))} |", "",  # type: ignore[arg-type]
                 "| System | Generated summary | R-1 | R-2 | R-L |", "|---|---|---:|---:|---:|"]
         for name, df in scores.items():
             hit = df[df["id"] == example_id]
@@ -364,7 +372,9 @@ def _head_grid(heads: np.ndarray | None, source_tokens: list[str], tokens: list[
             f"![{re.sub(r'[][]', '', title)} per head]({_rel(path, root)})", ""]
 
 
-def training_section(paths: PathsConfig, model_names: list[str], figures: Path, root: Path) -> tuple[list[str], list[Path]]:
+def training_section(
+    paths: PathsConfig, model_names: list[str], figures: Path, root: Path
+) -> tuple[list[str], list[Path]]:
     out = ["## Training curves", ""]
     logs = {}
     for name in model_names:

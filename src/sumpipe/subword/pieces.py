@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,7 +28,7 @@ VOCAB_FILE = "subword.vocab"
 _PROTO_KEY = b"sentencepiece_model"
 
 # sentencepiece trainer options that fix the special ids (the rest come from params.yaml)
-SPECIAL_OPTIONS = {
+SPECIAL_OPTIONS: dict[str, Any] = {
     "unk_id": UNK, "pad_id": PAD, "bos_id": BOS, "eos_id": EOS,
     "unk_piece": SPECIAL_TOKENS[UNK], "pad_piece": SPECIAL_TOKENS[PAD],
     "bos_piece": SPECIAL_TOKENS[BOS], "eos_piece": SPECIAL_TOKENS[EOS],

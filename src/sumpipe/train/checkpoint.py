@@ -57,7 +57,9 @@ class Position:
 # --------------------------------------------------------------------------------------------
 def capture_rng() -> dict[str, Any]:
     """Every random-number generator a training step can touch, as tensors and primitives."""
-    kind, keys, pos, has_gauss, cached = np.random.get_state()
+    state = np.random.get_state()  # legacy form: a tuple for np.random's global MT19937 generator
+    assert isinstance(state, tuple), "np.random's global generator is not MT19937"
+    kind, keys, pos, has_gauss, cached = state
     return {
         "python": random.getstate(),
         "numpy": {"kind": kind, "keys": torch.from_numpy(keys.astype(np.int64)), "pos": int(pos),

@@ -14,7 +14,9 @@ from sumpipe.options import ParamsOption, flag
 def train(
     model: Annotated[str, typer.Option("--model", "-m", help="a model named under `models:` in params.yaml")],
     params: ParamsOption = Path("params.yaml"),
-    resume: Annotated[bool, flag("--resume/--no-resume", help="continue from the model's checkpoint when it matches")] = True,
+    resume: Annotated[
+        bool, flag("--resume/--no-resume", help="continue from the model's checkpoint when it matches")
+    ] = True,
 ) -> None:
     """Train one model into models/<name>/ (resumes a killed run; multi-GPU under torchrun)."""
     from sumpipe.config import load_params

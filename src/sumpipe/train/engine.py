@@ -136,16 +136,18 @@ def _cpu_settings(deterministic: bool, threads: int | None) -> Iterator[None]:
     """
     before = torch.are_deterministic_algorithms_enabled()
     warn_before = torch.is_deterministic_algorithms_warn_only_enabled()
-    fill_before = torch.utils.deterministic.fill_uninitialized_memory
+    # fill_uninitialized_memory is a property that torch/utils/deterministic.py adds by swapping the module's
+    # class at import: torch's stubs do not declare it, hence the ignores
+    fill_before = torch.utils.deterministic.fill_uninitialized_memory  # type: ignore[attr-defined]
     if deterministic:
         torch.use_deterministic_algorithms(True, warn_only=True)
-        torch.utils.deterministic.fill_uninitialized_memory = False
+        torch.utils.deterministic.fill_uninitialized_memory = False  # type: ignore[attr-defined]
     try:
         with torch_threads(threads):
             yield
     finally:
         torch.use_deterministic_algorithms(before, warn_only=warn_before)
-        torch.utils.deterministic.fill_uninitialized_memory = fill_before
+        torch.utils.deterministic.fill_uninitialized_memory = fill_before  # type: ignore[attr-defined]
 
 
 def _autocast(device: torch.device, bf16: bool) -> contextlib.AbstractContextManager:

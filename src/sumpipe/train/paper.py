@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -149,7 +150,7 @@ HEADER = """\
 """
 
 
-def apply_overrides(params: dict[str, Any], overrides: dict[str, Any], removes: list[str] = ()) -> dict[str, Any]:
+def apply_overrides(params: dict[str, Any], overrides: dict[str, Any], removes: Sequence[str] = ()) -> dict[str, Any]:
     """A deep copy of `params` without the dotted keys `removes` and with each dotted key of `overrides`
     set (missing mappings are created)."""
     out = copy.deepcopy(params)

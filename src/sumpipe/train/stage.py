@@ -151,7 +151,9 @@ def train_model(inputs: TrainInputs, *, resume: bool = True, progress: bool | No
                         ctx=ctx, progress=progress, description=inputs.name)
     summary = training_summary(result, model, cfg, len(train_df), len(valid_df), device)
     if ctx.is_main:
-        card = ModelCard(family=family.name, arch=arch, vocab_size=model.vocab_size, name=inputs.name,
+        vocab_size = model.vocab_size  # Decodable's V; nn.Module types an attribute as Tensor | Module
+        assert isinstance(vocab_size, int), "a family's model keeps its vocabulary size V as an int"
+        card = ModelCard(family=family.name, arch=arch, vocab_size=vocab_size, name=inputs.name,
                          input=inputs.spec.input, spec=inputs.spec, selection=inputs.selection,
                          dataset=inputs.dataset, training=summary, family_info=family.card_section(model))
         save_pretrained(model.cpu(), inputs.out_dir, vocab, card,

@@ -20,7 +20,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-PRECISION = 25  # significant digits: float64 needs 17; the margin leaves the final float64 rounding as the only one that matters
+# significant digits: float64 needs 17; the margin leaves the final float64 rounding as the only one that matters
+PRECISION = 25
 
 _CONTEXT = decimal.Context(prec=PRECISION, rounding=decimal.ROUND_HALF_EVEN,
                            traps=[decimal.InvalidOperation])  # 1/0 -> Infinity, like numpy
