@@ -43,7 +43,7 @@ def transformer_card(model, selection=None, dataset: str = "pydoc", name: str = 
 
 def pytest_terminal_summary(terminalreporter) -> None:
     """The reliability cases' totals line (case counts by expected and actual outcome), when any ran."""
-    harness = sys.modules.get("harness")  # tests/reliability/harness.py, imported by the reliability tests
+    harness = sys.modules.get("tests.reliability.harness")  # tests/reliability/harness.py, imported by the reliability tests
     if harness is not None and harness.CHECKED:
         terminalreporter.write_line(harness.totals_line())
         table = os.environ.get("SUMPIPE_RELIABILITY_TABLE")  # a path: the case table, as Markdown

@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from harness import check, run_inprocess, run_subprocess, sumpipe_argv
+from tests.reliability.harness import check, run_inprocess, run_subprocess, sumpipe_argv
 
-from test_decode_api import make_model_dir
+from tests.decode.test_api import make_model_dir
 
 ARTICLE = ("Police said the man was arrested on Monday after a long chase through the city. "
            "A bird flew over the house. The dog ate the bone, and the cat sat on the mat.\n")

@@ -14,9 +14,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from harness import check, run_inprocess
+from tests.reliability.harness import check, run_inprocess
 
-from test_decode_api import make_model_dir
+from tests.decode.test_api import make_model_dir
 
 ARTICLE = "Police said the man was arrested on Monday after a long chase through the city.\n"
 MARKER = "pwned"  # a file the malicious pickle would create

@@ -16,7 +16,7 @@ from sumpipe.decode.api import load_model, summarize
 from sumpipe.decode.attention import ReportExamples, attention_path, attention_table, pick_examples, read_attention
 from sumpipe.decode.stage import decode_stage
 from sumpipe.errors import SumpipeError
-from test_decode_api import DOCS, make_model_dir
+from tests.decode.test_api import DOCS, make_model_dir
 
 CFG = DecodeConfig(beam_size=2, batch_size=2, device="cpu")
 

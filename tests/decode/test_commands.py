@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from test_decode_api import make_model_dir
+from tests.decode.test_api import make_model_dir
 
 ARTICLE = ("Police said the man was arrested on Monday after a long chase through the city. "
            "A bird flew over the house. The dog ate the bone, and the cat sat on the mat.")

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import torch
 
-from conftest import transformer_card
+from tests.conftest import transformer_card
 from sumpipe.config import Budget, DecodeConfig
 from sumpipe.decode.api import has_words, load_model, prepare_raw, resolve_max_length, summarize, summary_text
 from sumpipe.decode.search import beam_search, sample_search

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import torch
 
-from conftest import transformer_card
+from tests.conftest import transformer_card
 from sumpipe.config import Budget
 from sumpipe.errors import SumpipeError
 from sumpipe.models.batching import collate, encode_examples

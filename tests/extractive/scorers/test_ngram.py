@@ -5,7 +5,7 @@ import pytest
 from sumpipe.errors import SumpipeError
 from sumpipe.extract.select import select_ngram
 from sumpipe.extractive.scorers import Analyzer, Limit, build_method
-from test_extract_select import DOC, TABLE
+from tests.extract.test_select import DOC, TABLE
 
 TEXT = "\n".join(" ".join(s) for s in DOC)
 

@@ -15,7 +15,7 @@ import torch.multiprocessing as mp
 
 from sumpipe.train.ddp import DistContext, init_process_group, shard
 from sumpipe.train.engine import fit
-from test_train_engine import TinyTask, config, seed_everything
+from tests.train.test_engine import TinyTask, config, seed_everything
 
 
 def deterministic_model() -> torch.nn.Module:
@@ -84,7 +84,7 @@ def test_torchrun_trains_the_real_command_and_resumes_after_a_kill(tmp_path: Pat
     import signal
     import time
 
-    from test_train_stage import write_fixture
+    from tests.train.test_stage import write_fixture
 
     settings = dict(epochs=4, checkpoint_every=2, log_every=2, patience=2)  # 6 batches an epoch: 24 updates
     straight = write_fixture(tmp_path / "straight", **settings)

@@ -20,7 +20,7 @@ from sumpipe.experiments.numerals_report import markdown_table, numerals_report
 from sumpipe.models.rnn import RNNArch
 from sumpipe.validation import from_dict
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_frames_hold_one_kind_split_by_train_fraction():

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import transformer_card
+from tests.conftest import transformer_card
 from sumpipe.config import Budget, CrossEvalConfig, DataConfig, DecodeConfig, EvaluateConfig, ReportConfig
 from sumpipe.decode.attention import ReportExamples
 from sumpipe.decode.stage import decode_stage
@@ -19,7 +19,7 @@ from sumpipe.io import read_parquet, write_json
 from sumpipe.models.transformer import ArchConfig
 from sumpipe.report.html import markdown_to_html
 from sumpipe.report.stage import _escape, build_report
-from test_evaluate_stage import REFERENCES, SOURCES, make_tree
+from tests.evaluate.test_stage import REFERENCES, SOURCES, make_tree
 
 PNG = b"\x89PNG\r\n\x1a\n"
 EVAL = EvaluateConfig(bootstrap_samples=100, seed=5)
