@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,7 +12,6 @@ import pandas as pd
 import pytest
 import torch
 
-from tests.conftest import transformer_card
 from sumpipe.config import Budget, DecodeConfig
 from sumpipe.decode.api import has_words, load_model, prepare_raw, resolve_max_length, summarize, summary_text
 from sumpipe.decode.search import beam_search, sample_search
@@ -25,29 +23,9 @@ from sumpipe.models.transformer import ArchConfig
 from sumpipe.names import EOS, UNK
 from sumpipe.vocab.vocabulary import Vocabulary
 
-WORDS = ("the cat sat on the mat . the dog ate the bone . a bird flew over the house . "
-         "police said the man was arrested on monday after a long chase through the city .").split()
-
-
-def make_model_dir(path: Path, selection: Budget | None = Budget("first", 400), dataset: str = "pydoc",
-                   seed: int = 0, scale: float = 1.0) -> Path:
-    """A tiny untrained model directory (weights scaled up so its choices are not near-ties)."""
-    from sumpipe.models.io import save_pretrained
-    from sumpipe.models.transformer import PointerGeneratorTransformer
-
-    torch.manual_seed(seed)
-    vocab = Vocabulary.from_counts(Counter(WORDS), 24)
-    arch = ArchConfig(d_model=16, d_ff=32, n_layers=1, n_heads=2, dropout=0.0, vocab_size=len(vocab),
-                      max_source_tokens=40, max_summary_tokens=8)
-    model = PointerGeneratorTransformer(arch)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.mul_(scale)
-    return save_pretrained(model, path, vocab, transformer_card(model, selection, dataset))
-
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory: pytest.TempPathFactory):
+def tiny(tmp_path_factory: pytest.TempPathFactory, make_model_dir):
     model_dir = make_model_dir(tmp_path_factory.mktemp("models") / "M1", scale=1.5)
     return load_model(model_dir)
 
@@ -116,7 +94,7 @@ class CopyState:
     src_ext: torch.Tensor
     step: int
 
-    def index_select(self, idx: torch.Tensor) -> "CopyState":
+    def index_select(self, idx: torch.Tensor) -> CopyState:
         return CopyState(self.src_ext[idx], self.step)
 
 
@@ -143,8 +121,8 @@ class CopyModel(torch.nn.Module):
         return logits.log_softmax(-1), CopyState(state.src_ext, state.step + 1), info
 
 
-def test_copied_oov_words_map_back_to_the_source_word() -> None:
-    vocab = Vocabulary.from_counts(Counter(WORDS), 24)
+def test_copied_oov_words_map_back_to_the_source_word(tiny_vocab) -> None:
+    vocab = tiny_vocab
     model = CopyModel(len(vocab))
     config = _card()
     cfg = DecodeConfig(block_ngram_repeat=0, min_length=0)
@@ -159,37 +137,33 @@ def test_copied_oov_words_map_back_to_the_source_word() -> None:
 # --------------------------------------------------------------------------------------------
 # The real (tiny) transformer
 # --------------------------------------------------------------------------------------------
-DOCS = ["police said the man was arrested on monday .", "a bird flew over the house .\nthe dog ate the bone .",
-        "the cat sat on the mat .", "zebra quixotic the man ate"]
-
-
 def _batch(vocab, docs):
     return collate([encode_example(str(i), d, "", vocab, 40, 1) for i, d in enumerate(docs)])
 
 
-def test_real_model_beam_one_is_greedy(tiny) -> None:
+def test_real_model_beam_one_is_greedy(tiny, decode_docs) -> None:
     model, vocab, _ = tiny
-    batch = _batch(vocab, DOCS)
+    batch = _batch(vocab, decode_docs)
     beam = beam_search(model, batch, beam_size=1, max_length=10, min_length=1, alpha=1.0, block_ngram=3)
     greedy = sample_search(model, batch, max_length=10, min_length=1, alpha=1.0, block_ngram=3)
     assert [h.tokens for h in beam] == [h.tokens for h in greedy]
     assert any(len(h.tokens) >= 3 for h in beam)
 
 
-def test_real_model_batched_equals_one_at_a_time(tiny) -> None:
+def test_real_model_batched_equals_one_at_a_time(tiny, decode_docs) -> None:
     model, vocab, config = tiny
     cfg = DecodeConfig(beam_size=3, block_ngram_repeat=2, batch_size=4)
-    together = summarize(model, vocab, config, DOCS, cfg)
-    for doc, summary in zip(DOCS, together):
+    together = summarize(model, vocab, config, decode_docs, cfg)
+    for doc, summary in zip(decode_docs, together):
         alone = summarize(model, vocab, config, [doc], cfg)[0]
         assert alone.tokens == summary.tokens
         assert alone.score == pytest.approx(summary.score, abs=1e-4)
 
 
-def test_real_model_details(tiny) -> None:
+def test_real_model_details(tiny, decode_docs) -> None:
     model, vocab, config = tiny
-    out = summarize(model, vocab, config, DOCS, DecodeConfig(), details=True)
-    for doc, s in zip(DOCS, out):
+    out = summarize(model, vocab, config, decode_docs, DecodeConfig(), details=True)
+    for doc, s in zip(decode_docs, out):
         assert s.source_tokens == doc.split()
         assert len(s.p_gen) == len(s.tokens) and all(0.0 <= p <= 1.0 for p in s.p_gen)
         assert s.attention.shape == (len(s.tokens), len(s.source_tokens))
@@ -201,17 +175,17 @@ def test_real_model_details(tiny) -> None:
         assert "<unk>" not in s.tokens and 1 <= len(s.tokens) <= 10
 
 
-def test_greedy_details_have_the_per_head_attention(tiny) -> None:
+def test_greedy_details_have_the_per_head_attention(tiny, decode_docs) -> None:
     model, vocab, config = tiny
-    (s,) = summarize(model, vocab, config, DOCS[:1], DecodeConfig(strategy="greedy"), details=True)
+    (s,) = summarize(model, vocab, config, decode_docs[:1], DecodeConfig(strategy="greedy"), details=True)
     assert s.head_attention.shape == (2, len(s.tokens), len(s.source_tokens))
     assert np.allclose(s.head_attention.mean(axis=0), s.attention, atol=1e-6)
-    assert summarize(model, vocab, config, DOCS[:1], DecodeConfig(strategy="greedy"))[0].head_attention is None
+    assert summarize(model, vocab, config, decode_docs[:1], DecodeConfig(strategy="greedy"))[0].head_attention is None
 
 
-def test_decode_stage_writes_predictions(tmp_path: Path) -> None:
+def test_decode_stage_writes_predictions(tmp_path: Path, decode_docs, make_model_dir) -> None:
     model_dir = make_model_dir(tmp_path / "models" / "M1", selection=Budget("first", 400))
-    frame = pd.DataFrame({"id": ["a", "b", "c"], "source": [DOCS[0], "", DOCS[2]],
+    frame = pd.DataFrame({"id": ["a", "b", "c"], "source": [decode_docs[0], "", decode_docs[2]],
                           "reference": ["r1", "r2", "r3"], "references": [["r1", "x"], ["r2"], ["r3"]]})
     (tmp_path / "extracted" / "first400").mkdir(parents=True)
     frame.to_parquet(tmp_path / "extracted" / "first400" / "test.parquet")

@@ -16,7 +16,6 @@ from sumpipe.decode.api import load_model, summarize
 from sumpipe.decode.attention import ReportExamples, attention_path, attention_table, pick_examples, read_attention
 from sumpipe.decode.stage import decode_stage
 from sumpipe.errors import SumpipeError
-from tests.decode.test_api import DOCS, make_model_dir
 
 CFG = DecodeConfig(beam_size=2, batch_size=2, device="cpu")
 
@@ -42,17 +41,17 @@ def test_heat_maps_go_to_the_first_samples() -> None:
 
 
 @pytest.fixture(scope="module")
-def decoded(tmp_path_factory: pytest.TempPathFactory):
+def decoded(tmp_path_factory: pytest.TempPathFactory, decode_docs, make_model_dir):
     root = tmp_path_factory.mktemp("decode")
     model_dir = make_model_dir(root / "models" / "M1", selection=Budget("first", 400), scale=1.5)
-    ids = [f"d{i}" for i in range(len(DOCS))] + ["empty"]
-    frame = pd.DataFrame({"id": ids, "source": [*DOCS, ""], "reference": ["r"] * len(ids)})
+    ids = [f"d{i}" for i in range(len(decode_docs))] + ["empty"]
+    frame = pd.DataFrame({"id": ids, "source": [*decode_docs, ""], "reference": ["r"] * len(ids)})
     (root / "extracted" / "first400").mkdir(parents=True)
     frame.to_parquet(root / "extracted" / "first400" / "test.parquet")
     return root, model_dir, ids
 
 
-def test_decode_stage_keeps_the_attention_the_report_draws(decoded) -> None:
+def test_decode_stage_keeps_the_attention_the_report_draws(decoded, decode_docs) -> None:
     root, model_dir, ids = decoded
     examples = ReportExamples(n_samples=3, n_heatmaps=2, seed=5)
     result = decode_stage(model_dir, root / "extracted", root / "with", CFG, report_examples=examples)
@@ -69,7 +68,7 @@ def test_decode_stage_keeps_the_attention_the_report_draws(decoded) -> None:
     predictions = pd.read_parquet(result.path).set_index("id")["prediction"]
     # what the report drew before: the heat-map examples decoded on their own, with details
     model, vocab, card = load_model(model_dir)
-    docs = dict(zip(ids, [*DOCS, ""]))
+    docs = dict(zip(ids, [*decode_docs, ""]))
     again = summarize(model, vocab, card, [docs[i] for i in heat], CFG, details=True)
     for example_id, s in zip(heat, again):
         k = kept[example_id]

@@ -12,14 +12,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.decode.test_api import make_model_dir
-
 ARTICLE = ("Police said the man was arrested on Monday after a long chase through the city. "
            "A bird flew over the house. The dog ate the bone, and the cat sat on the mat.")
 
 
 @pytest.fixture(scope="module")
-def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def workdir(tmp_path_factory: pytest.TempPathFactory, make_model_dir) -> Path:
     """A folder without params.yaml (built-in defaults) holding models/M1 and models/M2."""
     root = tmp_path_factory.mktemp("work")
     make_model_dir(root / "models" / "M1", seed=0)
@@ -148,7 +146,7 @@ def test_a_utf8_character_cut_by_the_size_cap_is_dropped_not_an_error() -> None:
     from sumpipe.decode.interactive import decode_text
     from sumpipe.errors import SumpipeError
 
-    data = "caf\xe9 au lait".encode("utf-8")[:4]  # "caf" + the first byte of the two-byte "\xe9"
+    data = "caf\xe9 au lait".encode()[:4]  # "caf" + the first byte of the two-byte "\xe9"
     assert decode_text(data, "utf-8-sig", "x", truncated=True) == "caf"
     with pytest.raises(SumpipeError, match="^x: not UTF-8 text \\(byte 0xc3 at offset 3\\)"):
         decode_text(data, "utf-8-sig", "x")
@@ -249,7 +247,7 @@ def test_model_given_as_a_directory(workdir, monkeypatch, capsys) -> None:
     assert code == 0 and json.loads(out)["model"] == "M2"
 
 
-def test_stage_mode_writes_predictions(monkeypatch, capsys, tmp_path, repo_root) -> None:
+def test_stage_mode_writes_predictions(monkeypatch, capsys, tmp_path, repo_root, make_model_dir) -> None:
     import pandas as pd
 
     (tmp_path / "params.yaml").write_text((repo_root / "params.yaml").read_text())

@@ -38,7 +38,7 @@ class ToyState:
     doc: torch.Tensor                  # (N,) which document's table each row reads
     step: int
 
-    def index_select(self, idx: torch.Tensor) -> "ToyState":
+    def index_select(self, idx: torch.Tensor) -> ToyState:
         return ToyState(self.doc[idx], self.step)
 
 

@@ -14,54 +14,6 @@ from sumpipe.evaluate.rouge import FastRouge
 from sumpipe.evaluate.stage import lead_sentences, run_evaluate
 from sumpipe.io import read_parquet, write_parquet
 
-SOURCES = [
-    "the cat sat on the mat .\nit was a sunny day .\nthe dog slept .\nbirds sang loudly .",
-    "stocks fell sharply on monday .\ninvestors worried about rates .\nbanks led the decline .",
-    "the team won the final .\nfans celebrated in the streets .\nthe coach praised the players .\nit rained .",
-    "a new bridge opened in the city .\ntraffic eased at once .\nofficials cut the ribbon .",
-    "scientists found water on mars .\nthe probe sent images .\nmore missions are planned .",
-    "the museum reopened after repairs .\nvisitors queued for hours .\ntickets sold out .",
-]
-REFERENCES = [
-    "the cat sat on the mat on a sunny day .",
-    "stocks fell as investors worried about rates .",
-    "the team won the final and fans celebrated .",
-    "a new bridge opened and traffic eased .",
-    "water found on mars by a probe .",
-    "the museum reopened and tickets sold out .",
-]
-M1 = [  # close to the references
-    "the cat sat on the mat .\nit was sunny .",
-    "stocks fell .\ninvestors worried about rates .",
-    "the team won the final .\nfans celebrated .",
-    "a bridge opened .\ntraffic eased .",
-    "water on mars found by probe .",
-    "museum reopened .\ntickets sold out .",
-]
-M2 = ["cat .", "banks .", "coach .", "ribbon .", "images .", "hours ."]  # poor
-
-
-def make_tree(root: Path, models: dict[str, list[str]] | None = None) -> PathsConfig:
-    """Write processed/test, extracted/first200/test and predictions/<model>/test under `root`."""
-    paths = PathsConfig(**{name: str(root / name) for name in PathsConfig.__dataclass_fields__})
-    ids = [f"ex{i}" for i in range(len(SOURCES))]
-    write_parquet(pd.DataFrame({"id": ids, "source": SOURCES, "reference": REFERENCES}),
-                  Path(paths.processed) / "test.parquet")
-    first = [" ".join(s.replace("\n", " \n ").split(" ")[:8]).replace(" \n ", "\n") for s in SOURCES]
-    write_parquet(pd.DataFrame({"id": ids, "source": first, "reference": REFERENCES,
-                                "n_tokens": [8] * len(ids), "selected": [[0]] * len(ids)}),
-                  Path(paths.extracted) / "first200" / "test.parquet")
-    # training word counts (the vocab stage's words.parquet): every source word 10 times, four of them rare
-    counts = {w: 10 for text in SOURCES for w in text.split()} | {"mars": 1, "probe": 1, "museum": 1, "bridge": 2}
-    write_parquet(pd.DataFrame({"id": range(len(counts)), "token": list(counts), "count": list(counts.values())}),
-                  Path(paths.vocab) / "words.parquet")
-    for name, preds in (models if models is not None else {"M1": M1, "M2": M2}).items():
-        write_parquet(pd.DataFrame({"id": ids, "prediction": preds, "reference": REFERENCES,
-                                    "decode_seconds": [0.01] * len(ids)}),
-                      Path(paths.predictions) / name / "test.parquet")
-    return paths
-
-
 CFG = EvaluateConfig(bootstrap_samples=200, confidence=0.95, seed=3, use_stemmer=True, lead_sentences=3)
 
 
@@ -70,8 +22,8 @@ def test_lead_sentences() -> None:
     assert lead_sentences("only one", 3) == "only one"
 
 
-def test_evaluate_stage_writes_scores_and_metrics(tmp_path: Path) -> None:
-    paths = make_tree(tmp_path)
+def test_evaluate_stage_writes_scores_and_metrics(tmp_path: Path, eval_corpus) -> None:
+    paths = eval_corpus.make_tree(tmp_path)
     result = run_evaluate(paths, CFG, ["M1", "M2", "M1-400"], ["first200", "first400"])
     assert list(result.summaries) == ["M1", "M2", "lead3", "first200"]
     assert result.skipped == ["M1-400", "first400"]
@@ -88,7 +40,7 @@ def test_evaluate_stage_writes_scores_and_metrics(tmp_path: Path) -> None:
     lead = read_parquet(Path(paths.scores) / "lead3.parquet")
     assert list(lead["id"]) == [f"ex{i}" for i in range(6)]
     assert lead.at[0, "prediction"] == "the cat sat on the mat .\nit was a sunny day .\nthe dog slept ."
-    expected = FastRouge().score(REFERENCES[0], lead.at[0, "prediction"])
+    expected = FastRouge().score(eval_corpus.references[0], lead.at[0, "prediction"])
     assert lead.at[0, "rouge1_fmeasure"] == expected["rouge1"][2]
     assert metrics["lead3"]["rouge1"] == pytest.approx(lead["rouge1_fmeasure"].mean() * 100, abs=1e-4)
 
@@ -102,8 +54,8 @@ def test_evaluate_stage_writes_scores_and_metrics(tmp_path: Path) -> None:
     assert summary["comparisons"]["M2"]["vs_M1"]["rouge1"]["delta"] < 0
 
 
-def test_rare_word_recall_by_hand(tmp_path: Path) -> None:
-    paths = make_tree(tmp_path)
+def test_rare_word_recall_by_hand(tmp_path: Path, eval_corpus) -> None:
+    paths = eval_corpus.make_tree(tmp_path)
     run_evaluate(paths, CFG, ["M1", "M2"], ["first200"])
     rare = json.loads((Path(paths.metrics) / "rare_words.json").read_text())
     # rare reference words: ex3 {bridge}, ex4 {mars, probe}, ex5 {museum}; every other reference word is
@@ -116,10 +68,10 @@ def test_rare_word_recall_by_hand(tmp_path: Path) -> None:
     assert summary["abstractiveness"]["M2"]["distinct"] == 100.0
 
 
-def test_evaluate_uses_every_reference(tmp_path: Path) -> None:
-    paths = make_tree(tmp_path, models={"M1": M1})
+def test_evaluate_uses_every_reference(tmp_path: Path, eval_corpus) -> None:
+    paths = eval_corpus.make_tree(tmp_path, models={"M1": eval_corpus.m1})
     processed = read_parquet(Path(paths.processed) / "test.parquet")
-    processed["references"] = [[r, m] for r, m in zip(REFERENCES, M1)]  # M1's output is a reference too
+    processed["references"] = [[r, m] for r, m in zip(eval_corpus.references, eval_corpus.m1)]  # M1's output is a reference too
     write_parquet(processed, Path(paths.processed) / "test.parquet")
     result = run_evaluate(paths, CFG, ["M1"], ["first200"])
     assert result.summaries["M1"]["rouge1"] == pytest.approx(100.0)
@@ -131,17 +83,17 @@ def test_evaluate_needs_the_processed_test_split(tmp_path: Path) -> None:
         run_evaluate(paths, CFG, ["M1"], ["first200"])
 
 
-def test_bad_predictions_file_is_a_user_error(tmp_path: Path) -> None:
-    paths = make_tree(tmp_path, models={})
+def test_bad_predictions_file_is_a_user_error(tmp_path: Path, eval_corpus) -> None:
+    paths = eval_corpus.make_tree(tmp_path, models={})
     write_parquet(pd.DataFrame({"id": ["ex0"], "summary": ["x"]}), Path(paths.predictions) / "M1" / "test.parquet")
     with pytest.raises(SumpipeError, match="missing column"):
         run_evaluate(paths, CFG, ["M1"], ["first200"])
 
 
 @pytest.mark.parametrize("ids", [[], ["other0", "other1"]])
-def test_predictions_for_no_test_example_are_a_user_error(tmp_path: Path, ids: list[str]) -> None:
+def test_predictions_for_no_test_example_are_a_user_error(tmp_path: Path, ids: list[str], eval_corpus) -> None:
     # An empty file, or a stale one from another corpus: both used to end in a ValueError traceback.
-    paths = make_tree(tmp_path, models={})
+    paths = eval_corpus.make_tree(tmp_path, models={})
     preds = pd.DataFrame({"id": pd.Series(ids, dtype=str), "prediction": pd.Series(["x"] * len(ids), dtype=str),
                           "reference": pd.Series(["y"] * len(ids), dtype=str)})  # as decode writes them
     write_parquet(preds, Path(paths.predictions) / "M1" / "test.parquet")

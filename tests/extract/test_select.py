@@ -6,58 +6,36 @@ import numpy as np
 import pytest
 
 from sumpipe.extract.select import choose_sentences, cut, render, select_first, select_ngram
-from sumpipe.vocab.ngrams import NgramTable, pack_ngrams
 
 
-def make_table(grams: dict[str, int]) -> NgramTable:
-    """A table from {"w1 w2 w3": count}."""
-    triples = [g.split() for g in grams]
-    words = sorted({w for t in triples for w in t})
-    ids = {w: i for i, w in enumerate(words)}
-    keys = pack_ngrams(np.array([[ids[w] for w in t] for t in triples]))
-    order = np.argsort(keys)
-    return NgramTable(n=3, keys=keys[order], counts=np.array(list(grams.values()), np.uint32)[order], words=words)
-
-
-TABLE = make_table({"police arrested man": 500, "man charged murder": 400, "rare orchid bloomed": 2,
-                    "orchid bloomed kew": 3})
-DOC = [
-    "police arrested a man on monday .".split(),  # 0: the lead (one known and one unknown 3-gram)
-    "the man was charged with murder .".split(),  # 1: (man charged murder) 400 -> 0.384
-    "a rare orchid bloomed at kew .".split(),  # 2: rare grams -> (3.32 + 2.10) / 2
-    "police arrested the man .".split(),  # 3: (police arrested man) 500 -> 0.370
-    "it was .".split(),  # 4: no 3-gram -> 0
-]
-
-
-def test_higher_scoring_sentence_chosen():
+def test_higher_scoring_sentence_chosen(ngram_doc, ngram_table):
     # Budget for the lead plus one 7-token sentence: the rare-orchid sentence wins over 1 and 3.
-    assert select_ngram(DOC, TABLE, tokens=14, first_k=1) == [0, 2]
-    scores = TABLE.sentence_scores(DOC)
+    assert select_ngram(ngram_doc, ngram_table, tokens=14, first_k=1) == [0, 2]
+    scores = ngram_table.sentence_scores(ngram_doc)
     assert scores[2] > scores[1] > scores[3] > scores[4] == 0.0
 
 
-def test_first_k_kept_budget_respected_document_order():
+def test_first_k_kept_budget_respected_document_order(ngram_doc, ngram_table):
     for tokens in range(1, 40):
         for first_k in range(0, 4):
-            chosen = select_ngram(DOC, TABLE, tokens, first_k)
+            chosen = select_ngram(ngram_doc, ngram_table, tokens, first_k)
             assert chosen == sorted(chosen)
-            kept = cut(DOC, chosen, tokens)
+            kept = cut(ngram_doc, chosen, tokens)
             assert sum(map(len, kept)) <= tokens
-            lead = select_first(DOC[:first_k], tokens)
+            lead = select_first(ngram_doc[:first_k], tokens)
             assert set(lead) <= set(chosen)  # the first k (as far as the budget reaches) always
 
 
-def test_overflowing_sentence_skipped_shorter_one_tried():
+def test_overflowing_sentence_skipped_shorter_one_tried(ngram_doc, ngram_table):
     # After the lead (7), 10 tokens left: sentence 2 (7) fits; of the 3 left, sentences 1 (7) and
     # 3 (5) would overflow, "it was ." (3) fits.
-    assert select_ngram(DOC, TABLE, tokens=17, first_k=1) == [0, 2, 4]
+    assert select_ngram(ngram_doc, ngram_table, tokens=17, first_k=1) == [0, 2, 4]
 
 
-def test_first_k_larger_than_budget_degrades_to_first_n():
-    chosen = select_ngram(DOC, TABLE, tokens=10, first_k=3)
+def test_first_k_larger_than_budget_degrades_to_first_n(ngram_doc, ngram_table):
+    chosen = select_ngram(ngram_doc, ngram_table, tokens=10, first_k=3)
     assert chosen == [0, 1]
-    assert render(cut(DOC, chosen, 10)) == "police arrested a man on monday .\nthe man was"
+    assert render(cut(ngram_doc, chosen, 10)) == "police arrested a man on monday .\nthe man was"
 
 
 def test_choose_sentences_ties_keep_document_order():
@@ -75,7 +53,7 @@ def test_select_first_exact():
     assert select_first(sentences, 100) == [0, 1, 2]
 
 
-def test_unknown_ngrams_get_the_maximum():
+def test_unknown_ngrams_get_the_maximum(ngram_table):
     doc = [["x"] * 3, "police arrested man".split(), "brand new words".split()]
-    assert TABLE.max_score == pytest.approx(1 / np.log10(2))
-    assert select_ngram(doc, TABLE, tokens=6, first_k=1) == [0, 2]
+    assert ngram_table.max_score == pytest.approx(1 / np.log10(2))
+    assert select_ngram(doc, ngram_table, tokens=6, first_k=1) == [0, 2]

@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 import torch
 
-from tests.conftest import transformer_card
 from sumpipe.config import Budget
 from sumpipe.errors import SumpipeError
 from sumpipe.models.batching import collate, encode_examples
@@ -35,7 +34,7 @@ def _setup(tie: bool = True, rarity: bool = True):
 
 
 @pytest.mark.parametrize("tie", [True, False])
-def test_round_trip_gives_identical_outputs(tmp_path: Path, tie: bool) -> None:
+def test_round_trip_gives_identical_outputs(tmp_path: Path, tie: bool, transformer_card) -> None:
     model, vocab, batch = _setup(tie=tie)
     save_pretrained(model, tmp_path / "M2", vocab, transformer_card(model, Budget("ngram", 200, 5), "pydoc"))
     assert sorted(p.name for p in (tmp_path / "M2").iterdir()) == ["SHA256SUMS", "config.json", "model.safetensors", "vocab.parquet"]
@@ -52,7 +51,7 @@ def test_round_trip_gives_identical_outputs(tmp_path: Path, tie: bool) -> None:
         assert loaded.generator is None
 
 
-def test_missing_and_corrupt_directories_are_one_line_errors(tmp_path: Path) -> None:
+def test_missing_and_corrupt_directories_are_one_line_errors(tmp_path: Path, transformer_card) -> None:
     model, vocab, _ = _setup()
     with pytest.raises(SumpipeError, match="no such model directory"):
         load_pretrained(tmp_path / "nope")
@@ -72,7 +71,7 @@ def test_missing_and_corrupt_directories_are_one_line_errors(tmp_path: Path) -> 
         load_pretrained(model_dir)
 
 
-def test_weights_of_another_architecture_are_rejected(tmp_path: Path) -> None:
+def test_weights_of_another_architecture_are_rejected(tmp_path: Path, transformer_card) -> None:
     model, vocab, _ = _setup()
     model_dir = save_pretrained(model, tmp_path / "m", vocab, transformer_card(model))
     config = json.loads((model_dir / "config.json").read_text())
@@ -97,7 +96,7 @@ def test_weights_of_another_architecture_are_rejected(tmp_path: Path) -> None:
     ({"selection": {"method": "first"}}, "selection.tokens: required key is missing"),
     ({"vocab_sizes": 3}, "vocab_sizes: unknown key"),
 ])
-def test_old_or_corrupt_cards_are_one_line_errors(tmp_path: Path, change: dict, message: str) -> None:
+def test_old_or_corrupt_cards_are_one_line_errors(tmp_path: Path, change: dict, message: str, transformer_card) -> None:
     model, vocab, _ = _setup()
     model_dir = save_pretrained(model, tmp_path / "m", vocab, transformer_card(model))
     config = json.loads((model_dir / "config.json").read_text())
@@ -109,7 +108,7 @@ def test_old_or_corrupt_cards_are_one_line_errors(tmp_path: Path, change: dict, 
     assert message in str(info.value) and "config.json: " in str(info.value) and "\n" not in str(info.value)
 
 
-def test_the_card_gets_its_family_arch_type_when_the_model_loads(tmp_path: Path) -> None:
+def test_the_card_gets_its_family_arch_type_when_the_model_loads(tmp_path: Path, transformer_card) -> None:
     """read_card leaves `arch` a mapping (no family import); load_pretrained types it, and a bad arch
     or family is one line naming config.json and the key."""
     from sumpipe.models.card import read_card

@@ -46,7 +46,7 @@ class ToyState:
     memory: torch.Tensor  # (N, d)
     n_oov: int
 
-    def index_select(self, idx: torch.Tensor) -> "ToyState":
+    def index_select(self, idx: torch.Tensor) -> ToyState:
         return ToyState(self.memory.index_select(0, idx), self.n_oov)
 
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from tests.reliability.harness import check, pipeline, run_inprocess  # noqa: F401 - pipeline is a fixture
+
+from tests.reliability.harness import check, run_inprocess
 
 
 def _truncate(path: str):

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
+
 from tests.reliability.harness import check, run_inprocess
 
 GOOD = [{"id": f"d{i}", "source": f"The cat number {i} sat on the mat. It was happy.", "reference": f"cat {i} sat"}

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from tests.reliability.harness import REPO, check, classify, subprocess_env, tiny_params
 
 pytestmark = pytest.mark.faults

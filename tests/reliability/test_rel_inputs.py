@@ -13,9 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.reliability.harness import check, run_inprocess, run_subprocess, sumpipe_argv
 
-from tests.decode.test_api import make_model_dir
+from tests.reliability.harness import check, run_inprocess, run_subprocess, sumpipe_argv
 
 ARTICLE = ("Police said the man was arrested on Monday after a long chase through the city. "
            "A bird flew over the house. The dog ate the bone, and the cat sat on the mat.\n")
@@ -108,7 +107,7 @@ def _available(command: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def workdir(tmp_path_factory: pytest.TempPathFactory, make_model_dir) -> Path:
     """A folder without params.yaml (built-in defaults) holding a tiny trained-format models/M1."""
     root = tmp_path_factory.mktemp("rel-inputs")
     make_model_dir(root / "models" / "M1", seed=0)

@@ -9,6 +9,7 @@ import time
 
 import pytest
 import yaml
+
 from tests.reliability.harness import REPO, check, run_inprocess
 
 ACCEPTED = "error: no trained models"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 
 import pytest
+
 from tests.reliability.harness import SRC
 
 SAFE_LOADERS = {"SafeLoader", "CSafeLoader", "BaseLoader"}

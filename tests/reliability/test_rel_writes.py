@@ -22,7 +22,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from tests.reliability.harness import check, pipeline, run_inprocess, run_subprocess, sumpipe_argv  # noqa: F401
+
+from tests.reliability.harness import check, run_inprocess, sumpipe_argv
 
 FSIZE_LIMIT = 512  # bytes: below every artifact checked here
 

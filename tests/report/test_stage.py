@@ -10,7 +10,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.conftest import transformer_card
 from sumpipe.config import Budget, CrossEvalConfig, DataConfig, DecodeConfig, EvaluateConfig, ReportConfig
 from sumpipe.decode.attention import ReportExamples
 from sumpipe.decode.stage import decode_stage
@@ -19,34 +18,40 @@ from sumpipe.io import read_parquet, write_json
 from sumpipe.models.transformer import ArchConfig
 from sumpipe.report.html import markdown_to_html
 from sumpipe.report.stage import _escape, build_report
-from tests.evaluate.test_stage import REFERENCES, SOURCES, make_tree
 
 PNG = b"\x89PNG\r\n\x1a\n"
 EVAL = EvaluateConfig(bootstrap_samples=100, seed=5)
 DECODE = DecodeConfig(beam_size=2, max_length=6, batch_size=4)
-
-
-def make_model(path: Path, selection: Budget = Budget("first", 200)) -> Path:
-    """A tiny untrained model directory that reads `input_name`, saved the way training saves one."""
-    import torch
-
-    from sumpipe.models.io import save_pretrained
-    from sumpipe.models.transformer import PointerGeneratorTransformer
-    from sumpipe.vocab.vocabulary import Vocabulary
-
-    torch.manual_seed(0)
-    words = " ".join(SOURCES + REFERENCES).split()
-    vocab = Vocabulary.from_counts(Counter(words), 40)
-    arch = ArchConfig(d_model=16, d_ff=32, n_layers=1, n_heads=2, dropout=0.0, vocab_size=len(vocab),
-                      max_source_tokens=40, max_summary_tokens=8)
-    model = PointerGeneratorTransformer(arch)
-    return save_pretrained(model, path, vocab, transformer_card(model, selection, "pydoc"))
+FIRST200 = Budget("first", 200)
 
 
 @pytest.fixture(scope="module")
-def pipeline(tmp_path_factory: pytest.TempPathFactory):
+def make_model(eval_corpus, transformer_card):
+    """`make_model(path, selection=Budget("first", 200))`: a tiny untrained model directory that reads
+    `selection`, saved the way training saves one."""
+
+    def make(path: Path, selection: Budget = FIRST200) -> Path:
+        import torch
+
+        from sumpipe.models.io import save_pretrained
+        from sumpipe.models.transformer import PointerGeneratorTransformer
+        from sumpipe.vocab.vocabulary import Vocabulary
+
+        torch.manual_seed(0)
+        words = " ".join(eval_corpus.sources + eval_corpus.references).split()
+        vocab = Vocabulary.from_counts(Counter(words), 40)
+        arch = ArchConfig(d_model=16, d_ff=32, n_layers=1, n_heads=2, dropout=0.0, vocab_size=len(vocab),
+                          max_source_tokens=40, max_summary_tokens=8)
+        model = PointerGeneratorTransformer(arch)
+        return save_pretrained(model, path, vocab, transformer_card(model, selection, "pydoc"))
+
+    return make
+
+
+@pytest.fixture(scope="module")
+def pipeline(tmp_path_factory: pytest.TempPathFactory, make_model, eval_corpus):
     root = tmp_path_factory.mktemp("pipeline")
-    paths = make_tree(root)
+    paths = eval_corpus.make_tree(root)
     run_evaluate(paths, EVAL, ["M1", "M2"], ["first200"])
     write_json({"test": {"examples": 6, "reference_words": 5.5,
                          "full": {"words_present": 4.0, "share": 0.8, "occurrences": 6.0},
@@ -122,8 +127,8 @@ def test_report_draws_heat_maps_without_torch(pipeline, tmp_path: Path) -> None:
     assert "attention_M1_" in figures and torch_loaded == "False"
 
 
-def test_report_without_optional_inputs(tmp_path: Path) -> None:
-    paths = make_tree(tmp_path, models={"M1": ["x ."] * 6})
+def test_report_without_optional_inputs(tmp_path: Path, eval_corpus) -> None:
+    paths = eval_corpus.make_tree(tmp_path, models={"M1": ["x ."] * 6})
     run_evaluate(paths, EVAL, ["M1"], ["first200"])
     result = build_report(paths, ReportConfig(n_samples=1, n_heatmaps=1), ["M1"], seed=1)
     md = result.markdown.read_text()
@@ -155,7 +160,7 @@ def test_sample_text_renders_as_written() -> None:
     assert f"<td>{html.escape(text, quote=False)}</td>" in page
 
 
-def test_crosseval_on_a_multi_reference_corpus(tmp_path: Path) -> None:
+def test_crosseval_on_a_multi_reference_corpus(tmp_path: Path, eval_corpus, make_model) -> None:
     from sumpipe.config import PathsConfig
     from sumpipe.evaluate.crosseval import run_crosseval
 
@@ -164,7 +169,7 @@ def test_crosseval_on_a_multi_reference_corpus(tmp_path: Path) -> None:
     corpus = tmp_path / "duc.jsonl"
     rows = [{"id": f"d{i}", "split": "test", "source": s.replace("\n", " "),
              "references": [r, "The " + r.upper(), "something else entirely ."]}
-            for i, (s, r) in enumerate(zip(SOURCES, REFERENCES))]
+            for i, (s, r) in enumerate(zip(eval_corpus.sources, eval_corpus.references))]
     corpus.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     cfg = CrossEvalConfig(models=["M1"], data=DataConfig(dataset="local", path=str(corpus)), split="test",
                           max_examples=4, name="tiny-duc")

@@ -14,8 +14,8 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from sumpipe.train.ddp import DistContext, init_process_group, shard
-from sumpipe.train.engine import fit
-from tests.train.test_engine import TinyTask, config, seed_everything
+from sumpipe.train.engine import fit, seed_everything
+from tests.train.tiny_task import TinyTask, config
 
 
 def deterministic_model() -> torch.nn.Module:
@@ -79,12 +79,10 @@ def _torchrun(params: Path, **popen: Any) -> subprocess.Popen:
 
 
 @pytest.mark.slow
-def test_torchrun_trains_the_real_command_and_resumes_after_a_kill(tmp_path: Path) -> None:
+def test_torchrun_trains_the_real_command_and_resumes_after_a_kill(tmp_path: Path, write_fixture) -> None:
     import json
     import signal
     import time
-
-    from tests.train.test_stage import write_fixture
 
     settings = dict(epochs=4, checkpoint_every=2, log_every=2, patience=2)  # 6 batches an epoch: 24 updates
     straight = write_fixture(tmp_path / "straight", **settings)

@@ -19,53 +19,13 @@ import yaml
 from sumpipe.config import params_from_dict
 from sumpipe.errors import SumpipeError
 from sumpipe.train.stage import resolve_inputs, train_model
-from sumpipe.vocab.vocabulary import Vocabulary
-
-WORDS = "the a cat dog sat on mat ran fast slow red blue big small house tree river bird".split()
-
-
-def tiny_split(n: int, seed: int) -> pd.DataFrame:
-    g = torch.Generator().manual_seed(seed)
-    rows = []
-    for i in range(n):
-        ids = torch.randint(0, len(WORDS), (int(torch.randint(6, 14, (1,), generator=g)),), generator=g).tolist()
-        source = " ".join(WORDS[j] for j in ids) + " zyzzyva"  # one OOV word per source: the pointer's job
-        rows.append({"id": f"{seed}-{i}", "source": source, "reference": " ".join(source.split()[:4]),
-                     "n_tokens": len(ids) + 1, "selected": [0]})
-    return pd.DataFrame(rows)
-
-
-def write_fixture(root: Path, **train: object) -> Path:
-    """Extracted selection `ngram20`, a vocabulary and a params file, all under `root`."""
-    for split, n, seed in (("train", 24, 1), ("valid", 6, 2)):
-        path = root / "data/extracted/ngram20" / f"{split}.parquet"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tiny_split(n, seed).to_parquet(path)
-    counts = {w: 100 - i for i, w in enumerate(WORDS)}
-    (root / "data/vocab").mkdir(parents=True, exist_ok=True)
-    Vocabulary.from_counts(counts, 20).save(root / "data/vocab/vocab.parquet")
-    params = {
-        "paths": {k: str(root / v) for k, v in {"extracted": "data/extracted", "vocab": "data/vocab",
-                                                 "models": "models", "checkpoints": "checkpoints",
-                                                 "timings": "timings"}.items()},
-        "extract": {"budgets": [{"method": "ngram", "tokens": 20, "first_k": 1}]},
-        "model": {"d_model": 16, "d_ff": 32, "n_layers": 1, "n_heads": 2, "dropout": 0.1, "vocab_size": 16,
-                  "max_source_tokens": 20, "max_summary_tokens": 6},
-        "models": {"T1": {"input": "ngram20", "rarity": False},
-                   "T2": {"input": "ngram20", "rarity": True, "arch": {"max_source_tokens": 10}}},
-        "train": {"batch_size": 4, "epochs": 2, "log_every": 2, "checkpoint_every": 4, "device": "cpu",
-                  "lr": 0.01, "warmup_steps": 3, "threads": 1, **train},
-    }
-    path = root / "params.yaml"
-    path.write_text(yaml.safe_dump(params))
-    return path
 
 
 def load(params_path: Path):
     return params_from_dict(yaml.safe_load(params_path.read_text()))
 
 
-def test_stage_writes_the_model_directory(tmp_path: Path) -> None:
+def test_stage_writes_the_model_directory(tmp_path: Path, write_fixture) -> None:
     params = load(write_fixture(tmp_path))
     summary = train_model(resolve_inputs(params, "T2"), progress=False)
     out = tmp_path / "models/T2"
@@ -106,7 +66,7 @@ def test_stage_writes_the_model_directory(tmp_path: Path) -> None:
     assert len(vocab) == 16 and model.rarity
 
 
-def test_rerun_reuses_a_finished_checkpoint_only_for_the_same_configuration(tmp_path: Path) -> None:
+def test_rerun_reuses_a_finished_checkpoint_only_for_the_same_configuration(tmp_path: Path, write_fixture) -> None:
     path = write_fixture(tmp_path, epochs=1)
     first = train_model(resolve_inputs(load(path), "T1"), progress=False)
     weights = (tmp_path / "models/T1/model.safetensors").read_bytes()
@@ -125,20 +85,20 @@ def test_rerun_reuses_a_finished_checkpoint_only_for_the_same_configuration(tmp_
     assert (tmp_path / "models/T1/model.safetensors").read_bytes() != weights
 
 
-def test_unknown_model_name_lists_the_known_ones(tmp_path: Path) -> None:
+def test_unknown_model_name_lists_the_known_ones(tmp_path: Path, write_fixture) -> None:
     params = load(write_fixture(tmp_path))
     with pytest.raises(SumpipeError, match=r"^unknown model 'M9' \(known: T1, T2\)$"):
         resolve_inputs(params, "M9")
 
 
-def test_missing_selection_is_a_one_line_error(tmp_path: Path) -> None:
+def test_missing_selection_is_a_one_line_error(tmp_path: Path, write_fixture) -> None:
     path = write_fixture(tmp_path)
     (tmp_path / "data/extracted/ngram20/train.parquet").unlink()
     with pytest.raises(SumpipeError, match="train.parquet: no such file"):
         train_model(resolve_inputs(load(path), "T1"), progress=False)
 
 
-def test_model_inputs_are_looked_up_in_the_selection_registry(tmp_path: Path) -> None:
+def test_model_inputs_are_looked_up_in_the_selection_registry(tmp_path: Path, write_fixture) -> None:
     from sumpipe.config import Budget
 
     params = load(write_fixture(tmp_path))
@@ -150,7 +110,7 @@ def test_model_inputs_are_looked_up_in_the_selection_registry(tmp_path: Path) ->
 
 
 def test_cli_unknown_model_is_one_line_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                             capsys: pytest.CaptureFixture) -> None:
+                                             capsys: pytest.CaptureFixture, write_fixture) -> None:
     from sumpipe.cli import main
 
     monkeypatch.setattr(sys, "argv", ["sumpipe", "train", "--model", "M9", "-p", str(write_fixture(tmp_path))])
@@ -164,7 +124,7 @@ def _train_t1(params_path: str) -> None:
     train_model(resolve_inputs(load(Path(params_path)), "T1"), progress=False)
 
 
-def test_killed_stage_resumes_to_bit_identical_weights(tmp_path: Path) -> None:
+def test_killed_stage_resumes_to_bit_identical_weights(tmp_path: Path, write_fixture) -> None:
     """SIGKILL `sumpipe train` mid-run (as a killed `dvc repro` would be), then run the stage again."""
     settings = dict(epochs=10, checkpoint_every=5, log_every=5)  # 60 steps
     straight = write_fixture(tmp_path / "straight", **settings)
@@ -197,18 +157,23 @@ RNN_ARCH = {"cell": "gru", "embedding_dim": 8, "hidden_dim": 12, "dropout": 0.1,
             "max_source_tokens": 20, "max_summary_tokens": 6, "coverage": True, "coverage_phase_steps": 5}
 
 
-def write_rnn_fixture(root: Path, **train: object) -> Path:
-    """The fixture plus `R1`, a pointer-generator GRU trained 2 epochs (12 updates) without coverage,
-    then 5 updates with it."""
-    path = write_fixture(root, **train)
-    params = yaml.safe_load(path.read_text())
-    params["families"] = {"rnn": RNN_ARCH}
-    params["models"]["R1"] = {"family": "rnn", "input": "ngram20", "train": {"optimizer": "adagrad", "lr": 0.15}}
-    path.write_text(yaml.safe_dump(params))
-    return path
+@pytest.fixture(scope="module")
+def write_rnn_fixture(write_fixture):
+    """`write_rnn_fixture(root, **train)`: the fixture plus `R1`, a pointer-generator GRU trained 2 epochs
+    (12 updates) without coverage, then 5 updates with it."""
+
+    def write(root: Path, **train: object) -> Path:
+        path = write_fixture(root, **train)
+        params = yaml.safe_load(path.read_text())
+        params["families"] = {"rnn": RNN_ARCH}
+        params["models"]["R1"] = {"family": "rnn", "input": "ngram20", "train": {"optimizer": "adagrad", "lr": 0.15}}
+        path.write_text(yaml.safe_dump(params))
+        return path
+
+    return write
 
 
-def test_rnn_model_trains_through_its_coverage_phase(tmp_path: Path) -> None:
+def test_rnn_model_trains_through_its_coverage_phase(tmp_path: Path, write_rnn_fixture) -> None:
     inputs = resolve_inputs(load(write_rnn_fixture(tmp_path)), "R1")
     assert inputs.train.optimizer == "adagrad" and inputs.train.lr == 0.15  # the model's own train overrides
     summary = train_model(inputs, progress=False)
@@ -226,7 +191,7 @@ def test_rnn_model_trains_through_its_coverage_phase(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name", ["T1", "R1"])
-def test_card_records_the_early_stopping_metric_and_patience(tmp_path: Path, name: str) -> None:
+def test_card_records_the_early_stopping_metric_and_patience(tmp_path: Path, name: str, write_rnn_fixture) -> None:
     path = write_rnn_fixture(tmp_path, epochs=3, patience=1, early_stopping_metric="accuracy")
     summary = train_model(resolve_inputs(load(path), name), progress=False)
     stopping = json.loads((tmp_path / f"models/{name}/config.json").read_text())["training"]["early_stopping"]
@@ -235,14 +200,14 @@ def test_card_records_the_early_stopping_metric_and_patience(tmp_path: Path, nam
     assert summary["early_stopping"] == stopping
 
 
-def test_card_records_the_default_early_stopping(tmp_path: Path) -> None:
+def test_card_records_the_default_early_stopping(tmp_path: Path, write_fixture) -> None:
     train_model(resolve_inputs(load(write_fixture(tmp_path, epochs=1)), "T1"), progress=False)
     config = json.loads((tmp_path / "models/T1/config.json").read_text())
     # the fixture's `train:` leaves patience out: the default, params.yaml's train.patience
     assert config["training"]["early_stopping"] == {"metric": "loss", "patience": 1, "best_valid_accuracy": None}
 
 
-def test_bad_model_train_override_is_a_one_line_error(tmp_path: Path) -> None:
+def test_bad_model_train_override_is_a_one_line_error(tmp_path: Path, write_rnn_fixture) -> None:
     path = write_rnn_fixture(tmp_path)
     params = yaml.safe_load(path.read_text())
     params["models"]["R1"]["train"] = {"optimizer": "lbfgs"}
@@ -254,7 +219,7 @@ def test_bad_model_train_override_is_a_one_line_error(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("phase", ["main", "coverage"])
-def test_killed_rnn_stage_resumes_to_bit_identical_weights(tmp_path: Path, phase: str) -> None:
+def test_killed_rnn_stage_resumes_to_bit_identical_weights(tmp_path: Path, phase: str, write_rnn_fixture) -> None:
     """SIGKILL `sumpipe train` in the main or in the coverage phase, run it again: same weights, same log."""
     settings = dict(epochs=4, checkpoint_every=2, log_every=2)  # 24 updates, then 5 with coverage
     straight = write_rnn_fixture(tmp_path / "straight", **settings)
