@@ -8,11 +8,14 @@ fixtures (factories where a test builds several things); no test imports another
 
 from __future__ import annotations
 
+import io
 import os
+import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -33,6 +36,52 @@ def shared_data() -> Path:
 @pytest.fixture
 def repo_root() -> Path:
     return REPO
+
+
+# --------------------------------------------------------------------------------------------
+# The `sumpipe` command line, in this process
+# --------------------------------------------------------------------------------------------
+class CliResult(NamedTuple):
+    """How `sumpipe ARGS` ended (a tuple, so `code, out, err = cli(...)` unpacks it)."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> Callable[..., CliResult]:
+    """`cli(*args, cwd=None, stdin=None)`: `sumpipe ARGS` through the console-script entry point
+    (`sumpipe.cli.main`), in this process, in folder `cwd`, reading the bytes `stdin`.
+
+    The entry point, not typer's `CliRunner` on `sumpipe.cli.app`: `main` is what turns a `SumpipeError` into
+    the one `error:` line on stderr and exit status 1 (and a usage error into one `error: ... (see --help)`
+    line, exit status 2) that the tests check; on the app alone, CliRunner gives an empty stderr and the
+    exception, or click's usage panel. An exception that `main` lets escape fails the test with its
+    traceback. torch's thread count is restored (a command may set its own)."""
+
+    def run(*args: str, cwd: Path | None = None, stdin: bytes | None = None) -> CliResult:
+        from sumpipe.cli import main
+
+        if cwd is not None:
+            monkeypatch.chdir(cwd)
+        monkeypatch.setattr(sys, "argv", ["sumpipe", *args])
+        if stdin is not None:
+            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
+        torch = sys.modules.get("torch")
+        threads = torch.get_num_threads() if torch is not None else None
+        code = 0
+        try:
+            main()
+        except SystemExit as exc:  # sys.exit(None) is status 0, sys.exit("message") status 1
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        finally:
+            if threads is not None:
+                torch.set_num_threads(threads)
+        out, err = capsys.readouterr()
+        return CliResult(code, out, err)
+
+    return run
 
 
 # --------------------------------------------------------------------------------------------

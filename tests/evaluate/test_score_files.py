@@ -3,28 +3,15 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from sumpipe.cli import main
 from sumpipe.io import write_parquet
 
 PREDS = ["the cat sat on the mat", "a dog ran home"]
 REFS = ["the cat lay on the mat", "the dog ran home"]
-
-
-def run_cli(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["sumpipe", *args])
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = exc.code or 0
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def expected_r1() -> float:
@@ -32,11 +19,10 @@ def expected_r1() -> float:
     return (5 / 6 + 3 / 4) / 2 * 100
 
 
-def test_rouge_on_line_files(tmp_path: Path, monkeypatch, capsys) -> None:
+def test_rouge_on_line_files(tmp_path: Path, cli) -> None:
     (tmp_path / "p.txt").write_text("\n".join(PREDS) + "\n")
     (tmp_path / "r.txt").write_text("\n".join(REFS) + "\n")
-    code, out, _ = run_cli(monkeypatch, capsys, "rouge", str(tmp_path / "p.txt"), str(tmp_path / "r.txt"),
-                           "--json", "--bootstrap", "50")
+    code, out, _ = cli("rouge", str(tmp_path / "p.txt"), str(tmp_path / "r.txt"), "--json", "--bootstrap", "50")
     assert code == 0
     result = json.loads(out)
     assert result["n"] == 2
@@ -45,31 +31,31 @@ def test_rouge_on_line_files(tmp_path: Path, monkeypatch, capsys) -> None:
     assert result["config"]["rouge_score_version"]
 
 
-def test_rouge_table_states_its_configuration(tmp_path: Path, monkeypatch, capsys) -> None:
+def test_rouge_table_states_its_configuration(tmp_path: Path, cli) -> None:
     (tmp_path / "p.txt").write_text("\n".join(PREDS))
     (tmp_path / "r.txt").write_text("\n".join(REFS))
-    code, out, _ = run_cli(monkeypatch, capsys, "rouge", str(tmp_path / "p.txt"), str(tmp_path / "r.txt"), "--no-stem")
+    code, out, _ = cli("rouge", str(tmp_path / "p.txt"), str(tmp_path / "r.txt"), "--no-stem")
     assert code == 0
     assert "R-1" in out and "R-Lsum" in out
     assert f"{expected_r1():.2f}" in out
     assert "stemming: off" in out and "1000 resamples, seed 1234" in out
 
 
-def test_rouge_on_jsonl_with_nested_fields(tmp_path: Path, monkeypatch, capsys) -> None:
+def test_rouge_on_jsonl_with_nested_fields(tmp_path: Path, cli) -> None:
     rows = [{"id": i, "out": {"sys": p}, "reference": r} for i, (p, r) in enumerate(zip(PREDS, REFS))]
     path = tmp_path / "both.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    code, out, _ = run_cli(monkeypatch, capsys, "rouge", str(path), str(path), "--column", "out.sys", "--json")
+    code, out, _ = cli("rouge", str(path), str(path), "--column", "out.sys", "--json")
     assert code == 0
     assert json.loads(out)["scores"]["rouge1"]["fmeasure"] == pytest.approx(expected_r1(), abs=1e-4)
 
 
-def test_rouge_on_parquet_with_several_references(tmp_path: Path, monkeypatch, capsys) -> None:
+def test_rouge_on_parquet_with_several_references(tmp_path: Path, cli) -> None:
     write_parquet(pd.DataFrame({"prediction": PREDS}), tmp_path / "p.parquet")
     # The second reference of example 1 is the prediction itself: best-of gives R-1 = 1 there.
     write_parquet(pd.DataFrame({"references": [["the cat lay on the mat", PREDS[0]], ["the dog ran home"]]}),
                   tmp_path / "r.parquet")
-    code, out, _ = run_cli(monkeypatch, capsys, "rouge", str(tmp_path / "p.parquet"), str(tmp_path / "r.parquet"), "--json")
+    code, out, _ = cli("rouge", str(tmp_path / "p.parquet"), str(tmp_path / "r.parquet"), "--json")
     assert code == 0
     assert json.loads(out)["scores"]["rouge1"]["fmeasure"] == pytest.approx((1 + 3 / 4) / 2 * 100, abs=1e-4)
 
@@ -87,7 +73,7 @@ def test_rouge_on_parquet_with_several_references(tmp_path: Path, monkeypatch, c
         ("jsonarray", "p.json:1: expected a JSON object, got list"),
     ],
 )
-def test_rouge_errors_are_one_line(tmp_path: Path, monkeypatch, capsys, setup: str, message: str) -> None:
+def test_rouge_errors_are_one_line(tmp_path: Path, cli, setup: str, message: str) -> None:
     pred, ref = tmp_path / "p.txt", tmp_path / "r.txt"
     pred.write_text("\n".join(PREDS))
     ref.write_text("\n".join(REFS))
@@ -115,21 +101,21 @@ def test_rouge_errors_are_one_line(tmp_path: Path, monkeypatch, capsys, setup: s
     elif setup == "jsonarray":
         pred = tmp_path / "p.json"
         pred.write_text(json.dumps([{"prediction": p} for p in PREDS]) + "\n")
-    code, out, err = run_cli(monkeypatch, capsys, "rouge", str(pred), str(ref), *extra)
+    code, out, err = cli("rouge", str(pred), str(ref), *extra)
     assert code == 1
     assert err.startswith("error: ") and message in err
     assert err.strip().count("\n") == 0
     assert "Traceback" not in err
 
 
-def test_split_sentences_makes_rouge_lsum_summary_level(tmp_path: Path, monkeypatch, capsys) -> None:
+def test_split_sentences_makes_rouge_lsum_summary_level(tmp_path: Path, cli) -> None:
     # one summary per line; its two sentences come in the other order than the reference's
     (tmp_path / "p.txt").write_text("The storm hit the coast. Thousands lost power.\n")
     (tmp_path / "r.txt").write_text("Thousands lost power. The storm hit the coast.\n")
     results = {}
     for flag in ([], ["--split-sentences"]):
-        code, out, _ = run_cli(monkeypatch, capsys, "rouge", str(tmp_path / "p.txt"), str(tmp_path / "r.txt"),
-                               "--json", "--bootstrap", "10", *flag)
+        code, out, _ = cli("rouge", str(tmp_path / "p.txt"), str(tmp_path / "r.txt"),
+                           "--json", "--bootstrap", "10", *flag)
         assert code == 0
         results[bool(flag)] = json.loads(out)
     plain, split = results[False], results[True]

@@ -7,9 +7,7 @@ import json
 import pandas as pd
 import pytest
 import yaml
-from typer.testing import CliRunner
 
-from sumpipe.cli import app
 from sumpipe.config import Budget, ExtractConfig, VocabConfig
 from sumpipe.errors import SumpipeError
 from sumpipe.extract.coverage import CoverageStats, coverage_of_hits, reference_hits, reference_words
@@ -141,28 +139,27 @@ def test_errors(pipeline):
     assert "\n" not in str(exc.value)
 
 
-def run_extract_command(pipeline, monkeypatch):
+def run_extract_command(pipeline, cli):
     """`sumpipe extract` in `pipeline` with one 7-token budget."""
     params = {"paths": {"processed": "processed", "vocab": "vocab", "extracted": "extracted", "metrics": "metrics"},
               "extract": {"budgets": [{"method": "ngram", "tokens": 7, "first_k": 1},
                                       {"method": "first", "tokens": 7}]}}
     (pipeline / "params.yaml").write_text(yaml.safe_dump(params))
-    monkeypatch.chdir(pipeline)
-    return CliRunner().invoke(app, ["extract"])
+    return cli("extract", cwd=pipeline)
 
 
-def test_command(pipeline, monkeypatch):
-    result = run_extract_command(pipeline, monkeypatch)
-    assert result.exit_code == 0, result.output
-    assert "ngram7, first7" in result.output and "ngram7 25.0%" in result.output
+def test_command(pipeline, cli):
+    result = run_extract_command(pipeline, cli)
+    assert result.exit_code == 0, result.stderr
+    assert "ngram7, first7" in result.stdout and "ngram7 25.0%" in result.stdout
     assert (pipeline / "extracted" / "first7" / "test.parquet").is_file()
 
 
-def test_command_with_an_empty_test_split(pipeline, monkeypatch):
+def test_command_with_an_empty_test_split(pipeline, cli):
     TRAIN.iloc[:0].to_parquet(pipeline / "processed" / "test.parquet", index=False)
-    result = run_extract_command(pipeline, monkeypatch)
-    assert result.exit_code == 0, result.output
-    assert "coverage" not in result.output.split("(")[0]
+    result = run_extract_command(pipeline, cli)
+    assert result.exit_code == 0, result.stderr
+    assert "coverage" not in result.stdout.split("(")[0]
     assert (pipeline / "extracted" / "first7" / "test.parquet").is_file()
 
 

@@ -10,7 +10,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from typer.testing import CliRunner
 
 from sumpipe.config import PreprocessConfig
 from sumpipe.errors import ConfigError, SumpipeError
@@ -282,15 +281,13 @@ def test_bad_params_name_the_key() -> None:
         params_from_dict({"preprocess": {"workers": 0}})
 
 
-def test_command_runs_the_stage(raw_dir: Path, tmp_path: Path) -> None:
-    from sumpipe.cli import app
-
+def test_command_runs_the_stage(raw_dir: Path, tmp_path: Path, cli) -> None:
     paths = {"raw": str(raw_dir), "processed": str(tmp_path / "processed"), "metrics": str(tmp_path / "metrics")}
     params = tmp_path / "params.yaml"
     params.write_text(yaml.safe_dump({"paths": paths, "preprocess": {"workers": 1}}))
-    result = CliRunner().invoke(app, ["preprocess", "--params", str(params)])
-    assert result.exit_code == 0, result.output
-    assert result.output.startswith("preprocess: 5/9 rows kept (train 2, valid 2, test 1)")
+    result = cli("preprocess", "--params", str(params))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("preprocess: 5/9 rows kept (train 2, valid 2, test 1)")
     assert (tmp_path / "metrics" / "preprocess.json").is_file()
 
 

@@ -109,15 +109,10 @@ def test_model_inputs_are_looked_up_in_the_selection_registry(tmp_path: Path, wr
         resolve_inputs(bad, "T3")
 
 
-def test_cli_unknown_model_is_one_line_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                             capsys: pytest.CaptureFixture, write_fixture) -> None:
-    from sumpipe.cli import main
-
-    monkeypatch.setattr(sys, "argv", ["sumpipe", "train", "--model", "M9", "-p", str(write_fixture(tmp_path))])
-    with pytest.raises(SystemExit) as info:
-        main()
-    assert info.value.code == 1
-    assert capsys.readouterr().err == "error: unknown model 'M9' (known: T1, T2)\n"
+def test_cli_unknown_model_is_one_line_error(tmp_path: Path, cli, write_fixture) -> None:
+    result = cli("train", "--model", "M9", "-p", str(write_fixture(tmp_path)))
+    assert result.exit_code == 1
+    assert result.stderr == "error: unknown model 'M9' (known: T1, T2)\n"
 
 
 def _train_t1(params_path: str) -> None:

@@ -6,9 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from typer.testing import CliRunner
 
-from sumpipe.cli import app
 from sumpipe.config import VocabConfig
 from sumpipe.errors import SumpipeError
 from sumpipe.vocab.build import build_vocab, tokenized_sentences
@@ -82,14 +80,13 @@ def test_errors(tmp_path):
     assert "\n" not in str(exc.value)
 
 
-def test_command(tmp_path, monkeypatch):
+def test_command(tmp_path, cli):
     write_processed(tmp_path)
     params = {"paths": {"processed": "processed", "vocab": "vocab", "metrics": "metrics"},
               "vocab": {"size": 10, "ngram_n": 3, "ngram_min_count": 2}}
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
-    monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(app, ["vocab"])
-    assert result.exit_code == 0, result.output
-    assert "2 of 5 distinct 3-grams kept" in result.output
+    result = cli("vocab", cwd=tmp_path)
+    assert result.exit_code == 0, result.stderr
+    assert "2 of 5 distinct 3-grams kept" in result.stdout
     assert (tmp_path / "metrics" / "vocab.json").is_file()
     assert (tmp_path / "vocab" / "ngrams.parquet").is_file()
