@@ -1,7 +1,11 @@
-"""Fixtures of the training tests: a tiny extracted selection, vocabulary and params file to train on."""
+"""Fixtures of the training tests: a tiny extracted selection, vocabulary and params file to train on, and a
+kill of a training process once it has checkpointed."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -52,8 +56,26 @@ def _write_fixture(root: Path, **train: object) -> Path:
     return path
 
 
+def _kill_at_checkpoint(proc: subprocess.Popen, state: Path, sig: int = signal.SIGKILL) -> dict:
+    """Wait (at most 240 s) until the training process `proc` has written the checkpoint `state` (or has ended),
+    send it `sig` and wait for it; return the checkpoint's position (step, done, ...)."""
+    deadline = time.monotonic() + 240
+    while not state.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.002)
+    proc.send_signal(sig)
+    proc.wait()
+    return torch.load(state, weights_only=True)["position"]
+
+
 @pytest.fixture(scope="session")
 def write_fixture() -> Callable[..., Path]:
     """`write_fixture(root, **train)`: extracted selection `ngram20` (24 train, 6 valid examples), a vocabulary
     and params.yaml (models T1, T2; `train` overrides its train section) under `root`; returns the params path."""
     return _write_fixture
+
+
+@pytest.fixture(scope="session")
+def kill_at_checkpoint() -> Callable[..., dict]:
+    """`kill_at_checkpoint(proc, state, sig=signal.SIGKILL)`: the kill lands mid-run, as soon as the first
+    checkpoint `state` exists (a killed `dvc repro`, a scheduler stopping a job); returns its position."""
+    return _kill_at_checkpoint

@@ -79,10 +79,10 @@ def _torchrun(params: Path, **popen: Any) -> subprocess.Popen:
 
 
 @pytest.mark.slow
-def test_torchrun_trains_the_real_command_and_resumes_after_a_kill(tmp_path: Path, write_fixture) -> None:
+def test_torchrun_trains_the_real_command_and_resumes_after_a_kill(tmp_path: Path, write_fixture,
+                                                                   kill_at_checkpoint) -> None:
     import json
     import signal
-    import time
 
     settings = dict(epochs=4, checkpoint_every=2, log_every=2, patience=2)  # 6 batches an epoch: 24 updates
     straight = write_fixture(tmp_path / "straight", **settings)
@@ -101,15 +101,10 @@ def test_torchrun_trains_the_real_command_and_resumes_after_a_kill(tmp_path: Pat
 
     killed = write_fixture(tmp_path / "killed", **settings)
     state = tmp_path / "killed/checkpoints/T1/state.pt"
-    proc = _torchrun(killed, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 240
-    while not state.exists() and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.002)
     # SIGTERM, as a scheduler stops a job: torchrun passes it to both workers, which die mid-run. (A SIGKILL
     # of the launcher alone would leave the workers running on: they are in sessions of their own.)
-    proc.send_signal(signal.SIGTERM)
-    proc.wait()
-    saved = torch.load(state, weights_only=True)["position"]
+    saved = kill_at_checkpoint(_torchrun(killed, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL), state,
+                               signal.SIGTERM)
     assert not saved["done"] and saved["step"] > 0, "the kill should land mid-run"
     assert not (tmp_path / "killed/models/T1/model.safetensors").exists()
 

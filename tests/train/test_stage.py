@@ -5,15 +5,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
-import torch
 import yaml
 
 from sumpipe.config import params_from_dict
@@ -115,11 +112,18 @@ def test_cli_unknown_model_is_one_line_error(tmp_path: Path, cli, write_fixture)
     assert result.stderr == "error: unknown model 'M9' (known: T1, T2)\n"
 
 
+def _train_in_a_child(params: Path, model: str) -> subprocess.Popen:
+    """`sumpipe train --model MODEL -p PARAMS` in a child process (one thread, output discarded)."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.Popen([sys.executable, "-m", "sumpipe.cli", "train", "--model", model, "-p", str(params)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+
+
 def _train_t1(params_path: str) -> None:
     train_model(resolve_inputs(load(Path(params_path)), "T1"), progress=False)
 
 
-def test_killed_stage_resumes_to_bit_identical_weights(tmp_path: Path, write_fixture) -> None:
+def test_killed_stage_resumes_to_bit_identical_weights(tmp_path: Path, write_fixture, kill_at_checkpoint) -> None:
     """SIGKILL `sumpipe train` mid-run (as a killed `dvc repro` would be), then run the stage again."""
     settings = dict(epochs=10, checkpoint_every=5, log_every=5)  # 60 steps
     straight = write_fixture(tmp_path / "straight", **settings)
@@ -127,15 +131,7 @@ def test_killed_stage_resumes_to_bit_identical_weights(tmp_path: Path, write_fix
 
     params = write_fixture(tmp_path / "killed", **settings)
     state = tmp_path / "killed/checkpoints/T1/state.pt"
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "sumpipe.cli", "train", "--model", "T1", "-p", str(params)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    deadline = time.monotonic() + 240
-    while not state.exists() and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.002)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    step = torch.load(state, weights_only=True)["position"]["step"]
+    step = kill_at_checkpoint(_train_in_a_child(params, "T1"), state)["step"]
     assert 0 < step < 60, "the kill should land mid-training"
     assert not (tmp_path / "killed/models/T1/model.safetensors").exists()
 
@@ -214,7 +210,8 @@ def test_bad_model_train_override_is_a_one_line_error(tmp_path: Path, write_rnn_
 
 
 @pytest.mark.parametrize("phase", ["main", "coverage"])
-def test_killed_rnn_stage_resumes_to_bit_identical_weights(tmp_path: Path, phase: str, write_rnn_fixture) -> None:
+def test_killed_rnn_stage_resumes_to_bit_identical_weights(tmp_path: Path, phase: str, write_rnn_fixture,
+                                                           kill_at_checkpoint) -> None:
     """SIGKILL `sumpipe train` in the main or in the coverage phase, run it again: same weights, same log."""
     settings = dict(epochs=4, checkpoint_every=2, log_every=2)  # 24 updates, then 5 with coverage
     straight = write_rnn_fixture(tmp_path / "straight", **settings)
@@ -222,15 +219,7 @@ def test_killed_rnn_stage_resumes_to_bit_identical_weights(tmp_path: Path, phase
 
     params = write_rnn_fixture(tmp_path / "killed", **settings)
     state = tmp_path / f"killed/checkpoints/R1/{phase}/state.pt"
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "sumpipe.cli", "train", "--model", "R1", "-p", str(params)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    deadline = time.monotonic() + 240
-    while not state.exists() and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.002)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    saved = torch.load(state, weights_only=True)["position"]
+    saved = kill_at_checkpoint(_train_in_a_child(params, "R1"), state)
     assert not saved["done"], "the kill should land mid-phase"
     assert not (tmp_path / "killed/models/R1/model.safetensors").exists()
 
