@@ -87,7 +87,7 @@ def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> Calla
 # --------------------------------------------------------------------------------------------
 # Tiny transformer models, saved as training saves them (decode, models, report, reliability)
 # --------------------------------------------------------------------------------------------
-FIRST400 = Budget("first", 400)
+FIRST200, FIRST400 = Budget("first", 200), Budget("first", 400)
 TINY_WORDS = ("the cat sat on the mat . the dog ate the bone . a bird flew over the house . "
               "police said the man was arrested on monday after a long chase through the city .").split()
 
@@ -218,6 +218,29 @@ def eval_corpus() -> EvalCorpus:
     """Six test examples (sources, references) and two models' predictions; `.make_tree(root)` writes them as
     the evaluate stage reads them."""
     return EVAL_CORPUS
+
+
+def _make_eval_model(path: Path, selection: Budget = FIRST200) -> Path:
+    import torch
+
+    from sumpipe.models.io import save_pretrained
+    from sumpipe.models.transformer import ArchConfig, PointerGeneratorTransformer
+    from sumpipe.vocab.vocabulary import Vocabulary
+
+    torch.manual_seed(0)
+    words = " ".join(EVAL_CORPUS.sources + EVAL_CORPUS.references).split()
+    vocab = Vocabulary.from_counts(Counter(words), 40)
+    arch = ArchConfig(d_model=16, d_ff=32, n_layers=1, n_heads=2, dropout=0.0, vocab_size=len(vocab),
+                      max_source_tokens=40, max_summary_tokens=8)
+    model = PointerGeneratorTransformer(arch)
+    return save_pretrained(model, path, vocab, _transformer_card(model, selection, "pydoc"))
+
+
+@pytest.fixture(scope="session")
+def make_eval_model() -> Callable[..., Path]:
+    """`make_eval_model(path, selection=Budget("first", 200))`: a tiny untrained model directory (vocabulary:
+    eval_corpus's words) that reads `selection`, saved the way training saves one."""
+    return _make_eval_model
 
 
 # --------------------------------------------------------------------------------------------

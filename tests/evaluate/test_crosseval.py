@@ -1,19 +1,29 @@
 """The crosseval stage: `crosseval.data` checked by the data-set registry before any model is loaded, read
-with the download stage's splits and cap, and decoded where `decode.device` says, like the decode stage (the
-full stage is tested with the report: tests/test_report_stage.py::test_crosseval_on_a_multi_reference_corpus)."""
+with the download stage's splits and cap, and decoded where `decode.device` says, like the decode stage ; then
+the whole stage on a tiny model and a corpus with three references an example."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 import torch
 
-from sumpipe.config import CrossEvalConfig, DataConfig, DecodeConfig, EvaluateConfig, NumeralsConfig, PathsConfig
+from sumpipe.config import (
+    Budget,
+    CrossEvalConfig,
+    DataConfig,
+    DecodeConfig,
+    EvaluateConfig,
+    NumeralsConfig,
+    PathsConfig,
+)
 from sumpipe.data.download import cap_examples, download, load_examples
 from sumpipe.errors import ConfigError, SumpipeError
 from sumpipe.evaluate.crosseval import decode_corpus, load_corpus, run_crosseval
+from sumpipe.io import read_parquet
 
 
 def _paths(tmp_path: Path) -> PathsConfig:
@@ -68,3 +78,34 @@ def test_decode_corpus_loads_the_model_on_the_decode_device(monkeypatch, tmp_pat
 def test_decode_corpus_refuses_cuda_without_a_gpu(tmp_path: Path):
     with pytest.raises(SumpipeError, match="decode.device: 'cuda' was asked for but no CUDA device is available"):
         decode_corpus(tmp_path / "M1", ["a text ."], str(tmp_path), DecodeConfig(device="cuda"))
+
+
+def test_crosseval_on_a_multi_reference_corpus(tmp_path: Path, eval_corpus, make_eval_model) -> None:
+    paths = _paths(tmp_path)
+    make_eval_model(Path(paths.models) / "M1", Budget("first", 200))
+    corpus = tmp_path / "duc.jsonl"
+    rows = [{"id": f"d{i}", "split": "test", "source": s.replace("\n", " "),
+             "references": [r, "The " + r.upper(), "something else entirely ."]}
+            for i, (s, r) in enumerate(zip(eval_corpus.sources, eval_corpus.references))]
+    corpus.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    cfg = CrossEvalConfig(models=["M1"], data=DataConfig(dataset="local", path=str(corpus)), split="test",
+                          max_examples=4, name="tiny-duc")
+    decode = DecodeConfig(beam_size=2, max_length=6, batch_size=4)
+    summaries = run_crosseval(paths, cfg, decode, EvaluateConfig(bootstrap_samples=100, seed=5)).summaries
+    assert list(summaries) == ["M1 (tiny-duc)", "lead3 (tiny-duc)"]   # the corpus's own Lead-3 beside the model
+    assert summaries["M1 (tiny-duc)"]["n"] == 4
+    # degeneracy on the unseen corpus: Lead-3 of four different stories is four distinct summaries
+    assert summaries["lead3 (tiny-duc)"]["distinct"] == 100.0 and summaries["lead3 (tiny-duc)"]["adjacent_repeat"] == 0.0
+    assert {"distinct", "adjacent_repeat", "mean_length"} <= set(summaries["M1 (tiny-duc)"])
+    frame = read_parquet(tmp_path / "crosseval" / "M1.parquet")
+    assert len(frame) == 4 and all(len(refs) == 3 for refs in frame["references"])
+    # Every per-example score is the best over the three (preprocessed) references.
+    from sumpipe.evaluate.rouge import FastRouge
+
+    fr = FastRouge()
+    for _, row in frame.iterrows():
+        best = fr.score_multi(list(row["references"]), row["prediction"])
+        assert row["rouge1_fmeasure"] == best["rouge1"][2]
+    summary = json.loads((tmp_path / "crosseval" / "summary.json").read_text())
+    assert summary["corpus"] == "tiny-duc" and "3 reference(s)" in summary["references_note"]
+    assert json.loads((Path(paths.metrics) / "crosseval.json").read_text()) == summaries

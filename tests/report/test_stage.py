@@ -1,55 +1,29 @@
-"""The report stage from small fixtures, and the cross-data-set stage on a tiny model."""
+"""The report stage from small fixtures."""
 
 from __future__ import annotations
 
 import html
 import json
-from collections import Counter
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from sumpipe.config import Budget, CrossEvalConfig, DataConfig, DecodeConfig, EvaluateConfig, ReportConfig
+from sumpipe.config import DecodeConfig, EvaluateConfig, ReportConfig
 from sumpipe.decode.attention import ReportExamples
 from sumpipe.decode.stage import decode_stage
 from sumpipe.evaluate.stage import run_evaluate
 from sumpipe.io import read_parquet, write_json
-from sumpipe.models.transformer import ArchConfig
 from sumpipe.report.html import markdown_to_html
 from sumpipe.report.stage import _escape, build_report
 
 PNG = b"\x89PNG\r\n\x1a\n"
 EVAL = EvaluateConfig(bootstrap_samples=100, seed=5)
 DECODE = DecodeConfig(beam_size=2, max_length=6, batch_size=4)
-FIRST200 = Budget("first", 200)
 
 
 @pytest.fixture(scope="module")
-def make_model(eval_corpus, transformer_card):
-    """`make_model(path, selection=Budget("first", 200))`: a tiny untrained model directory that reads
-    `selection`, saved the way training saves one."""
-
-    def make(path: Path, selection: Budget = FIRST200) -> Path:
-        import torch
-
-        from sumpipe.models.io import save_pretrained
-        from sumpipe.models.transformer import PointerGeneratorTransformer
-        from sumpipe.vocab.vocabulary import Vocabulary
-
-        torch.manual_seed(0)
-        words = " ".join(eval_corpus.sources + eval_corpus.references).split()
-        vocab = Vocabulary.from_counts(Counter(words), 40)
-        arch = ArchConfig(d_model=16, d_ff=32, n_layers=1, n_heads=2, dropout=0.0, vocab_size=len(vocab),
-                          max_source_tokens=40, max_summary_tokens=8)
-        model = PointerGeneratorTransformer(arch)
-        return save_pretrained(model, path, vocab, transformer_card(model, selection, "pydoc"))
-
-    return make
-
-
-@pytest.fixture(scope="module")
-def pipeline(tmp_path_factory: pytest.TempPathFactory, make_model, eval_corpus):
+def pipeline(tmp_path_factory: pytest.TempPathFactory, make_eval_model, eval_corpus):
     root = tmp_path_factory.mktemp("pipeline")
     paths = eval_corpus.make_tree(root)
     run_evaluate(paths, EVAL, ["M1", "M2"], ["first200"])
@@ -60,7 +34,7 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory, make_model, eval_corpus):
                           "full": {"words_present": 4.2, "share": 0.85, "occurrences": 6.5},
                           "first200": {"words_present": 3.1, "share": 0.62, "occurrences": 4.1}}},
                Path(paths.metrics) / "coverage.json")
-    make_model(Path(paths.models) / "M1")
+    make_eval_model(Path(paths.models) / "M1")
     # the decode stage keeps the attention of the report's heat-map examples (its predictions replace the
     # fixture's, which evaluate has scored already)
     decode_stage(Path(paths.models) / "M1", paths.extracted, Path(paths.predictions) / "M1", DECODE,
@@ -158,36 +132,3 @@ def test_sample_text_renders_as_written() -> None:
     text = "__init__ ( *args , **kwargs ) | <unk> `x` [1](y) ~a~ &amp; !"
     page = markdown_to_html(f"| s |\n|---|\n| {_escape(text)} |\n", "t")
     assert f"<td>{html.escape(text, quote=False)}</td>" in page
-
-
-def test_crosseval_on_a_multi_reference_corpus(tmp_path: Path, eval_corpus, make_model) -> None:
-    from sumpipe.config import PathsConfig
-    from sumpipe.evaluate.crosseval import run_crosseval
-
-    paths = PathsConfig(**{name: str(tmp_path / name) for name in PathsConfig.__dataclass_fields__})
-    make_model(Path(paths.models) / "M1", Budget("first", 200))
-    corpus = tmp_path / "duc.jsonl"
-    rows = [{"id": f"d{i}", "split": "test", "source": s.replace("\n", " "),
-             "references": [r, "The " + r.upper(), "something else entirely ."]}
-            for i, (s, r) in enumerate(zip(eval_corpus.sources, eval_corpus.references))]
-    corpus.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    cfg = CrossEvalConfig(models=["M1"], data=DataConfig(dataset="local", path=str(corpus)), split="test",
-                          max_examples=4, name="tiny-duc")
-    summaries = run_crosseval(paths, cfg, DECODE, EVAL).summaries
-    assert list(summaries) == ["M1 (tiny-duc)", "lead3 (tiny-duc)"]   # the corpus's own Lead-3 beside the model
-    assert summaries["M1 (tiny-duc)"]["n"] == 4
-    # degeneracy on the unseen corpus: Lead-3 of four different stories is four distinct summaries
-    assert summaries["lead3 (tiny-duc)"]["distinct"] == 100.0 and summaries["lead3 (tiny-duc)"]["adjacent_repeat"] == 0.0
-    assert {"distinct", "adjacent_repeat", "mean_length"} <= set(summaries["M1 (tiny-duc)"])
-    frame = read_parquet(tmp_path / "crosseval" / "M1.parquet")
-    assert len(frame) == 4 and all(len(refs) == 3 for refs in frame["references"])
-    # Every per-example score is the best over the three (preprocessed) references.
-    from sumpipe.evaluate.rouge import FastRouge
-
-    fr = FastRouge()
-    for _, row in frame.iterrows():
-        best = fr.score_multi(list(row["references"]), row["prediction"])
-        assert row["rouge1_fmeasure"] == best["rouge1"][2]
-    summary = json.loads((tmp_path / "crosseval" / "summary.json").read_text())
-    assert summary["corpus"] == "tiny-duc" and "3 reference(s)" in summary["references_note"]
-    assert json.loads((Path(paths.metrics) / "crosseval.json").read_text()) == summaries
