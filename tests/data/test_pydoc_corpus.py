@@ -237,7 +237,8 @@ def _write_package(root: Path, order: list[str]) -> None:
         "beta.py": f'def second():\n    """Do the second thing.\n\n    {DESCRIPTION}\n    """\n',
         "alpha.py": f'def first():\n    """Do the first thing.\n\n    {DESCRIPTION}\n    """\n'
                     'def short():\n    """Do little.\n\n    Too short.\n    """\n',
-        "tests/test_x.py": '"""Test module.\n\nThis docstring is long enough but lives in a tests folder, so it is skipped."""\n',
+        "tests/test_x.py": '"""Test module.\n\nThis docstring is long enough but lives in a tests folder, '
+                           'so it is skipped."""\n',
     }
     for name in order:
         path = root / "tinypkg_sumpipe" / name

@@ -22,7 +22,8 @@ def test_conflicting_and_bad_options(workdir, cli, assert_one_line_error) -> Non
     assert_one_line_error(cli("decode", "--greedy", "--sample", "article.txt", cwd=workdir), "exclude")
     assert_one_line_error(cli("decode", "--per-line", "--per-block", "article.txt", cwd=workdir), "exclude")
     assert_one_line_error(cli("decode", "--beam", "0", "article.txt", cwd=workdir), "--beam: must be >= 1")
-    assert_one_line_error(cli("decode", "--top-p", "1.5", "--sample", "article.txt", cwd=workdir), "--top-p: must be in (0, 1]")
+    assert_one_line_error(cli("decode", "--top-p", "1.5", "--sample", "article.txt", cwd=workdir),
+                          "--top-p: must be in (0, 1]")
     assert_one_line_error(cli("decode", "--beam", "2", cwd=workdir), "apply to an INPUT file")
 
 

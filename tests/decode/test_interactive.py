@@ -148,7 +148,8 @@ def test_utf16_with_a_byte_order_mark_is_decoded(workdir, cli, tmp_path, article
     assert code == 0 and out == cli("decode", "-m", "M1", str(plain), cwd=workdir)[1]
 
 
-def test_utf16_without_a_byte_order_mark_counts_as_binary(workdir, cli, tmp_path, article, assert_one_line_error) -> None:
+def test_utf16_without_a_byte_order_mark_counts_as_binary(workdir, cli, tmp_path, article,
+                                                          assert_one_line_error) -> None:
     path = tmp_path / "utf16.txt"
     path.write_bytes(article.encode("utf-16-le"))
     assert_one_line_error(cli("decode", str(path), cwd=workdir), "give UTF-8 text")

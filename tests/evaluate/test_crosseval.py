@@ -95,7 +95,8 @@ def test_crosseval_on_a_multi_reference_corpus(tmp_path: Path, eval_corpus, make
     assert list(summaries) == ["M1 (tiny-duc)", "lead3 (tiny-duc)"]   # the corpus's own Lead-3 beside the model
     assert summaries["M1 (tiny-duc)"]["n"] == 4
     # degeneracy on the unseen corpus: Lead-3 of four different stories is four distinct summaries
-    assert summaries["lead3 (tiny-duc)"]["distinct"] == 100.0 and summaries["lead3 (tiny-duc)"]["adjacent_repeat"] == 0.0
+    lead3 = summaries["lead3 (tiny-duc)"]
+    assert lead3["distinct"] == 100.0 and lead3["adjacent_repeat"] == 0.0
     assert {"distinct", "adjacent_repeat", "mean_length"} <= set(summaries["M1 (tiny-duc)"])
     frame = read_parquet(tmp_path / "crosseval" / "M1.parquet")
     assert len(frame) == 4 and all(len(refs) == 3 for refs in frame["references"])

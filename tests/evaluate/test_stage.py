@@ -71,7 +71,8 @@ def test_rare_word_recall_by_hand(tmp_path: Path, eval_corpus) -> None:
 def test_evaluate_uses_every_reference(tmp_path: Path, eval_corpus) -> None:
     paths = eval_corpus.make_tree(tmp_path, models={"M1": eval_corpus.m1})
     processed = read_parquet(Path(paths.processed) / "test.parquet")
-    processed["references"] = [[r, m] for r, m in zip(eval_corpus.references, eval_corpus.m1)]  # M1's output is a reference too
+    # M1's output is a reference too
+    processed["references"] = [[r, m] for r, m in zip(eval_corpus.references, eval_corpus.m1)]
     write_parquet(processed, Path(paths.processed) / "test.parquet")
     result = run_evaluate(paths, CFG, ["M1"], ["first200"])
     assert result.summaries["M1"]["rouge1"] == pytest.approx(100.0)

@@ -26,8 +26,9 @@ def hf_tensors(prefix: str = "bert.") -> dict[str, torch.Tensor]:
          "embeddings.token_type_embeddings.weight": r(2, 8), "embeddings.LayerNorm.gamma": r(8),
          "embeddings.LayerNorm.beta": r(8)}
     layer = "encoder.layer.0."
-    for name, shape in {"attention.self.query": (8, 8), "attention.self.key": (8, 8), "attention.self.value": (8, 8),
-                        "attention.output.dense": (8, 8), "intermediate.dense": (16, 8), "output.dense": (8, 16)}.items():
+    shapes = {"attention.self.query": (8, 8), "attention.self.key": (8, 8), "attention.self.value": (8, 8),
+              "attention.output.dense": (8, 8), "intermediate.dense": (16, 8), "output.dense": (8, 16)}
+    for name, shape in shapes.items():
         t[f"{layer}{name}.weight"], t[f"{layer}{name}.bias"] = r(*shape), r(shape[0])
     for name in ("attention.output.LayerNorm", "output.LayerNorm"):
         t[f"{layer}{name}.weight"], t[f"{layer}{name}.bias"] = r(8), r(8)

@@ -37,7 +37,8 @@ def _setup(tie: bool = True, rarity: bool = True):
 def test_round_trip_gives_identical_outputs(tmp_path: Path, tie: bool, transformer_card) -> None:
     model, vocab, batch = _setup(tie=tie)
     save_pretrained(model, tmp_path / "M2", vocab, transformer_card(model, Budget("ngram", 200, 5), "pydoc"))
-    assert sorted(p.name for p in (tmp_path / "M2").iterdir()) == ["SHA256SUMS", "config.json", "model.safetensors", "vocab.parquet"]
+    assert sorted(p.name for p in (tmp_path / "M2").iterdir()) == ["SHA256SUMS", "config.json", "model.safetensors",
+                                                                    "vocab.parquet"]
     loaded, loaded_vocab, card = load_pretrained(tmp_path / "M2")
     assert not loaded.training and loaded.rarity and loaded.arch == model.arch
     assert card.arch == model.arch and card.family == "transformer" and card.spec.rarity

@@ -216,7 +216,8 @@ def test_unknown_family_and_method_are_one_line_errors(tmp_path: Path) -> None:
     from sumpipe.train.stage import resolve_inputs
 
     params = _params(tmp_path, toy={"family": "toy", "input": "last10"})
-    with pytest.raises(ConfigError, match=r"^models.toy.family: unknown model family 'toy' \(known: bert2stage, rnn, transformer\)$"):
+    with pytest.raises(ConfigError, match=r"^models.toy.family: unknown model family 'toy' "
+                                          r"\(known: bert2stage, rnn, transformer\)$"):
         resolve_inputs(params, "toy")
     with pytest.raises(ConfigError, match=r"^extract.budgets\[0\].method: unknown selection method 'last' "
                                           r"\(known: [a-z_, ]*\bfirst\b[a-z_, ]*\bngram\b[a-z_, ]*\)$"):

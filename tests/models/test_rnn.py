@@ -197,8 +197,9 @@ def pair(i: int, src: list[int], trg: list[int]) -> Example:
     s = np.asarray(src, dtype=np.int64)
     y = np.asarray(trg, dtype=np.int64)
     src_ids = np.where(s >= V, UNK, s)
-    return Example(f"ex{i}", src_ids, s, np.zeros(len(s), np.float32), np.concatenate([[BOS], np.where(y >= V, UNK, y)]),
-                   np.concatenate([y, [EOS]]), [f"oov{j}" for j in range(int((s >= V).sum()))])
+    return Example(f"ex{i}", src_ids, s, np.zeros(len(s), np.float32),
+                   np.concatenate([[BOS], np.where(y >= V, UNK, y)]), np.concatenate([y, [EOS]]),
+                   [f"oov{j}" for j in range(int((s >= V).sum()))])
 
 
 def reversal_examples(n: int, seed: int = 0) -> list[Example]:

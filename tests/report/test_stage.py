@@ -124,7 +124,8 @@ def test_markdown_to_html_links_images_and_takes_broken_markup_as_text() -> None
     # "#tag" and a broken "![" line once stalled the hand-written converter forever.
     page = markdown_to_html("#tag\n\n![M1 d(1)](figures/attention_M1_d(1).png)\n\n![broken (x\n", "t")
     assert "<p>#tag</p>" in page
-    assert '<a href="figures/attention_M1_d(1).png"><img src="figures/attention_M1_d(1).png" alt="M1 d(1)" /></a>' in page
+    assert ('<a href="figures/attention_M1_d(1).png"><img src="figures/attention_M1_d(1).png" alt="M1 d(1)" /></a>'
+            in page)
     assert "<p>![broken (x</p>" in page
 
 

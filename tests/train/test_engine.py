@@ -74,7 +74,8 @@ def test_killed_and_resumed_run_ends_bit_identical(tmp_path: Path, kill_at: int)
     assert_identical(weights(straight), weights(resumed))
     # no timing in the log or the checkpoint: the files DVC hashes are the same bytes
     assert resumed_result.log_rows == straight_result.log_rows
-    assert (tmp_path / "resumed" / ckpt.STATE_FILE).read_bytes() == (tmp_path / "straight" / ckpt.STATE_FILE).read_bytes()
+    assert ((tmp_path / "resumed" / ckpt.STATE_FILE).read_bytes()
+            == (tmp_path / "straight" / ckpt.STATE_FILE).read_bytes())
 
 
 def test_log_rows_and_best_checkpoint(tmp_path: Path) -> None:

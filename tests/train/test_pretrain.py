@@ -109,7 +109,8 @@ def test_pretrain_writes_the_encoder_and_resumes_bit_identical(tmp_path: Path, m
             pretrain_encoder(resolve_pretrain_inputs(resumed), progress=False)
     again = pretrain_encoder(resolve_pretrain_inputs(resumed), progress=False)
     assert again["resumed_from_step"] > 0
-    assert_same_tensors(tensors(out / "encoder.safetensors"), tensors(tmp_path / "resumed/pretrain/encoder.safetensors"))
+    assert_same_tensors(tensors(out / "encoder.safetensors"),
+                        tensors(tmp_path / "resumed/pretrain/encoder.safetensors"))
     for name in ("pretrain_log.csv", "config.json"):  # no timings inside: the same bytes (dvc.lock unchanged)
         assert (out / name).read_bytes() == (tmp_path / "resumed/pretrain" / name).read_bytes(), name
     timings = json.loads((tmp_path / "resumed/timings/pretrain/encoder.json").read_text())

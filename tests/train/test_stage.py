@@ -140,7 +140,8 @@ def test_killed_stage_resumes_to_bit_identical_weights(tmp_path: Path, write_fix
     b = (tmp_path / "killed/models/T1/model.safetensors").read_bytes()
     assert a == b
     for name in ("train_log.csv", "config.json"):  # no timings inside: the same bytes
-        assert (tmp_path / "straight/models/T1" / name).read_bytes() == (tmp_path / "killed/models/T1" / name).read_bytes()
+        assert ((tmp_path / "straight/models/T1" / name).read_bytes()
+                == (tmp_path / "killed/models/T1" / name).read_bytes())
 
 
 # ---- the recurrent family: See et al.'s coverage phase through the stage ---------------------------
@@ -229,4 +230,5 @@ def test_killed_rnn_stage_resumes_to_bit_identical_weights(tmp_path: Path, phase
     b = (tmp_path / "killed/models/R1/model.safetensors").read_bytes()
     assert a == b
     for name in ("train_log.csv", "config.json"):  # no timings inside: the same bytes
-        assert (tmp_path / "straight/models/R1" / name).read_bytes() == (tmp_path / "killed/models/R1" / name).read_bytes()
+        assert ((tmp_path / "straight/models/R1" / name).read_bytes()
+                == (tmp_path / "killed/models/R1" / name).read_bytes())
