@@ -15,7 +15,7 @@ REFS = ["the cat lay on the mat", "the dog ran home"]
 
 
 def expected_r1() -> float:
-    # pair 1: 5/6 (see test_evaluate_rouge); pair 2: "dog ran home" of 4 and 4 -> 3/4. Mean x 100.
+    # pair 1: 5/6 (see evaluate/test_rouge.py); pair 2: "dog ran home" of 4 and 4 -> 3/4. Mean x 100.
     return (5 / 6 + 3 / 4) / 2 * 100
 
 
