@@ -1,16 +1,25 @@
-"""Shared test fixtures.
+"""Fixtures shared by test packages that are far apart (folders nearer to one package keep theirs in the
+package's own conftest.py: tests/decode, tests/train, tests/reliability).
 
 Tests that read the real corpora in ../shared/data use the `shared_data` fixture, which skips
-cleanly when the folder is absent (a fresh clone elsewhere, a user's machine).
+cleanly when the folder is absent (a fresh clone elsewhere, a user's machine). Helpers are reached through
+fixtures (factories where a test builds several things); no test imports another test module or a conftest.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import sys
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
+
+from sumpipe.config import Budget
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("SUMPIPE_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -29,9 +38,61 @@ def repo_root() -> Path:
     return REPO
 
 
-def transformer_card(model, selection=None, dataset: str = "pydoc", name: str = "m"):
-    """The card training writes for a transformer-family `model` that reads `selection` (a Budget;
-    None = the whole preprocessed text)."""
+# --------------------------------------------------------------------------------------------
+# The `sumpipe` command line, in this process
+# --------------------------------------------------------------------------------------------
+class CliResult(NamedTuple):
+    """How `sumpipe ARGS` ended (a tuple, so `code, out, err = cli(...)` unpacks it)."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> Callable[..., CliResult]:
+    """`cli(*args, cwd=None, stdin=None)`: `sumpipe ARGS` through the console-script entry point
+    (`sumpipe.cli.main`), in this process, in folder `cwd`, reading the bytes `stdin`.
+
+    The entry point, not typer's `CliRunner` on `sumpipe.cli.app`: `main` is what turns a `SumpipeError` into
+    the one `error:` line on stderr and exit status 1 (and a usage error into one `error: ... (see --help)`
+    line, exit status 2) that the tests check; on the app alone, CliRunner gives an empty stderr and the
+    exception, or click's usage panel. An exception that `main` lets escape fails the test with its
+    traceback. torch's thread count is restored (a command may set its own)."""
+
+    def run(*args: str, cwd: Path | None = None, stdin: bytes | None = None) -> CliResult:
+        from sumpipe.cli import main
+
+        if cwd is not None:
+            monkeypatch.chdir(cwd)
+        monkeypatch.setattr(sys, "argv", ["sumpipe", *args])
+        if stdin is not None:
+            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
+        torch = sys.modules.get("torch")
+        threads = torch.get_num_threads() if torch is not None else None
+        code = 0
+        try:
+            main()
+        except SystemExit as exc:  # sys.exit(None) is status 0, sys.exit("message") status 1
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        finally:
+            if threads is not None:
+                torch.set_num_threads(threads)
+        out, err = capsys.readouterr()
+        return CliResult(code, out, err)
+
+    return run
+
+
+# --------------------------------------------------------------------------------------------
+# Tiny transformer models, saved as training saves them (decode, models, report, reliability)
+# --------------------------------------------------------------------------------------------
+FIRST200, FIRST400 = Budget("first", 200), Budget("first", 400)
+TINY_WORDS = ("the cat sat on the mat . the dog ate the bone . a bird flew over the house . "
+              "police said the man was arrested on monday after a long chase through the city .").split()
+
+
+def _transformer_card(model, selection: Budget | None = None, dataset: str = "pydoc", name: str = "m"):
     from sumpipe.config import ModelSpec
     from sumpipe.extract.methods import selection_name
     from sumpipe.models.card import ModelCard
@@ -41,11 +102,177 @@ def transformer_card(model, selection=None, dataset: str = "pydoc", name: str = 
                      spec=ModelSpec(input=input, rarity=model.rarity), selection=selection, dataset=dataset)
 
 
-def pytest_terminal_summary(terminalreporter) -> None:
-    """The reliability cases' totals line (case counts by expected and actual outcome), when any ran."""
-    harness = sys.modules.get("harness")  # tests/reliability/harness.py, imported by the reliability tests
-    if harness is not None and harness.CHECKED:
-        terminalreporter.write_line(harness.totals_line())
-        table = os.environ.get("SUMPIPE_RELIABILITY_TABLE")  # a path: the case table, as Markdown
-        if table:
-            Path(table).write_text(harness.case_table())
+def _tiny_vocab():
+    from sumpipe.vocab.vocabulary import Vocabulary
+
+    return Vocabulary.from_counts(Counter(TINY_WORDS), 24)
+
+
+def _make_model_dir(path: Path, selection: Budget | None = FIRST400, dataset: str = "pydoc", seed: int = 0,
+                    scale: float = 1.0) -> Path:
+    import torch
+
+    from sumpipe.models.io import save_pretrained
+    from sumpipe.models.transformer import ArchConfig, PointerGeneratorTransformer
+
+    torch.manual_seed(seed)
+    vocab = _tiny_vocab()
+    arch = ArchConfig(d_model=16, d_ff=32, n_layers=1, n_heads=2, dropout=0.0, vocab_size=len(vocab),
+                      max_source_tokens=40, max_summary_tokens=8)
+    model = PointerGeneratorTransformer(arch)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(scale)
+    return save_pretrained(model, path, vocab, _transformer_card(model, selection, dataset))
+
+
+@pytest.fixture(scope="session")
+def transformer_card() -> Callable:
+    """`transformer_card(model, selection=None, dataset="pydoc", name="m")`: the card training writes for a
+    transformer-family `model` that reads `selection` (a Budget; None = the whole preprocessed text)."""
+    return _transformer_card
+
+
+@pytest.fixture
+def tiny_vocab():
+    """The 24-word vocabulary of `make_model_dir`'s models (TINY_WORDS)."""
+    return _tiny_vocab()
+
+
+@pytest.fixture(scope="session")
+def make_model_dir() -> Callable[..., Path]:
+    """`make_model_dir(path, selection=Budget("first", 400), dataset="pydoc", seed=0, scale=1.0)`: a tiny
+    untrained transformer directory (weights scaled up by `scale` so its choices are not near-ties)."""
+    return _make_model_dir
+
+
+# --------------------------------------------------------------------------------------------
+# A tiny evaluated test split: six examples, two models' predictions (evaluate, report)
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class EvalCorpus:
+    sources: list[str]
+    references: list[str]
+    m1: list[str]  # close to the references
+    m2: list[str]  # poor
+
+    def make_tree(self, root: Path, models: dict[str, list[str]] | None = None):
+        """Write processed/test, extracted/first200/test and predictions/<model>/test under `root`
+        (default models: M1 and M2); return its PathsConfig."""
+        import pandas as pd
+
+        from sumpipe.config import PathsConfig
+        from sumpipe.io import write_parquet
+
+        paths = PathsConfig(**{name: str(root / name) for name in PathsConfig.__dataclass_fields__})
+        ids = [f"ex{i}" for i in range(len(self.sources))]
+        write_parquet(pd.DataFrame({"id": ids, "source": self.sources, "reference": self.references}),
+                      Path(paths.processed) / "test.parquet")
+        first = [" ".join(s.replace("\n", " \n ").split(" ")[:8]).replace(" \n ", "\n") for s in self.sources]
+        write_parquet(pd.DataFrame({"id": ids, "source": first, "reference": self.references,
+                                    "n_tokens": [8] * len(ids), "selected": [[0]] * len(ids)}),
+                      Path(paths.extracted) / "first200" / "test.parquet")
+        # training word counts (the vocab stage's words.parquet): every source word 10 times, four of them rare
+        counts = ({w: 10 for text in self.sources for w in text.split()}
+                  | {"mars": 1, "probe": 1, "museum": 1, "bridge": 2})
+        write_parquet(pd.DataFrame({"id": range(len(counts)), "token": list(counts), "count": list(counts.values())}),
+                      Path(paths.vocab) / "words.parquet")
+        for name, preds in (models if models is not None else {"M1": self.m1, "M2": self.m2}).items():
+            write_parquet(pd.DataFrame({"id": ids, "prediction": preds, "reference": self.references,
+                                        "decode_seconds": [0.01] * len(ids)}),
+                          Path(paths.predictions) / name / "test.parquet")
+        return paths
+
+
+EVAL_CORPUS = EvalCorpus(
+    sources=[
+        "the cat sat on the mat .\nit was a sunny day .\nthe dog slept .\nbirds sang loudly .",
+        "stocks fell sharply on monday .\ninvestors worried about rates .\nbanks led the decline .",
+        "the team won the final .\nfans celebrated in the streets .\nthe coach praised the players .\nit rained .",
+        "a new bridge opened in the city .\ntraffic eased at once .\nofficials cut the ribbon .",
+        "scientists found water on mars .\nthe probe sent images .\nmore missions are planned .",
+        "the museum reopened after repairs .\nvisitors queued for hours .\ntickets sold out .",
+    ],
+    references=[
+        "the cat sat on the mat on a sunny day .",
+        "stocks fell as investors worried about rates .",
+        "the team won the final and fans celebrated .",
+        "a new bridge opened and traffic eased .",
+        "water found on mars by a probe .",
+        "the museum reopened and tickets sold out .",
+    ],
+    m1=[
+        "the cat sat on the mat .\nit was sunny .",
+        "stocks fell .\ninvestors worried about rates .",
+        "the team won the final .\nfans celebrated .",
+        "a bridge opened .\ntraffic eased .",
+        "water on mars found by probe .",
+        "museum reopened .\ntickets sold out .",
+    ],
+    m2=["cat .", "banks .", "coach .", "ribbon .", "images .", "hours ."],
+)
+
+
+@pytest.fixture(scope="session")
+def eval_corpus() -> EvalCorpus:
+    """Six test examples (sources, references) and two models' predictions; `.make_tree(root)` writes them as
+    the evaluate stage reads them."""
+    return EVAL_CORPUS
+
+
+def _make_eval_model(path: Path, selection: Budget = FIRST200) -> Path:
+    import torch
+
+    from sumpipe.models.io import save_pretrained
+    from sumpipe.models.transformer import ArchConfig, PointerGeneratorTransformer
+    from sumpipe.vocab.vocabulary import Vocabulary
+
+    torch.manual_seed(0)
+    words = " ".join(EVAL_CORPUS.sources + EVAL_CORPUS.references).split()
+    vocab = Vocabulary.from_counts(Counter(words), 40)
+    arch = ArchConfig(d_model=16, d_ff=32, n_layers=1, n_heads=2, dropout=0.0, vocab_size=len(vocab),
+                      max_source_tokens=40, max_summary_tokens=8)
+    model = PointerGeneratorTransformer(arch)
+    return save_pretrained(model, path, vocab, _transformer_card(model, selection, "pydoc"))
+
+
+@pytest.fixture(scope="session")
+def make_eval_model() -> Callable[..., Path]:
+    """`make_eval_model(path, selection=Budget("first", 200))`: a tiny untrained model directory (vocabulary:
+    eval_corpus's words) that reads `selection`, saved the way training saves one."""
+    return _make_eval_model
+
+
+# --------------------------------------------------------------------------------------------
+# A 3-gram table and a five-sentence document (seed 001 Alg. 1: extract.select, the ngram scorer)
+# --------------------------------------------------------------------------------------------
+def _ngram_table(grams: dict[str, int]):
+    """A table from {"w1 w2 w3": count}."""
+    import numpy as np
+
+    from sumpipe.vocab.ngrams import NgramTable, pack_ngrams
+
+    triples = [g.split() for g in grams]
+    words = sorted({w for t in triples for w in t})
+    ids = {w: i for i, w in enumerate(words)}
+    keys = pack_ngrams(np.array([[ids[w] for w in t] for t in triples]))
+    order = np.argsort(keys)
+    return NgramTable(n=3, keys=keys[order], counts=np.array(list(grams.values()), np.uint32)[order], words=words)
+
+
+@pytest.fixture(scope="session")
+def ngram_table():
+    return _ngram_table({"police arrested man": 500, "man charged murder": 400, "rare orchid bloomed": 2,
+                         "orchid bloomed kew": 3})
+
+
+@pytest.fixture(scope="session")
+def ngram_doc() -> list[list[str]]:
+    """Five tokenized sentences; the comments give each one's score in `ngram_table`."""
+    return [
+        "police arrested a man on monday .".split(),  # 0: the lead (one known and one unknown 3-gram)
+        "the man was charged with murder .".split(),  # 1: (man charged murder) 400 -> 0.384
+        "a rare orchid bloomed at kew .".split(),  # 2: rare grams -> (3.32 + 2.10) / 2
+        "police arrested the man .".split(),  # 3: (police arrested man) 500 -> 0.370
+        "it was .".split(),  # 4: no 3-gram -> 0
+    ]

@@ -3,28 +3,19 @@
 from __future__ import annotations
 
 import re
-import sys
 
 import pytest
 
 from sumpipe import __version__
-from sumpipe.cli import main
 
 
-def run(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["sumpipe", *args])
+@pytest.fixture(autouse=True)
+def wide_help(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "200")  # one help row per option
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = exc.code or 0
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
-def test_version(monkeypatch, capsys) -> None:
-    assert run(monkeypatch, capsys, "--version") == (0, f"sumpipe {__version__}\n", "")
+def test_version(cli) -> None:
+    assert cli("--version") == (0, f"sumpipe {__version__}\n", "")
     assert __version__ == "0.1.0"
 
 
@@ -34,8 +25,8 @@ def test_version(monkeypatch, capsys) -> None:
     ("train", ["--resume"]),
     ("pretrain", ["--resume"]),
 ])
-def test_boolean_options_read_as_flags_in_help(monkeypatch, capsys, command: str, flags: list[str]) -> None:
-    code, out, _ = run(monkeypatch, capsys, command, "--help")
+def test_boolean_options_read_as_flags_in_help(cli, command: str, flags: list[str]) -> None:
+    code, out, _ = cli(command, "--help")
     assert code == 0
     for flag in flags:
         row = next(line for line in out.splitlines() if re.search(rf"\s{flag}\s", line))
@@ -45,8 +36,8 @@ def test_boolean_options_read_as_flags_in_help(monkeypatch, capsys, command: str
 
 
 @pytest.mark.parametrize("args", [[], ["summarize"], ["decode"], ["numerals"], ["numerals", "run"], ["sweep"]])
-def test_no_help_page_shows_a_bool_value_column(monkeypatch, capsys, args: list[str]) -> None:
-    code, out, _ = run(monkeypatch, capsys, *args, "--help")
+def test_no_help_page_shows_a_bool_value_column(cli, args: list[str]) -> None:
+    code, out, _ = cli(*args, "--help")
     assert code == 0
     assert "--help" in out
     assert "<bool>" not in out   # --help itself, --version and every flag read as flags

@@ -38,7 +38,8 @@ def test_repository_params_file_validates(repo_root: Path) -> None:
          "extract.budgets: each (method, tokens) may appear only once"),
         ({"train": {"lr": "fast"}}, "train.lr: expected float, got 'fast'"),
         ({"decode": {"split": "all"}}, "decode.split: expected one of 'train', 'valid', 'test', got 'all'"),
-        ({"crosseval": {"split": "dev"}}, "crosseval.split: expected one of 'train', 'valid', 'test', 'all', got 'dev'"),
+        ({"crosseval": {"split": "dev"}},
+         "crosseval.split: expected one of 'train', 'valid', 'test', 'all', got 'dev'"),
         ({"train": {"early_stopping_metric": "rouge"}}, "train.early_stopping_metric: expected one of"),
     ],
 )

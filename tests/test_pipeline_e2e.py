@@ -107,7 +107,7 @@ def test_decode_cli_uses_the_trained_models(pipeline: Path) -> None:
 @pytest.mark.faults  # a second whole pipeline run (3-7 minutes on the shared 2-core machine): with the fault suite
 def test_forced_rerun_from_scratch_leaves_dvc_lock_unchanged(pipeline: Path) -> None:
     # Every stage runs again and, without the resume checkpoints, every model trains afresh (a rerun that
-    # resumes from a finished checkpoint writes the same card: test_train_stage.py). Weights are
+    # resumes from a finished checkpoint writes the same card: train/test_stage.py). Weights are
     # bit-identical on the same CPU and no output holds a timing (they go to timings/), so every hash in
     # dvc.lock comes out the same.
     lock = (pipeline / "dvc.lock").read_text()

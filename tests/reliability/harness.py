@@ -11,7 +11,7 @@ A case ends in exactly one of
 
 Tables in the test files map a case to the expected outcome, ``"ok"`` or ``"error: <fragment>"``
 (the fragment must appear in the error line, so the message names the file, key or model). Every
-checked case is counted; the run ends with one totals line (tests/conftest.py):
+checked case is counted; the run ends with one totals line (tests/reliability/conftest.py):
 
     reliability totals: 150 cases; expected ok 40, error 110; ended ok 40, error 110, traceback 0, ...
 """
@@ -24,12 +24,10 @@ import signal
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
-
-import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SRC = REPO / "src"
@@ -217,17 +215,3 @@ def tiny_params() -> dict:
     params = yaml.safe_load((REPO / "params.yaml").read_text())
     params = _merge({k: v for k, v in params.items() if k != "models"}, TINY)
     return params
-
-
-@pytest.fixture(scope="session")
-def pipeline(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import yaml
-
-    root = tmp_path_factory.mktemp("rel-pipeline")
-    (root / "params.yaml").write_text(yaml.safe_dump(tiny_params(), sort_keys=False))
-    (root / "input.txt").write_text("1 2 3 4 5\n")
-    with pytest.MonkeyPatch.context() as mp:
-        for stage in TINY_STAGES:
-            result = run_inprocess(stage, root, mp, None)
-            assert result.outcome == "ok", (stage, result.describe())
-    return root

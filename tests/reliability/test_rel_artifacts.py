@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from harness import check, pipeline, run_inprocess  # noqa: F401 - pipeline is a fixture
+
+from tests.reliability.harness import check, run_inprocess
 
 
 def _truncate(path: str):
@@ -74,7 +75,8 @@ CASES = {
     "truncated ngrams.parquet before extract": (
         _truncate("data/vocab/ngrams.parquet"), ["extract"], "error: data/vocab/ngrams.parquet", None),
     "deleted config.json before decode": (
-        _delete("models/M1/config.json"), ["decode", "--model", "M1"], "error: models/M1: incomplete model directory, config.json is missing", None),
+        _delete("models/M1/config.json"), ["decode", "--model", "M1"],
+        "error: models/M1: incomplete model directory, config.json is missing", None),
     "truncated extracted selection before decode": (
         _truncate("data/extracted/first400/test.parquet"), ["decode", "--model", "M1"],
         "error: data/extracted/first400/test.parquet: cannot read", None),
@@ -99,7 +101,8 @@ CASES = {
         _set_column(TRAIN, "source", lambda f: list(range(len(f)))), ["extract"],
         f"error: {TRAIN}: column 'source' is int64, expected text", None),
     "no id column before extract": (
-        _rewrite(TRAIN, lambda f: f.drop(columns=["id"])), ["extract"], f"error: {TRAIN}: column 'id' is missing", None),
+        _rewrite(TRAIN, lambda f: f.drop(columns=["id"])), ["extract"], f"error: {TRAIN}: column 'id' is missing",
+        None),
     "NULL id in extracted test before decode": (
         _set_column(EXTRACTED_TEST, "id", _null_first("id")), ["decode", "--model", "M1"],
         f"error: {EXTRACTED_TEST}: column 'id' has 1 NULL", None),

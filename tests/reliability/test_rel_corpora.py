@@ -13,7 +13,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from harness import check, run_inprocess
+
+from tests.reliability.harness import check, run_inprocess
 
 GOOD = [{"id": f"d{i}", "source": f"The cat number {i} sat on the mat. It was happy.", "reference": f"cat {i} sat"}
         for i in range(6)]
@@ -70,7 +71,8 @@ def test_local_corpus(name, content, expected, tmp_path, monkeypatch, capsys) ->
         check(result, "ok")
         counts = [int(n) for n in re.findall(r"(\d+) (?:train|valid|test)", result.out)]
         assert sum(counts) == expected, result.out
-        total = sum(pq.read_metadata(tmp_path / "data/raw" / f"{s}.parquet").num_rows for s in ("train", "valid", "test"))
+        total = sum(pq.read_metadata(tmp_path / "data/raw" / f"{s}.parquet").num_rows
+                    for s in ("train", "valid", "test"))
         assert total == expected
     else:
         check(result, expected)

@@ -26,7 +26,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from harness import REPO, check, classify, subprocess_env, tiny_params
+
+from tests.reliability.harness import REPO, check, classify, subprocess_env, tiny_params
 
 pytestmark = pytest.mark.faults
 

@@ -13,9 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from harness import check, run_inprocess, run_subprocess, sumpipe_argv
 
-from test_decode_api import make_model_dir
+from tests.reliability.harness import check, run_inprocess, run_subprocess, sumpipe_argv
 
 ARTICLE = ("Police said the man was arrested on Monday after a long chase through the city. "
            "A bird flew over the house. The dog ate the bone, and the cat sat on the mat.\n")
@@ -41,8 +40,10 @@ INPUTS = {
     "100,000 chars, no space": b"a" * 100_000 + b"\n",
     "only punctuation": b"!!! ... ??? ;;; --- ((()))\n",
     "only digits": b"1234 5678 90 42 7\n",
-    "CJK": "\u5317\u4eac\u662f\u4e2d\u56fd\u7684\u9996\u90fd\u3002\u4eca\u5929\u5929\u6c14\u5f88\u597d\u3002\n".encode(),
-    "Cyrillic": "\u041f\u0440\u0438\u0432\u0435\u0442 \u043c\u0438\u0440. \u041a\u0430\u043a \u0434\u0435\u043b\u0430?\n".encode(),
+    "CJK": ("\u5317\u4eac\u662f\u4e2d\u56fd\u7684\u9996\u90fd\u3002"
+            "\u4eca\u5929\u5929\u6c14\u5f88\u597d\u3002\n").encode(),
+    "Cyrillic": ("\u041f\u0440\u0438\u0432\u0435\u0442 \u043c\u0438\u0440. "
+                 "\u041a\u0430\u043a \u0434\u0435\u043b\u0430?\n").encode(),
     "emoji": "\U0001F600 \U0001F389 \U0001F680 \U0001F44D\n".encode(),
     "HTML page": (b"<!DOCTYPE html><html><head><title>News</title><script>var x = 1;</script></head><body>"
                   b"<p>Police said the man was arrested on Monday.</p><p>The dog ate the bone.</p></body></html>\n"),
@@ -108,7 +109,7 @@ def _available(command: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def workdir(tmp_path_factory: pytest.TempPathFactory, make_model_dir) -> Path:
     """A folder without params.yaml (built-in defaults) holding a tiny trained-format models/M1."""
     root = tmp_path_factory.mktemp("rel-inputs")
     make_model_dir(root / "models" / "M1", seed=0)

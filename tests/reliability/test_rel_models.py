@@ -14,9 +14,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from harness import check, run_inprocess
 
-from test_decode_api import make_model_dir
+from tests.reliability.harness import check, run_inprocess
 
 ARTICLE = "Police said the man was arrested on Monday after a long chase through the city.\n"
 MARKER = "pwned"  # a file the malicious pickle would create
@@ -143,7 +142,7 @@ MUTATIONS = {
 
 
 @pytest.fixture(scope="module")
-def good_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def good_model(tmp_path_factory: pytest.TempPathFactory, make_model_dir) -> Path:
     return make_model_dir(tmp_path_factory.mktemp("rel-models") / "M1", seed=0)
 
 

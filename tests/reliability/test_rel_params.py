@@ -9,7 +9,8 @@ import time
 
 import pytest
 import yaml
-from harness import REPO, check, run_inprocess
+
+from tests.reliability.harness import REPO, check, run_inprocess
 
 ACCEPTED = "error: no trained models"
 
@@ -99,12 +100,17 @@ CASES = {
     "rnn hidden_dim 10**6 (train)": (_at("families.rnn.hidden_dim", 10**6), "error: families.rnn.hidden_dim",
                                      ["train", "--model", "PG-cov"]),
     "lexrank threshold abc": (_at("extractive.options.lexrank.threshold", "abc"),
-                              "error: extractive.options.lexrank: extractive method 'lexrank': bad option threshold: expected float, got 'abc'", ["extractive", "--system", "lexrank"]),
-    "nmf topics -1": (_at("extractive.options.nmf.topics", -1), "error: extractive.options.nmf: extractive method 'nmf': bad option topics: must be in [1, 1000]",
+                              "error: extractive.options.lexrank: extractive method 'lexrank': "
+                              "bad option threshold: expected float, got 'abc'", ["extractive", "--system", "lexrank"]),
+    "nmf topics -1": (_at("extractive.options.nmf.topics", -1),
+                      "error: extractive.options.nmf: extractive method 'nmf': bad option topics: must be in [1, 1000]",
                       ["extractive", "--system", "nmf"]),
     "textrank damping abc": (_at("extractive.options.textrank", {"damping": "abc"}),
-                             "error: extractive.options.textrank: extractive method 'textrank': bad option damping: expected float", ["extractive", "--system", "textrank"]),
-    "lsa dimensions -2": (_at("extractive.options.lsa.dimensions", -2), "error: extractive.options.lsa: extractive method 'lsa': bad option dimensions: must be in [0, 1000]",
+                             "error: extractive.options.textrank: extractive method 'textrank': "
+                             "bad option damping: expected float", ["extractive", "--system", "textrank"]),
+    "lsa dimensions -2": (_at("extractive.options.lsa.dimensions", -2),
+                          "error: extractive.options.lsa: extractive method 'lsa': "
+                          "bad option dimensions: must be in [0, 1000]",
                           ["extractive", "--system", "lsa"]),
     "lsa dimensions -2 in an extract budget": (
         _at("extract.budgets", [{"method": "lsa", "tokens": 30, "options": {"dimensions": -2}}]),
@@ -118,7 +124,8 @@ CASES = {
                                      ["train", "--model", "../../../x/M1"]),
     "model name '..'": (_at("models", {"..": {"family": "transformer", "input": "first400"}}),
                         "error: models...: '..' is not a name"),
-    "crosseval model name is a path": (_at("crosseval.models", ["../M1"]), "error: crosseval.models[0]: '../M1' is not"),
+    "crosseval model name is a path": (_at("crosseval.models", ["../M1"]),
+                                       "error: crosseval.models[0]: '../M1' is not"),
 }
 
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 import ast
 
 import pytest
-from harness import SRC
+
+from tests.reliability.harness import SRC
 
 SAFE_LOADERS = {"SafeLoader", "CSafeLoader", "BaseLoader"}
 

@@ -22,7 +22,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from harness import check, pipeline, run_inprocess, run_subprocess, sumpipe_argv  # noqa: F401
+
+from tests.reliability.harness import check, run_inprocess, sumpipe_argv
 
 FSIZE_LIMIT = 512  # bytes: below every artifact checked here
 
@@ -69,7 +70,7 @@ def test_full_disk_keeps_the_previous_artifact(argv, artifact, pipeline, tmp_pat
     assert (root / artifact).stat().st_size > FSIZE_LIMIT
     import subprocess
 
-    from harness import classify, subprocess_env
+    from tests.reliability.harness import classify, subprocess_env
 
     done = subprocess.run(sumpipe_argv(*argv), cwd=root, env=subprocess_env(), capture_output=True, text=True,
                           timeout=300, preexec_fn=_limit_file_size)

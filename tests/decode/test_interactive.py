@@ -1,0 +1,176 @@
+"""Raw text summarised by `sumpipe decode INPUT` through the real entry point (`sumpipe.cli.main`): the
+reading, splitting, model choice and note of `sumpipe.decode.interactive`, and every kind of bad input giving one
+line on stderr and exit status 1 — never a traceback."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+# --------------------------------------------------------------------------------------------
+# Good input
+# --------------------------------------------------------------------------------------------
+def test_summarises_a_file(workdir, cli) -> None:
+    code, out, err = cli("decode", "--beam", "4", "--model", "M1", "article.txt", cwd=workdir)
+    assert code == 0, err
+    words = out.split()
+    assert 1 <= len(words) <= 10 and "<unk>" not in words
+
+
+def test_stdin_json_lines_with_details(workdir, cli, article) -> None:
+    data = f"{article}\n\nzebra quixotic walrus police\n".encode()
+    code, out, err = cli("decode", "--json", "--per-block", "-m", "M2", "-", cwd=workdir, stdin=data)
+    assert code == 0, err
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [r["document"] for r in records] == [1, 2]
+    for r in records:
+        assert r["model"] == "M2" and len(r["p_gen"]) == len(r["tokens"]) >= 1
+        assert len(r["attention"]) == len(r["tokens"])
+        assert all(len(row) == len(r["source_tokens"]) for row in r["attention"])
+    assert records[1]["source_tokens"] == ["zebra", "quixotic", "walrus", "police"]
+
+
+def test_per_line_keeps_line_order_and_flags_non_latin_lines(workdir, cli) -> None:
+    data = "the cat sat on the mat .\nПривет мир\n\npolice said the man was arrested\n".encode()
+    code, out, err = cli("decode", "--per-line", "-", cwd=workdir, stdin=data)
+    assert code == 0
+    lines = out.split("\n")[:-1]
+    assert len(lines) == 3 and lines[0] and lines[1] == "" and lines[2]
+    assert "document 2: no Latin-script text" in err
+
+
+def test_default_model_is_the_best_by_rouge_l(workdir, cli) -> None:
+    metrics = workdir / "metrics"
+    metrics.mkdir(exist_ok=True)
+    (metrics / "rouge.json").write_text(json.dumps(
+        {"M1": {"rougeL": 20.0}, "M2": {"rougeL": 21.5}, "lead3": {"rougeL": 30.0}}))
+    try:
+        code, out, _ = cli("decode", "--json", "article.txt", cwd=workdir)
+        assert code == 0 and json.loads(out)["model"] == "M2"
+    finally:
+        (metrics / "rouge.json").unlink()
+    code, out, _ = cli("decode", "--json", "article.txt", cwd=workdir)
+    assert json.loads(out)["model"] == "M1"                        # fallback without metrics
+
+
+def test_prints_readable_text_and_says_which_model_on_stderr(workdir, cli, article) -> None:
+    code, readable_out, err = cli("decode", "-m", "M1", "article.txt", cwd=workdir)
+    code_tokens, tokens_out, _ = cli("decode", "-m", "M1", "--tokens", "article.txt", cwd=workdir)
+    assert code == code_tokens == 0
+    from sumpipe.decode.readable import readable
+
+    # the same summary: the tokenized form (lowercase, spaces around punctuation) made readable
+    assert tokens_out == tokens_out.lower()
+    assert readable_out.strip() == readable(tokens_out.strip(), article) != tokens_out.strip()
+    assert err == ("note: model M1 (transformer, input first400) trained on pydoc; "
+                   "no test ROUGE yet (`dvc repro` writes metrics/rouge.json)\n")
+
+
+def test_note_gives_the_model_s_test_rouge_beside_lead_3(workdir, cli) -> None:
+    metrics = workdir / "metrics"
+    metrics.mkdir(exist_ok=True)
+    (metrics / "rouge.json").write_text(json.dumps({"M1": {"rouge1": 25.256}, "lead3": {"rouge1": 21.4}}))
+    try:
+        code, _, err = cli("decode", "-m", "M1", "article.txt", cwd=workdir)
+    finally:
+        (metrics / "rouge.json").unlink()
+    assert code == 0 and err.endswith("trained on pydoc; test ROUGE-1 25.26, Lead-3 21.40 (metrics/rouge.json)\n")
+
+
+def test_model_given_as_a_directory(workdir, cli) -> None:
+    code, out, _ = cli("decode", "--json", "-m", str(workdir / "models" / "M2"), "article.txt", cwd=workdir)
+    assert code == 0 and json.loads(out)["model"] == "M2"
+
+
+def test_invalid_utf8_is_a_one_line_error_naming_the_byte_offset(workdir, cli, tmp_path, assert_one_line_error) -> None:
+    bad = tmp_path / "latin1.txt"
+    bad.write_bytes("The caf\xe9 owner said the man was arrested.".encode("latin-1"))
+    assert_one_line_error(cli("decode", "-m", "M1", str(bad), cwd=workdir),
+                          f"{bad}: not UTF-8 text (byte 0xe9 at offset 7)")
+
+
+def test_a_utf8_character_cut_by_the_size_cap_is_dropped_not_an_error() -> None:
+    from sumpipe.decode.interactive import decode_text
+    from sumpipe.errors import SumpipeError
+
+    data = "caf\xe9 au lait".encode()[:4]  # "caf" + the first byte of the two-byte "\xe9"
+    assert decode_text(data, "utf-8-sig", "x", truncated=True) == "caf"
+    with pytest.raises(SumpipeError, match="^x: not UTF-8 text \\(byte 0xc3 at offset 3\\)"):
+        decode_text(data, "utf-8-sig", "x")
+
+
+def test_a_50_mb_file_is_cut_not_tokenised_in_full(workdir, cli, tmp_path, article) -> None:
+    big = tmp_path / "big.txt"
+    with big.open("w") as f:
+        for _ in range(50 * 1024 * 1024 // len(article) + 1):
+            f.write(article + "\n")
+    code, out, err = cli("decode", "-m", "M1", str(big), cwd=workdir)
+    assert code == 0, err
+    assert out.strip()
+
+
+# --------------------------------------------------------------------------------------------
+# Bad input: one line, exit 1
+# --------------------------------------------------------------------------------------------
+def test_missing_file(workdir, cli, assert_one_line_error) -> None:
+    assert_one_line_error(cli("decode", "nope.txt", cwd=workdir), "nope.txt: no such file")
+
+
+def test_directory(workdir, cli, assert_one_line_error) -> None:
+    assert_one_line_error(cli("decode", "models", cwd=workdir), "models: is a directory")
+
+
+@pytest.mark.parametrize("content", [b"", b"  \n\t \n"])
+def test_empty_or_whitespace_file(workdir, cli, tmp_path, content, assert_one_line_error) -> None:
+    path = tmp_path / "empty.txt"
+    path.write_bytes(content)
+    assert_one_line_error(cli("decode", str(path), cwd=workdir), "is empty")
+
+
+def test_empty_stdin(workdir, cli, assert_one_line_error) -> None:
+    assert_one_line_error(cli("decode", "-", cwd=workdir, stdin=b""), "stdin: is empty")
+
+
+def test_binary_file(workdir, cli, tmp_path, assert_one_line_error) -> None:
+    path = tmp_path / "blob.bin"
+    path.write_bytes(bytes(range(256)) * 10)
+    assert_one_line_error(cli("decode", str(path), cwd=workdir), "binary")
+
+
+def test_utf16_with_a_byte_order_mark_is_decoded(workdir, cli, tmp_path, article) -> None:
+    path = tmp_path / "utf16.txt"
+    path.write_bytes(article.encode("utf-16"))                    # BOM + UTF-16-LE, as Notepad saves it
+    code, out, _ = cli("decode", "-m", "M1", str(path), cwd=workdir)
+    plain = tmp_path / "utf8.txt"
+    plain.write_text(article, encoding="utf-8")
+    assert code == 0 and out == cli("decode", "-m", "M1", str(plain), cwd=workdir)[1]
+
+
+def test_utf16_without_a_byte_order_mark_counts_as_binary(workdir, cli, tmp_path, article,
+                                                          assert_one_line_error) -> None:
+    path = tmp_path / "utf16.txt"
+    path.write_bytes(article.encode("utf-16-le"))
+    assert_one_line_error(cli("decode", str(path), cwd=workdir), "give UTF-8 text")
+
+
+NON_LATIN = ["Привет, мир. Это статья о погоде.", "你好，世界。这是一篇文章。", "مرحبا بالعالم"]
+
+
+@pytest.mark.parametrize("text", NON_LATIN)
+def test_non_latin_script(workdir, cli, tmp_path, text, assert_one_line_error) -> None:
+    path = tmp_path / "foreign.txt"
+    path.write_text(text, encoding="utf-8")
+    assert_one_line_error(cli("decode", "-m", "M1", str(path), cwd=workdir), "no Latin-script text")
+
+
+def test_unknown_model_lists_the_trained_ones(workdir, cli, assert_one_line_error) -> None:
+    result = cli("decode", "-m", "M9", "article.txt", cwd=workdir)
+    assert_one_line_error(result, "unknown model 'M9'")
+    assert "M1, M2" in result[2]
+
+
+def test_no_trained_models(cli, tmp_path, article, assert_one_line_error) -> None:
+    (tmp_path / "a.txt").write_text(article)
+    assert_one_line_error(cli("decode", "a.txt", cwd=tmp_path), "no trained models")

@@ -1,0 +1,348 @@
+"""Beam search, greedy decoding and sampling on hand-built toy models (no trained model needed).
+
+The toy model implements the decoding protocol of `sumpipe.models.protocol` with a fixed table:
+log P(next | document, step, previous token). Small enough to enumerate every output exactly.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, replace
+
+import pytest
+import torch
+
+from sumpipe.config import DecodeConfig
+from sumpipe.decode.search import (
+    Hypothesis,
+    beam_search,
+    block_repeated_ngrams,
+    decode_batch,
+    filter_top_k_top_p,
+    length_penalty,
+    make_generator,
+    sample_search,
+)
+from sumpipe.names import BOS, EOS, PAD, UNK
+
+
+@dataclass
+class ToyBatch:
+    src: torch.Tensor                  # (B, S): only its shape matters to the toy model
+    oov_words: list[list[str]]
+
+
+@dataclass
+class ToyState:
+    doc: torch.Tensor                  # (N,) which document's table each row reads
+    step: int
+
+    def index_select(self, idx: torch.Tensor) -> ToyState:
+        return ToyState(self.doc[idx], self.step)
+
+
+class ToyModel:
+    """log_probs = table[doc, min(step, L - 1), prev]; table (B, L, W, W) of log-probabilities."""
+
+    def __init__(self, table: torch.Tensor, vocab_size: int) -> None:
+        self.table = table
+        self.vocab_size = vocab_size
+        self.calls = 0
+
+    def start_decoding(self, batch: ToyBatch) -> ToyState:
+        return ToyState(torch.arange(batch.src.size(0)), 0)
+
+    def decode_step(self, state: ToyState, prev: torch.Tensor):
+        self.calls += 1
+        step = min(state.step, self.table.size(1) - 1)
+        log_probs = self.table[state.doc, step, prev]
+        n, s = len(prev), 3
+        info = {"p_gen": torch.full((n,), 0.25 + 0.1 * step),
+                "attn": torch.softmax(torch.arange(s, dtype=torch.float) * (1 + step), 0).expand(n, s)}
+        return log_probs, ToyState(state.doc, state.step + 1), info
+
+
+def random_table(n_docs: int, steps: int, width: int, seed: int, sharpness: float = 2.0) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    logits = torch.randn(n_docs, steps, width, width, generator=g) * sharpness
+    return logits.log_softmax(dim=-1)
+
+
+def toy(n_docs: int = 3, steps: int = 6, vocab: int = 7, n_oov: int = 0, seed: int = 0, **kw):
+    table = random_table(n_docs, steps, vocab + n_oov, seed, **kw)
+    batch = ToyBatch(torch.zeros(n_docs, 3, dtype=torch.long),
+                     [[f"oov{j}" for j in range(n_oov)] for _ in range(n_docs)])
+    return ToyModel(table, vocab), batch
+
+
+def brute_force(table: torch.Tensor, words: list[int], max_length: int, min_length: int, alpha: float):
+    """Best (tokens, score) over every word sequence of min..max words followed by `</s>`."""
+    best = (None, -math.inf)
+    for n in range(min_length, max_length + 1):
+        for seq in itertools.product(words, repeat=n):
+            prev, total = BOS, 0.0
+            for step, tok in enumerate((*seq, EOS)):
+                total += float(table[min(step, table.size(0) - 1), prev, tok])
+                prev = tok
+            score = total / length_penalty(n + 1, alpha)
+            if score > best[1]:
+                best = (list(seq), score)
+    return best
+
+
+# --------------------------------------------------------------------------------------------
+# Beam search against brute force
+# --------------------------------------------------------------------------------------------
+def enumerable_toy():
+    """4 documents, words 4-6, `</s>` made a little less likely so that the winner depends on alpha."""
+    model, batch = toy(n_docs=4, steps=5, vocab=7, seed=13, sharpness=1.5)
+    model.table[..., EOS] -= 1.0
+    return model, batch
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.6, 1.0, 2.5])
+@pytest.mark.parametrize("min_length", [0, 2])
+def test_wide_beam_finds_the_brute_force_optimum(alpha: float, min_length: int) -> None:
+    max_length = 4
+    model, batch = enumerable_toy()
+    results = beam_search(model, batch, beam_size=128, max_length=max_length,
+                          min_length=min_length, alpha=alpha)
+    for doc, hyp in enumerate(results):
+        tokens, score = brute_force(model.table[doc], [4, 5, 6], max_length, min_length, alpha)
+        assert hyp.tokens == tokens
+        assert hyp.score == pytest.approx(score, abs=1e-5)
+        assert len(tokens) >= min_length
+
+
+def test_the_length_penalty_changes_the_winner() -> None:
+    """Sanity of the test above: alpha must matter on this table, or it checks nothing."""
+    model, _ = enumerable_toy()
+    for doc in range(4):
+        winners = {tuple(brute_force(model.table[doc], [4, 5, 6], 4, 0, a)[0]) for a in (0.0, 0.6, 1.0, 2.5)}
+        assert len(winners) >= 2
+
+
+def test_beam_beats_greedy_on_a_garden_path() -> None:
+    """Greedy takes word 4 (0.5) but then continues badly; beam 2 finds 5 → 6 (0.4 × 0.9)."""
+    w = 7
+    table = torch.full((1, 3, w, w), 1e-6)
+    table[0, 0, BOS, 4], table[0, 0, BOS, 5] = 0.5, 0.4
+    table[0, 1, 4, 4], table[0, 1, 4, 5], table[0, 1, 4, 6] = 0.3, 0.3, 0.3
+    table[0, 1, 5, 6] = 0.9
+    for prev in range(w):
+        table[0, 2, prev, EOS] = 0.9
+    model = ToyModel(table.log(), w)
+    batch = ToyBatch(torch.zeros(1, 2, dtype=torch.long), [[]])
+    greedy = sample_search(model, batch, max_length=5, alpha=0.0)[0]
+    beam = beam_search(model, batch, beam_size=2, max_length=5, alpha=0.0)[0]
+    assert greedy.tokens[:1] == [4]
+    assert beam.tokens == [5, 6]
+    assert beam.log_prob == pytest.approx(math.log(0.4 * 0.9 * 0.9), abs=1e-4)
+    assert beam.score > greedy.score
+
+
+# --------------------------------------------------------------------------------------------
+# Beam 1 = greedy; batched = one at a time
+# --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("alpha", [0.0, 1.0])
+def test_beam_size_one_is_greedy(alpha: float) -> None:
+    model, batch = toy(n_docs=5, steps=12, vocab=9, seed=3)
+    beam = beam_search(model, batch, beam_size=1, max_length=10, alpha=alpha, min_length=1)
+    greedy = sample_search(model, batch, max_length=10, alpha=alpha, min_length=1)
+    assert [h.tokens for h in beam] == [h.tokens for h in greedy]
+    assert [h.score for h in beam] == pytest.approx([h.score for h in greedy], abs=1e-5)
+    assert any(len(h.tokens) > 1 for h in beam)
+
+
+@pytest.mark.parametrize("strategy", ["beam", "greedy", "sample"])
+def test_batched_equals_one_document_at_a_time(strategy: str) -> None:
+    model, batch = toy(n_docs=6, steps=10, vocab=11, n_oov=2, seed=5)
+    cfg = DecodeConfig(strategy=strategy, beam_size=3, block_ngram_repeat=2, min_length=2, top_k=4)
+    together = decode_batch(model, batch, cfg, max_length=8)
+    if strategy == "sample":      # one stream over the batch: compare with itself, reproducibly
+        again = decode_batch(model, batch, cfg, max_length=8)
+        assert [h.tokens for h in together] == [h.tokens for h in again]
+        return
+    for doc in range(6):
+        single_model = ToyModel(model.table[doc : doc + 1], model.vocab_size)
+        single_batch = ToyBatch(batch.src[doc : doc + 1], batch.oov_words[doc : doc + 1])
+        alone = decode_batch(single_model, single_batch, cfg, max_length=8)[0]
+        assert alone.tokens == together[doc].tokens
+        assert alone.score == pytest.approx(together[doc].score, abs=1e-5)
+
+
+class ModuleToy(torch.nn.Module):
+    """The toy model as an `nn.Module` whose parameters (and outputs) live on the CPU."""
+
+    def __init__(self, toy_model: ToyModel) -> None:
+        super().__init__()
+        self.toy, self.vocab_size = toy_model, toy_model.vocab_size
+        self.anchor = torch.nn.Parameter(torch.zeros(1))
+
+    def start_decoding(self, batch: ToyBatch) -> ToyState:
+        return self.toy.start_decoding(batch)
+
+    def decode_step(self, state: ToyState, prev: torch.Tensor):
+        return self.toy.decode_step(state, prev)
+
+
+@pytest.mark.parametrize("strategy", ["beam", "greedy", "sample"])
+def test_search_runs_on_the_models_device_not_the_batchs(strategy: str) -> None:
+    """The protocol lets a batch arrive on any device (the model moves it): scores, histories and
+    the sampling generator must live where `decode_step` computes (here a `meta` batch, CPU model)."""
+    model, batch = toy(n_docs=2, steps=6, vocab=7, seed=4)
+    cfg = DecodeConfig(strategy=strategy, beam_size=2)
+    expected = decode_batch(model, batch, cfg, max_length=5)
+    elsewhere = ToyBatch(batch.src.to("meta"), batch.oov_words)
+    got = decode_batch(ModuleToy(model), elsewhere, cfg, max_length=5)
+    assert [h.tokens for h in got] == [h.tokens for h in expected]
+
+
+def test_finished_documents_leave_the_batch() -> None:
+    """A document whose best answer is final stops costing decoder rows (and steps end early)."""
+    w = 7
+    table = torch.full((2, 1, w, w), 1e-3)
+    table[0, 0, :, EOS] = 0.99                              # doc 0 wants to stop at once
+    table[1, 0, :, 4] = 0.5
+    table[1, 0, :, 5] = 0.49                                # doc 1 never wants to stop
+    model = ToyModel(table.log(), w)
+    batch = ToyBatch(torch.zeros(2, 2, dtype=torch.long), [[], []])
+    out = beam_search(model, batch, beam_size=2, max_length=6, alpha=0.0)
+    assert out[0].tokens == []
+    assert len(out[1].tokens) == 6
+    assert model.calls == 7                                 # max_length + 1 steps, not more
+
+
+# --------------------------------------------------------------------------------------------
+# Masks: <unk>, min/max length, n-gram blocking, OOV columns
+# --------------------------------------------------------------------------------------------
+def test_unk_is_never_chosen_even_when_preferred() -> None:
+    model, batch = toy(n_docs=3, steps=8, vocab=8, seed=7)
+    model.table[..., UNK] = 0.0                              # P(<unk>) = 1 everywhere
+    model.table[..., PAD] = -0.1
+    for strategy in ("beam", "greedy", "sample"):
+        cfg = DecodeConfig(strategy=strategy, block_ngram_repeat=0)
+        for hyp in decode_batch(model, batch, cfg, max_length=6):
+            assert UNK not in hyp.tokens and PAD not in hyp.tokens and BOS not in hyp.tokens
+
+
+def test_block_repeated_ngrams_by_hand() -> None:
+    history = torch.tensor([[4, 5, 6, 4, 5]])
+    for n, blocked in [(1, {4, 5, 6}), (2, {6}), (3, {6}), (4, set()), (6, set())]:
+        lp = torch.zeros(1, 8)
+        block_repeated_ngrams(lp, history, n)
+        assert {int(i) for i in torch.nonzero(lp[0] == -math.inf)} == blocked, n
+    lp = torch.zeros(2, 8)                                   # rows are independent
+    block_repeated_ngrams(lp, torch.tensor([[4, 5, 4], [5, 6, 7]]), 2)
+    assert lp[0, 5] == -math.inf and torch.isfinite(lp[1]).all()
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("strategy", ["beam", "greedy", "sample"])
+def test_blocking_leaves_no_repeated_ngram(n: int, strategy: str) -> None:
+    w = 10
+    table = torch.full((4, 1, w, w), 0.01)
+    for a, b in [(4, 5), (5, 4), (6, 7), (7, 6), (8, 9), (9, 8)]:
+        table[:, 0, a, b] = 1.0                              # loves to loop: 4 5 4 5 ...
+    table[:, 0, BOS, 4] = 1.0
+    model = ToyModel(table.log_softmax(-1), w)
+    batch = ToyBatch(torch.zeros(4, 2, dtype=torch.long), [[]] * 4)
+    cfg = DecodeConfig(strategy=strategy, block_ngram_repeat=n, min_length=6, beam_size=3)
+    for hyp in decode_batch(model, batch, cfg, max_length=12):
+        grams = [tuple(hyp.tokens[i : i + n]) for i in range(len(hyp.tokens) - n + 1)]
+        assert len(grams) == len(set(grams))
+        assert len(hyp.tokens) >= 6                          # it did not just stop
+    unblocked = decode_batch(model, batch, replace(cfg, strategy="greedy", block_ngram_repeat=0), max_length=12)
+    assert unblocked[0].tokens[:4] == [4, 5, 4, 5]           # the loop is really there
+
+
+def test_min_and_max_length() -> None:
+    model, batch = toy(n_docs=4, steps=8, vocab=8, seed=2)
+    model.table[..., EOS] = 0.0                              # wants to stop immediately
+    for strategy in ("beam", "greedy", "sample"):
+        out = decode_batch(model, batch, DecodeConfig(strategy=strategy, min_length=3, top_k=1), max_length=5)
+        assert all(len(h.tokens) == 3 for h in out)
+    model.table[..., EOS] = -50.0                            # never wants to stop
+    for strategy in ("beam", "greedy", "sample"):
+        out = decode_batch(model, batch, DecodeConfig(strategy=strategy, block_ngram_repeat=0), max_length=5)
+        assert all(len(h.tokens) == 5 for h in out)
+
+
+def test_padding_columns_of_other_documents_are_never_chosen() -> None:
+    """Doc 0 has 2 OOV words, doc 1 none: doc 1 must not pick extended ids V, V+1."""
+    model, batch = toy(n_docs=2, steps=6, vocab=7, n_oov=2, seed=1)
+    batch.oov_words = [["x", "y"], []]
+    model.table[..., 7:] = 0.0                               # extended ids look perfect
+    out = beam_search(model, batch, beam_size=2, max_length=4, block_ngram=0)
+    assert set(out[0].tokens) <= {7, 8}
+    assert all(t < 7 for t in out[1].tokens)
+
+
+def test_details_follow_the_chosen_rows() -> None:
+    model, batch = toy(n_docs=2, steps=8, vocab=8, seed=4)
+    for hyp in beam_search(model, batch, beam_size=3, max_length=6, min_length=2, details=True):
+        assert hyp.p_gen == pytest.approx([0.25 + 0.1 * t for t in range(len(hyp.tokens))])
+        assert hyp.attention.shape == (len(hyp.tokens), 3)
+        assert torch.allclose(hyp.attention.sum(1), torch.ones(len(hyp.tokens)))
+
+
+# --------------------------------------------------------------------------------------------
+# Sampling
+# --------------------------------------------------------------------------------------------
+def test_filter_top_k_top_p_by_hand() -> None:
+    logits = torch.tensor([[0.5, 0.3, 0.15, 0.05]]).log()
+    kept = lambda out: torch.isfinite(out[0]).nonzero().view(-1).tolist()  # noqa: E731
+    assert kept(filter_top_k_top_p(logits, top_p=0.7)) == [0, 1]
+    assert kept(filter_top_k_top_p(logits, top_p=0.92)) == [0, 1, 2]
+    assert kept(filter_top_k_top_p(logits, top_p=0.4)) == [0]
+    assert kept(filter_top_k_top_p(logits, top_k=3)) == [0, 1, 2]
+    assert kept(filter_top_k_top_p(logits, top_k=3, top_p=0.7)) == [0, 1]
+    assert kept(filter_top_k_top_p(logits, top_k=1, top_p=1.0)) == [0]
+
+
+def test_sampling_is_deterministic_for_a_seed_and_varies_across_seeds() -> None:
+    model, batch = toy(n_docs=8, steps=10, vocab=12, seed=9, sharpness=0.5)
+    run = lambda seed: [h.tokens for h in sample_search(  # noqa: E731
+        model, batch, max_length=8, greedy=False, generator=make_generator(seed))]
+    assert run(1) == run(1)
+    assert run(1) != run(2)
+
+
+def test_sampling_stays_inside_top_k_and_top_p() -> None:
+    w = 10
+    probs = torch.tensor([0.0, 0.0, 0.0, 0.02, 0.4, 0.3, 0.2, 0.05, 0.02, 0.01])
+    table = probs.log().expand(200, 1, w, w).clone()        # same distribution at every step
+    model = ToyModel(table, w)
+    batch = ToyBatch(torch.zeros(200, 2, dtype=torch.long), [[]] * 200)
+    seen_k = set()
+    for h in sample_search(model, batch, max_length=6, greedy=False, top_k=2, generator=make_generator(0)):
+        seen_k.update(h.tokens)
+    assert seen_k == {4, 5}                                  # top-2 words (</s> 0.02 is outside)
+    seen_p = set()
+    for h in sample_search(model, batch, max_length=6, greedy=False, top_p=0.85, generator=make_generator(0)):
+        seen_p.update(h.tokens)
+    assert seen_p == {4, 5, 6}                               # 0.4 + 0.3 + 0.2 reaches 0.85
+    greedy_like = sample_search(model, batch, max_length=6, greedy=False, top_k=1, generator=make_generator(0))
+    assert all(h.tokens == [4] * 6 for h in greedy_like)
+
+
+def test_temperature_sharpens() -> None:
+    w = 8
+    probs = torch.tensor([0.0, 0.0, 0.0, 0.0001, 0.4, 0.3, 0.2, 0.0999])
+    model = ToyModel(probs.log().expand(300, 1, w, w).clone(), w)
+    batch = ToyBatch(torch.zeros(300, 2, dtype=torch.long), [[]] * 300)
+    count = lambda temp: sum(h.tokens.count(4) for h in sample_search(  # noqa: E731
+        model, batch, max_length=3, greedy=False, temperature=temp, generator=make_generator(0)))
+    assert count(0.2) > count(1.0) > count(5.0)
+
+
+def test_hypothesis_of_a_dead_end_is_empty() -> None:
+    """Every word blocked and </s> not yet allowed: no finished hypothesis, no crash."""
+    w = 5                                                    # a single word (4)
+    model = ToyModel(torch.zeros(1, 1, w, w).log_softmax(-1), w)
+    batch = ToyBatch(torch.zeros(1, 2, dtype=torch.long), [[]])
+    out = beam_search(model, batch, beam_size=2, max_length=6, min_length=4, block_ngram=1)
+    assert out[0] == Hypothesis([], -math.inf, -math.inf)
+    out = sample_search(model, batch, max_length=6, min_length=4, block_ngram=1)
+    assert out[0].score == -math.inf

@@ -1,0 +1,112 @@
+"""The crosseval stage: `crosseval.data` checked by the data-set registry before any model is loaded, read
+with the download stage's splits and cap, and decoded where `decode.device` says, like the decode stage ; then
+the whole stage on a tiny model and a corpus with three references an example."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import torch
+
+from sumpipe.config import (
+    Budget,
+    CrossEvalConfig,
+    DataConfig,
+    DecodeConfig,
+    EvaluateConfig,
+    NumeralsConfig,
+    PathsConfig,
+)
+from sumpipe.data.download import cap_examples, download, load_examples
+from sumpipe.errors import ConfigError, SumpipeError
+from sumpipe.evaluate.crosseval import decode_corpus, load_corpus, run_crosseval
+from sumpipe.io import read_parquet
+
+
+def _paths(tmp_path: Path) -> PathsConfig:
+    return PathsConfig(**{name: str(tmp_path / name) for name in PathsConfig.__dataclass_fields__})
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    (DataConfig(dataset="imdb"), "crosseval.data.dataset: unknown dataset 'imdb' (known: cnn_dailymail, "),
+    (DataConfig(dataset="local"), "crosseval.data.path: required when crosseval.data.dataset is 'local'"),
+])
+def test_a_bad_corpus_is_refused_naming_the_crosseval_key(tmp_path: Path, data: DataConfig, message: str) -> None:
+    paths = _paths(tmp_path)
+    (Path(paths.models) / "M1").mkdir(parents=True)  # an empty folder: loading it would fail otherwise
+    with pytest.raises(ConfigError) as info:
+        run_crosseval(paths, CrossEvalConfig(models=["M1"], data=data), DecodeConfig(), EvaluateConfig())
+    assert str(info.value).startswith(message) and "\n" not in str(info.value)
+    assert not Path(paths.crosseval).exists()
+
+
+def test_load_corpus_takes_the_download_stages_split_and_caps_it(tmp_path: Path) -> None:
+    data = DataConfig(dataset="numerals", seed=3, numerals=NumeralsConfig(size=40, max_length=3, max_number=9))
+    download(data, tmp_path)
+    raw = pq.read_table(tmp_path / "valid.parquet").to_pylist()
+    valid = load_corpus(CrossEvalConfig(data=data, split="valid", max_examples=None))
+    assert 0 < len(raw) < 40
+    assert valid["id"].tolist() == [r["id"] for r in raw]
+    assert valid["references"].tolist() == [[r["reference"]] for r in raw]
+    capped = load_corpus(CrossEvalConfig(data=data, split="all", max_examples=5))
+    assert capped["id"].tolist() == [r["id"] for r in cap_examples(load_examples(data)[0], 5)]
+
+
+class Loaded(Exception):
+    pass
+
+
+def test_decode_corpus_loads_the_model_on_the_decode_device(monkeypatch, tmp_path: Path):
+    from sumpipe.decode import api
+
+    asked = []
+
+    def load_model(model_dir, device="cpu"):
+        asked.append((model_dir, device))
+        raise Loaded
+
+    monkeypatch.setattr(api, "load_model", load_model)
+    with pytest.raises(Loaded):
+        decode_corpus(tmp_path / "M1", ["a text ."], str(tmp_path), DecodeConfig(device="cpu"))
+    assert asked == [(tmp_path / "M1", torch.device("cpu"))]
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+def test_decode_corpus_refuses_cuda_without_a_gpu(tmp_path: Path):
+    with pytest.raises(SumpipeError, match="decode.device: 'cuda' was asked for but no CUDA device is available"):
+        decode_corpus(tmp_path / "M1", ["a text ."], str(tmp_path), DecodeConfig(device="cuda"))
+
+
+def test_crosseval_on_a_multi_reference_corpus(tmp_path: Path, eval_corpus, make_eval_model) -> None:
+    paths = _paths(tmp_path)
+    make_eval_model(Path(paths.models) / "M1", Budget("first", 200))
+    corpus = tmp_path / "duc.jsonl"
+    rows = [{"id": f"d{i}", "split": "test", "source": s.replace("\n", " "),
+             "references": [r, "The " + r.upper(), "something else entirely ."]}
+            for i, (s, r) in enumerate(zip(eval_corpus.sources, eval_corpus.references))]
+    corpus.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    cfg = CrossEvalConfig(models=["M1"], data=DataConfig(dataset="local", path=str(corpus)), split="test",
+                          max_examples=4, name="tiny-duc")
+    decode = DecodeConfig(beam_size=2, max_length=6, batch_size=4)
+    summaries = run_crosseval(paths, cfg, decode, EvaluateConfig(bootstrap_samples=100, seed=5)).summaries
+    assert list(summaries) == ["M1 (tiny-duc)", "lead3 (tiny-duc)"]   # the corpus's own Lead-3 beside the model
+    assert summaries["M1 (tiny-duc)"]["n"] == 4
+    # degeneracy on the unseen corpus: Lead-3 of four different stories is four distinct summaries
+    lead3 = summaries["lead3 (tiny-duc)"]
+    assert lead3["distinct"] == 100.0 and lead3["adjacent_repeat"] == 0.0
+    assert {"distinct", "adjacent_repeat", "mean_length"} <= set(summaries["M1 (tiny-duc)"])
+    frame = read_parquet(tmp_path / "crosseval" / "M1.parquet")
+    assert len(frame) == 4 and all(len(refs) == 3 for refs in frame["references"])
+    # Every per-example score is the best over the three (preprocessed) references.
+    from sumpipe.evaluate.rouge import FastRouge
+
+    fr = FastRouge()
+    for _, row in frame.iterrows():
+        best = fr.score_multi(list(row["references"]), row["prediction"])
+        assert row["rouge1_fmeasure"] == best["rouge1"][2]
+    summary = json.loads((tmp_path / "crosseval" / "summary.json").read_text())
+    assert summary["corpus"] == "tiny-duc" and "3 reference(s)" in summary["references_note"]
+    assert json.loads((Path(paths.metrics) / "crosseval.json").read_text()) == summaries

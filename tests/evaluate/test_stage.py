@@ -1,0 +1,102 @@
+"""The `evaluate` stage on a tiny pipeline tree: models + Lead-3 + first-N, scores and metrics."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from sumpipe.config import EvaluateConfig, PathsConfig
+from sumpipe.errors import SumpipeError
+from sumpipe.evaluate.rouge import FastRouge
+from sumpipe.evaluate.stage import lead_sentences, run_evaluate
+from sumpipe.io import read_parquet, write_parquet
+
+CFG = EvaluateConfig(bootstrap_samples=200, confidence=0.95, seed=3, use_stemmer=True, lead_sentences=3)
+
+
+def test_lead_sentences() -> None:
+    assert lead_sentences("a .\nb .\nc .\nd .", 3) == "a .\nb .\nc ."
+    assert lead_sentences("only one", 3) == "only one"
+
+
+def test_evaluate_stage_writes_scores_and_metrics(tmp_path: Path, eval_corpus) -> None:
+    paths = eval_corpus.make_tree(tmp_path)
+    result = run_evaluate(paths, CFG, ["M1", "M2", "M1-400"], ["first200", "first400"])
+    assert list(result.summaries) == ["M1", "M2", "lead3", "first200"]
+    assert result.skipped == ["M1-400", "first400"]
+
+    metrics = json.loads((Path(paths.metrics) / "rouge.json").read_text())
+    assert set(metrics) == {"M1", "M2", "lead3", "first200"}
+    for system in metrics.values():
+        for key in ("rouge1", "rouge2", "rougeL", "rougeLsum", "rouge1_low", "rouge1_high"):
+            assert isinstance(system[key], float)
+        assert system["rouge1_low"] <= system["rouge1"] <= system["rouge1_high"]
+    assert metrics["M1"]["rougeL"] > metrics["M2"]["rougeL"]
+
+    # Per-example scores: Lead-3 is the first three source sentences, scored like rouge-score.
+    lead = read_parquet(Path(paths.scores) / "lead3.parquet")
+    assert list(lead["id"]) == [f"ex{i}" for i in range(6)]
+    assert lead.at[0, "prediction"] == "the cat sat on the mat .\nit was a sunny day .\nthe dog slept ."
+    expected = FastRouge().score(eval_corpus.references[0], lead.at[0, "prediction"])
+    assert lead.at[0, "rouge1_fmeasure"] == expected["rouge1"][2]
+    assert metrics["lead3"]["rouge1"] == pytest.approx(lead["rouge1_fmeasure"].mean() * 100, abs=1e-4)
+
+    summary = json.loads((Path(paths.scores) / "summary.json").read_text())
+    assert summary["config"]["stemming"].startswith("Porter")
+    assert summary["config"]["bootstrap_samples"] == 200 and summary["config"]["seed"] == 3
+    assert set(summary["comparisons"]["M2"]) == {"vs_lead3", "vs_M1"}
+    assert "vs_M1" not in summary["comparisons"]["M1"]
+    # M2 is far worse than M1 on every example: "M2 better than M1" is clearly rejected.
+    assert summary["comparisons"]["M2"]["vs_M1"]["rouge1"]["p_value"] > 0.9
+    assert summary["comparisons"]["M2"]["vs_M1"]["rouge1"]["delta"] < 0
+
+
+def test_rare_word_recall_by_hand(tmp_path: Path, eval_corpus) -> None:
+    paths = eval_corpus.make_tree(tmp_path)
+    run_evaluate(paths, CFG, ["M1", "M2"], ["first200"])
+    rare = json.loads((Path(paths.metrics) / "rare_words.json").read_text())
+    # rare reference words: ex3 {bridge}, ex4 {mars, probe}, ex5 {museum}; every other reference word is
+    # a stop word or seen 10 times. M1 keeps all four, M2 none, Lead-3 all four.
+    assert (rare["M1"]["recall"], rare["M1"]["n"]) == (100.0, 3)
+    assert (rare["M2"]["recall"], rare["M2"]["recall_high"]) == (0.0, 0.0)
+    assert rare["lead3"]["recall"] == 100.0
+    summary = json.loads((Path(paths.scores) / "summary.json").read_text())
+    assert summary["rare_words"] == rare and summary["rare_word_max_count"] == 5
+    assert summary["abstractiveness"]["M2"]["distinct"] == 100.0
+
+
+def test_evaluate_uses_every_reference(tmp_path: Path, eval_corpus) -> None:
+    paths = eval_corpus.make_tree(tmp_path, models={"M1": eval_corpus.m1})
+    processed = read_parquet(Path(paths.processed) / "test.parquet")
+    # M1's output is a reference too
+    processed["references"] = [[r, m] for r, m in zip(eval_corpus.references, eval_corpus.m1)]
+    write_parquet(processed, Path(paths.processed) / "test.parquet")
+    result = run_evaluate(paths, CFG, ["M1"], ["first200"])
+    assert result.summaries["M1"]["rouge1"] == pytest.approx(100.0)
+
+
+def test_evaluate_needs_the_processed_test_split(tmp_path: Path) -> None:
+    paths = PathsConfig(**{name: str(tmp_path / name) for name in PathsConfig.__dataclass_fields__})
+    with pytest.raises(SumpipeError, match="no such file"):
+        run_evaluate(paths, CFG, ["M1"], ["first200"])
+
+
+def test_bad_predictions_file_is_a_user_error(tmp_path: Path, eval_corpus) -> None:
+    paths = eval_corpus.make_tree(tmp_path, models={})
+    write_parquet(pd.DataFrame({"id": ["ex0"], "summary": ["x"]}), Path(paths.predictions) / "M1" / "test.parquet")
+    with pytest.raises(SumpipeError, match="missing column"):
+        run_evaluate(paths, CFG, ["M1"], ["first200"])
+
+
+@pytest.mark.parametrize("ids", [[], ["other0", "other1"]])
+def test_predictions_for_no_test_example_are_a_user_error(tmp_path: Path, ids: list[str], eval_corpus) -> None:
+    # An empty file, or a stale one from another corpus: both used to end in a ValueError traceback.
+    paths = eval_corpus.make_tree(tmp_path, models={})
+    preds = pd.DataFrame({"id": pd.Series(ids, dtype=str), "prediction": pd.Series(["x"] * len(ids), dtype=str),
+                          "reference": pd.Series(["y"] * len(ids), dtype=str)})  # as decode writes them
+    write_parquet(preds, Path(paths.predictions) / "M1" / "test.parquet")
+    with pytest.raises(SumpipeError, match="no prediction for any example"):
+        run_evaluate(paths, CFG, ["M1"], ["first200"])

@@ -1,0 +1,135 @@
+"""The report stage from small fixtures."""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from sumpipe.config import DecodeConfig, EvaluateConfig, ReportConfig
+from sumpipe.decode.attention import ReportExamples
+from sumpipe.decode.stage import decode_stage
+from sumpipe.evaluate.stage import run_evaluate
+from sumpipe.io import read_parquet, write_json
+from sumpipe.report.html import markdown_to_html
+from sumpipe.report.stage import _escape, build_report
+
+PNG = b"\x89PNG\r\n\x1a\n"
+EVAL = EvaluateConfig(bootstrap_samples=100, seed=5)
+DECODE = DecodeConfig(beam_size=2, max_length=6, batch_size=4)
+
+
+@pytest.fixture(scope="module")
+def pipeline(tmp_path_factory: pytest.TempPathFactory, make_eval_model, eval_corpus):
+    root = tmp_path_factory.mktemp("pipeline")
+    paths = eval_corpus.make_tree(root)
+    run_evaluate(paths, EVAL, ["M1", "M2"], ["first200"])
+    write_json({"test": {"examples": 6, "reference_words": 5.5,
+                         "full": {"words_present": 4.0, "share": 0.8, "occurrences": 6.0},
+                         "first200": {"words_present": 3.0, "share": 0.6, "occurrences": 4.0}},
+                "train": {"examples": 60, "reference_words": 5.0,
+                          "full": {"words_present": 4.2, "share": 0.85, "occurrences": 6.5},
+                          "first200": {"words_present": 3.1, "share": 0.62, "occurrences": 4.1}}},
+               Path(paths.metrics) / "coverage.json")
+    make_eval_model(Path(paths.models) / "M1")
+    # the decode stage keeps the attention of the report's heat-map examples (its predictions replace the
+    # fixture's, which evaluate has scored already)
+    decode_stage(Path(paths.models) / "M1", paths.extracted, Path(paths.predictions) / "M1", DECODE,
+                 report_examples=ReportExamples(n_samples=2, n_heatmaps=1, seed=5))
+    pd.DataFrame({"step": [10, 20, 30, 40], "epoch": [1, 1, 2, 2], "loss": [5.0, 4.0, 3.5, 3.0],
+                  "valid_loss": [None, 4.2, None, 3.6], "lr": [1e-3] * 4, "tokens_per_s": [100.0] * 4}
+                 ).to_csv(Path(paths.models) / "M1" / "train_log.csv", index=False)
+    return paths
+
+
+def test_report_builds_from_fixtures(pipeline) -> None:
+    result = build_report(pipeline, ReportConfig(n_samples=2, n_heatmaps=1), ["M1", "M2"], seed=5)
+    md = result.markdown.read_text()
+    for heading in ("ROUGE on the test split (seed Table 5.1)", "Significance (paired bootstrap)",
+                    "Input coverage (seed Fig. 5.2)", "Sample summaries", "Attention heat maps",
+                    "Training curves", "Scoring configuration"):
+        assert f"## {heading}" in md
+    # Table 5.1 shape: one row per system with the interval, the baselines included.
+    summary = json.loads((Path(pipeline.scores) / "summary.json").read_text())
+    m1 = summary["systems"]["M1"]
+    assert f"{m1['rouge1']:.2f} [{m1['rouge1_low']:.2f}, {m1['rouge1_high']:.2f}]" in md
+    for system in ("| M1 |", "| M2 |", "| lead3 |", "| first200 |"):
+        assert system in md
+    # Significance rows against both baselines, and the stated definition.
+    assert "| M2 | M1 |" in md and "| M1 | lead3 |" in md and "Berg-Kirkpatrick" in md
+    assert "| lead3 | M1 |" not in md  # a baseline is only compared with Lead-3
+    # Models first, then the baselines, as the evaluate stage ordered them.
+    assert md.index("| M1 | **") < md.index("| M2 |") < md.index("| lead3 |") < md.index("| first200 |")
+    # Two sample tables in the shape of Table 5.3, each with every system's output.
+    assert md.count("### Example `") == 2
+    # The configuration every table depends on.
+    assert "Porter" in md and "100 resamples" in md and "split on newlines" in md
+    names = {p.name for p in result.figures}
+    assert {"coverage.png", "coverage_example.png", "training_curves.png"} <= names
+    # the heat map of the tiny model, from the attention its decode kept, on the first sample example
+    heat_id = ReportExamples(2, 1, seed=5).heatmaps([f"ex{i}" for i in range(6)])[0]
+    assert md.index(f"### Example `{heat_id}`") < md.index("## Attention heat maps")
+    assert {f"attention_M1_{heat_id}.png", f"attention_M1_{heat_id}_heads.png"} <= names
+    prediction = read_parquet(Path(pipeline.predictions) / "M1" / "test.parquet").set_index("id")["prediction"]
+    assert f"**M1**, `{heat_id}`: {_escape(prediction[heat_id])}" in md
+    assert "- M2: its decode kept no attention (run `sumpipe decode --model M2` again)" in md
+    for path in result.figures:
+        assert path.read_bytes()[:8] == PNG
+        assert f"]({path.relative_to(Path(pipeline.reports)).as_posix()})" in md
+    html = result.html.read_text()
+    assert html.startswith("<!DOCTYPE html>") and "<table>" in html and '<img src="figures/coverage.png"' in html
+
+
+def test_report_draws_heat_maps_without_torch(pipeline, tmp_path: Path) -> None:
+    """The heat maps come from the attention the decode stage kept: the report loads neither torch nor a model."""
+    import dataclasses
+    import subprocess
+    import sys
+
+    paths = dataclasses.replace(pipeline, reports=str(tmp_path / "reports"))
+    code = ("import json, sys\n"
+            "from sumpipe.config import PathsConfig, ReportConfig\n"
+            "from sumpipe.report.stage import build_report\n"
+            "r = build_report(PathsConfig(**json.loads(sys.argv[1])), ReportConfig(2, 1), ['M1', 'M2'], seed=5)\n"
+            "print(sorted(p.name for p in r.figures if p.name.startswith('attention_')), 'torch' in sys.modules)")
+    run = subprocess.run([sys.executable, "-c", code, json.dumps(dataclasses.asdict(paths))], capture_output=True,
+                         text=True, check=True)
+    figures, torch_loaded = run.stdout.strip().rsplit(" ", 1)
+    assert "attention_M1_" in figures and torch_loaded == "False"
+
+
+def test_report_without_optional_inputs(tmp_path: Path, eval_corpus) -> None:
+    paths = eval_corpus.make_tree(tmp_path, models={"M1": ["x ."] * 6})
+    run_evaluate(paths, EVAL, ["M1"], ["first200"])
+    result = build_report(paths, ReportConfig(n_samples=1, n_heatmaps=1), ["M1"], seed=1)
+    md = result.markdown.read_text()
+    assert "No coverage metrics" in md
+    assert f"No attention kept by the decode stage in `{paths.predictions}` yet." in md
+    assert "No `train_log.csv`" in md
+    assert result.figures == []
+
+
+def test_markdown_to_html_tables_and_escaping() -> None:
+    page = markdown_to_html("# T\n\n| a | b |\n|---|---:|\n| x \\| y | **1.0** |\n\n- `c` <d>\n", "t")
+    assert "<h1>T</h1>" in page
+    assert '<th>a</th>\n<th style="text-align:right">b</th>' in page
+    assert '<td>x | y</td>\n<td style="text-align:right"><strong>1.0</strong></td>' in page
+    assert "<li><code>c</code> &lt;d&gt;</li>" in page  # raw HTML is escaped, never passed through
+
+
+def test_markdown_to_html_links_images_and_takes_broken_markup_as_text() -> None:
+    # "#tag" and a broken "![" line once stalled the hand-written converter forever.
+    page = markdown_to_html("#tag\n\n![M1 d(1)](figures/attention_M1_d(1).png)\n\n![broken (x\n", "t")
+    assert "<p>#tag</p>" in page
+    assert ('<a href="figures/attention_M1_d(1).png"><img src="figures/attention_M1_d(1).png" alt="M1 d(1)" /></a>'
+            in page)
+    assert "<p>![broken (x</p>" in page
+
+
+def test_sample_text_renders_as_written() -> None:
+    text = "__init__ ( *args , **kwargs ) | <unk> `x` [1](y) ~a~ &amp; !"
+    page = markdown_to_html(f"| s |\n|---|\n| {_escape(text)} |\n", "t")
+    assert f"<td>{html.escape(text, quote=False)}</td>" in page

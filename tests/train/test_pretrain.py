@@ -1,0 +1,187 @@
+"""The subword -> pretrain -> train (bert2stage) -> decode path on a tiny fixture, kill + resume on CPU."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+import yaml
+from safetensors.torch import load_file
+
+from sumpipe.config import DecodeConfig, params_from_dict
+from sumpipe.errors import SumpipeError
+from sumpipe.subword.stage import train_subword
+from sumpipe.train import checkpoint as ckpt
+from sumpipe.train.pretrain import pretrain_encoder, resolve_pretrain_inputs
+from sumpipe.train.stage import resolve_inputs, train_model
+
+WORDS = ("the function returns an array of values computed along the given axis sorted index "
+         "string object default copy data frame column").split()
+
+
+def frame(n: int, seed: int) -> pd.DataFrame:
+    g = torch.Generator().manual_seed(seed)
+    rows = []
+    for i in range(n):
+        ids = torch.randint(0, len(WORDS), (int(torch.randint(8, 16, (1,), generator=g)),), generator=g).tolist()
+        source = " ".join(WORDS[j] for j in ids)
+        rows.append({"id": f"{seed}-{i}", "source": source + " .", "reference": " ".join(source.split()[:4])})
+    return pd.DataFrame(rows)
+
+
+def write_fixture(root: Path) -> dict:
+    for split, n, seed in (("train", 40, 1), ("valid", 8, 2), ("test", 4, 3)):
+        df = frame(n, seed)
+        for folder in ("data/processed", "data/extracted/first20"):
+            (root / folder).mkdir(parents=True, exist_ok=True)
+            df.to_parquet(root / folder / f"{split}.parquet")
+    params = {
+        "paths": {k: str(root / k) for k in ("models", "checkpoints", "pretrain", "timings")}
+        | {k: str(root / "data" / k) for k in ("processed", "extracted", "vocab", "subword")},
+        "extract": {"budgets": [{"method": "first", "tokens": 20}]},
+        "subword": {"size": 60},
+        "pretrain": {"encoder": {"d_model": 16, "n_layers": 1, "n_heads": 2, "d_ff": 32, "max_positions": 32},
+                     "max_tokens": 12,
+                     "train": {"batch_size": 8, "epochs": 2, "log_every": 2, "checkpoint_every": 3, "device": "cpu",
+                               "threads": 1, "lr": 0.01, "warmup_steps": 3, "label_smoothing": 0.0}},
+        "families": {"bert2stage": {"n_decoder_layers": 1, "max_source_tokens": 24, "max_summary_tokens": 6}},
+        "models": {"B": {"family": "bert2stage", "input": "first20"}},
+        "train": {"batch_size": 8, "epochs": 2, "log_every": 2, "checkpoint_every": 3, "device": "cpu",
+                  "threads": 1, "lr": 0.01, "warmup_steps": 3},
+    }
+    (root / "data/vocab").mkdir(parents=True, exist_ok=True)
+    train_subword(root / "data/processed", root / "data/subword", params_from_dict(params).subword)
+    (root / "params.yaml").write_text(yaml.safe_dump(params))
+    return params
+
+
+class Killed(Exception):
+    pass
+
+
+def kill_after_checkpoints(monkeypatch: pytest.MonkeyPatch, n: int) -> None:
+    """Stand-in for SIGKILL right after the n-th checkpoint is written."""
+    real, calls = ckpt.save_checkpoint, []
+
+    def save_then_die(*args, **kwargs):
+        path = real(*args, **kwargs)
+        calls.append(path)
+        if len(calls) == n:
+            raise Killed
+        return path
+
+    monkeypatch.setattr(ckpt, "save_checkpoint", save_then_die)
+
+
+def tensors(path: Path) -> dict[str, torch.Tensor]:
+    return load_file(str(path))
+
+
+def assert_same_tensors(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> None:
+    assert a.keys() == b.keys()
+    for key in a:
+        assert torch.equal(a[key], b[key]), key
+
+
+def test_pretrain_writes_the_encoder_and_resumes_bit_identical(tmp_path: Path, monkeypatch) -> None:
+    straight = params_from_dict(write_fixture(tmp_path / "straight"))
+    summary = pretrain_encoder(resolve_pretrain_inputs(straight), progress=False)
+    out = tmp_path / "straight/pretrain"
+    assert {p.name for p in out.iterdir()} == {"encoder.safetensors", "config.json", "pretrain_log.csv"}
+    log = pd.read_csv(out / "pretrain_log.csv")
+    assert list(log.columns) == ["step", "epoch", "loss", "valid_loss", "lr"]
+    assert log["valid_loss"].notna().sum() == 2 and summary["steps"] == log["step"].iloc[-1]
+    from sumpipe.io import file_sha256
+    from sumpipe.models.bert import load_encoder
+
+    model, card = load_encoder(out)  # the typed encoder card
+    assert card.encoder == straight.pretrain.encoder and card.vocab_size == model.encoder.vocab_size
+    assert card.subword_sha256 == file_sha256(tmp_path / "straight/data/subword/subword.model")
+    assert card.training["steps"] == summary["steps"] and card.init is None and card.max_tokens == 12
+
+    resumed = params_from_dict(write_fixture(tmp_path / "resumed"))
+    with monkeypatch.context() as m:
+        kill_after_checkpoints(m, 2)
+        with pytest.raises(Killed):
+            pretrain_encoder(resolve_pretrain_inputs(resumed), progress=False)
+    again = pretrain_encoder(resolve_pretrain_inputs(resumed), progress=False)
+    assert again["resumed_from_step"] > 0
+    assert_same_tensors(tensors(out / "encoder.safetensors"),
+                        tensors(tmp_path / "resumed/pretrain/encoder.safetensors"))
+    for name in ("pretrain_log.csv", "config.json"):  # no timings inside: the same bytes (dvc.lock unchanged)
+        assert (out / name).read_bytes() == (tmp_path / "resumed/pretrain" / name).read_bytes(), name
+    timings = json.loads((tmp_path / "resumed/timings/pretrain/encoder.json").read_text())
+    assert timings["resumed_from_step"] == again["resumed_from_step"] and timings["train_seconds_this_run"] > 0
+    assert list(pd.read_csv(tmp_path / "resumed/timings/pretrain/encoder.csv").columns) == ["step", "tokens_per_s"]
+
+
+def test_pretrain_folder_is_written_as_one_unit(tmp_path: Path) -> None:
+    params = params_from_dict(write_fixture(tmp_path))
+    out = tmp_path / "pretrain"
+    out.mkdir()
+    (out / "encoder.safetensors").write_bytes(b"half of an older run")
+    (out / "pretrain_log.partial").write_text("left by an older writer")  # gone: the folder is one run's set
+    (out / ".gitignore").write_text("/encoder.safetensors\n")  # DVC's listing of the stage's outputs
+    pretrain_encoder(resolve_pretrain_inputs(params), progress=False)
+    assert {p.name for p in out.iterdir()} == {"encoder.safetensors", "config.json", "pretrain_log.csv", ".gitignore"}
+    assert tensors(out / "encoder.safetensors")  # the new run's complete set, swapped in
+    assert not list(tmp_path.glob(".pretrain.*.tmp"))
+
+
+def test_bert2stage_trains_from_the_encoder_resumes_bit_identical_and_decodes(tmp_path: Path, monkeypatch) -> None:
+    from sumpipe.decode.api import load_model, summarize
+    from sumpipe.models.bert import load_encoder
+
+    params = {}
+    for name in ("straight", "resumed"):
+        params[name] = params_from_dict(write_fixture(tmp_path / name))
+        pretrain_encoder(resolve_pretrain_inputs(params[name]), progress=False)
+    train_model(resolve_inputs(params["straight"], "B"), progress=False)
+    with monkeypatch.context() as m:
+        kill_after_checkpoints(m, 2)
+        with pytest.raises(Killed):
+            train_model(resolve_inputs(params["resumed"], "B"), progress=False)
+    summary = train_model(resolve_inputs(params["resumed"], "B"), progress=False)
+    assert summary["resumed_from_step"] > 0
+    model_dir = tmp_path / "straight/models/B"
+    assert {p.name for p in model_dir.iterdir()} == {"model.safetensors", "config.json", "vocab.parquet", "SHA256SUMS",
+                                                     "train_log.csv"}
+    assert_same_tensors(tensors(model_dir / "model.safetensors"),
+                        tensors(tmp_path / "resumed/models/B/model.safetensors"))
+
+    # training starts from the pretrain stage's encoder
+    from sumpipe.models.registry import resolve_model
+
+    family, spec, arch = resolve_model(params["straight"], "B")
+    _, arch = family.vocabulary.for_training(tmp_path / "straight/data/vocab", arch)
+    fresh = family.build(arch, spec)
+    files = family.warm_start(fresh, arch)
+    assert [f.name for f in files] == ["subword.model", "config.json", "encoder.safetensors"]
+    pretrained, _ = load_encoder(tmp_path / "straight/pretrain")
+    assert_same_tensors(fresh.encoder.state_dict(), pretrained.encoder.state_dict())
+
+    model, vocab, card = load_model(model_dir)
+    assert card.family == "bert2stage" and card.arch.vocab_size == len(vocab) <= 60
+    docs = frame(4, 3)["source"].tolist()
+    for cfg in (DecodeConfig(beam_size=2, max_length=8), DecodeConfig(strategy="sample", top_k=5, top_p=0.92, seed=7,
+                                                                       max_length=8)):
+        first = summarize(model, vocab, card, docs, cfg, details=True)
+        again = summarize(model, vocab, card, docs, cfg)
+        assert [s.tokens for s in first] == [s.tokens for s in again]
+        for s in first:
+            assert all(t.isascii() and "\u2581" not in t and t not in ("<s>", "</s>", "<mask>") for t in s.tokens)
+            assert s.attention is None or s.attention.shape[1] == len(s.source_tokens)
+
+
+def test_train_needs_a_matching_pretrained_encoder(tmp_path: Path) -> None:
+    params = params_from_dict(write_fixture(tmp_path))
+    with pytest.raises(SumpipeError, match="encoder.safetensors is missing|config.json is missing"):
+        train_model(resolve_inputs(params, "B"), progress=False)
+    pretrain_encoder(resolve_pretrain_inputs(params), progress=False)
+    train_subword(tmp_path / "data/processed", tmp_path / "data/subword", params_from_dict(
+        {**write_fixture(tmp_path / "other"), "subword": {"size": 50}}).subword)
+    with pytest.raises(SumpipeError, match="pre-trained on another subword model"):
+        train_model(resolve_inputs(params, "B"), progress=False)
