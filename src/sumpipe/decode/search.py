@@ -32,7 +32,7 @@ done when
   3. no live beam has a finite score, or `max_length` words have been generated (the forced `</s>`
      finishes every live beam).
 The result is the best finished hypothesis. With a beam wide enough to hold every prefix the
-search is exact (tests/test_decode_search.py checks it against brute-force enumeration).
+search is exact (tests/decode/test_search.py checks it against brute-force enumeration).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ ROUGE-Lsum over sentences separated by "\\n" (`split_summaries=False`).
 
 The engine is `rouge-score-rs` (the `rougers` crate), an independent Rust implementation of exactly
 that: same tokens, same stems, same LCS tie-breaking, and the same floats bit for bit (checked
-against rouge-score by tests/test_evaluate_rouge.py on random and real pairs, several references,
+against rouge-score by tests/evaluate/test_rouge.py on random and real pairs, several references,
 newline-separated sentences, non-ASCII text and empty strings; and by bench/bench_rouge.py on all
 56,670 XSum pairs). `score_batch` scores pairs on all cores without holding the GIL;
 `RAYON_NUM_THREADS` limits its threads.

@@ -142,7 +142,7 @@ PAPER_REMOVES = ["models.M1-20", "models.M2-20", "models.M1-40", "models.M2-40"]
 HEADER = """\
 # The paper configuration (seed 001 / SEEDS.md §1.7): params.yaml with the overrides of
 # src/sumpipe/train/paper.py. Generated: `python -m sumpipe.train.paper > params-paper.yaml`
-# (tests/test_train_paper.py checks it holds every override). Use it with
+# (tests/train/test_paper.py checks it holds every override). Use it with
 #   sumpipe <stage> -p params-paper.yaml, or as a DVC experiment:
 #   dvc exp run -n paper $(python -m sumpipe.train.paper --exp-args)
 # For the local CNN stories instead of the Hugging Face download:

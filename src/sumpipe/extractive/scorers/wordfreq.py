@@ -7,7 +7,7 @@ the seed's method (its worked example sums, it does not average).
 
 The seed's worked example (Peter and Elizabeth) prints 3.97 for sentence 3, counting "stay" at 0.33
 although its own table gives 0.67 (stay + stayed): done right, sentence 3 scores 4.33 with the
-seed's word list and is the best sentence, not sentence 1 (tests/test_extract_methods_wordfreq.py).
+seed's word list and is the best sentence, not sentence 1 (tests/extractive/scorers/test_wordfreq.py).
 """
 
 from __future__ import annotations
