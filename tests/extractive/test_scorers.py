@@ -15,7 +15,7 @@ from sumpipe.extractive.scorers import (
     Analyzer,
     Document,
     Limit,
-    Method,
+    RankingMethod,
     all_scorers,
     build_method,
     checked_options,
@@ -142,7 +142,7 @@ class LastFirstOptions:
         require(self.lead >= 0, "lead", "must be >= 0")
 
 
-class LastFirst(Method):
+class LastFirst(RankingMethod):
     """A toy scorer: the first `lead` sentences, then the others from the last one backwards."""
 
     name = "toy"

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
 from sumpipe.errors import ConfigError, SumpipeError
-from sumpipe.extractive.scorers.base import Limit, Method, ScoringMethod, checked_options, take
+from sumpipe.extractive.scorers.base import Limit, Method, RankingMethod, ScoringMethod, checked_options, take
 from sumpipe.extractive.scorers.corpus import CorpusStats
 from sumpipe.extractive.scorers.document import Analyzer, Document
 from sumpipe.registry import Registry
@@ -54,8 +54,8 @@ BUILTIN: dict[str, str] = {
 SCORERS: Registry[type[Method]] = Registry("extractive method", BUILTIN)
 M = TypeVar("M", bound=type[Method])
 
-__all__ = ["Analyzer", "BUILTIN", "CorpusStats", "Document", "Limit", "Method", "SCORERS", "ScoringMethod",
-           "all_scorers", "build_method", "checked_options", "fit_corpus", "register", "take"]
+__all__ = ["Analyzer", "BUILTIN", "CorpusStats", "Document", "Limit", "Method", "RankingMethod", "SCORERS",
+           "ScoringMethod", "all_scorers", "build_method", "checked_options", "fit_corpus", "register", "take"]
 
 
 def register(cls: M) -> M:

@@ -1,10 +1,11 @@
 """What every extractive method shares: a ranking of sentences, and choosing from it under a budget.
 
-A method ranks the sentences of a `Document` (best first); `take` then keeps the best ones that fit
-a `Limit` and returns them in document order. Most methods give every sentence a score
-(`ScoringMethod`: higher is better, ties keep document order); greedy ones (Gong & Liu, SumBasic,
-KL-Sum) give the order in which they pick; the ROUGE oracle needs the limit itself and overrides
-`select`.
+A method selects sentences of a `Document` under a `Limit` (`Method.select`). Almost every method
+ranks them (`RankingMethod.rank`, best first), and `take` then keeps the best ones that fit the limit,
+in document order. Most give every sentence a score (`ScoringMethod`: higher is better, ties keep
+document order); greedy ones (Gong & Liu, SumBasic, KL-Sum) give the order in which they pick; the ROUGE
+oracle needs the limit itself and implements `select` directly. The three classes are abstract: a
+subclass that leaves out its one method cannot be built.
 
 Budget rules (the same as the 3-gram selection, seed 001 Alg. 1):
 - `sentences`: at most that many sentences (Lead-3-style summaries);
@@ -27,6 +28,7 @@ memory.
 from __future__ import annotations
 
 import dataclasses
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -110,8 +112,9 @@ def order_by_scores(scores: np.ndarray) -> np.ndarray:
     return np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
 
 
-class Method:
-    """An extractive method. Subclasses set `name` and implement `rank` (or `scores`, or `select`).
+class Method(ABC):
+    """An extractive method. Subclasses set `name` and implement `select`; most rank sentences instead
+    (`RankingMethod`, `ScoringMethod`).
 
     `fit` receives the training documents once (most methods need nothing from them; the ones with
     `uses_corpus` fit their `CorpusStats`, or share one given to the constructor);
@@ -136,12 +139,19 @@ class Method:
             self.corpus = CorpusStats.fit(documents)
         return self
 
-    def rank(self, doc: Document) -> Iterable[int]:
-        """Sentence indices, best first: every sentence, or a generator that a budget stops early."""
-        raise NotImplementedError
-
+    @abstractmethod
     def select(self, doc: Document, limit: Limit) -> list[int]:
         """The chosen sentence indices, in document order."""
+
+
+class RankingMethod(Method):
+    """A method that orders the sentences, best first; the budget is applied to that order (`take`)."""
+
+    @abstractmethod
+    def rank(self, doc: Document) -> Iterable[int]:
+        """Sentence indices, best first: every sentence, or a generator that a budget stops early."""
+
+    def select(self, doc: Document, limit: Limit) -> list[int]:
         if doc.n_sentences == 0:
             return []
         if fits_whole(doc, limit):  # nothing to choose: every method keeps the whole document
@@ -150,12 +160,12 @@ class Method:
         return take(order, doc.lengths, limit)
 
 
-class ScoringMethod(Method):
+class ScoringMethod(RankingMethod):
     """A method that scores each sentence independently of the others' selection."""
 
+    @abstractmethod
     def scores(self, doc: Document) -> np.ndarray:
         """(S,) float64 sentence scores, higher is better (only called when the document has terms)."""
-        raise NotImplementedError
 
     def rank(self, doc: Document) -> Iterable[int]:
         return order_by_scores(self.scores(doc))

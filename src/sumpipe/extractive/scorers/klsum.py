@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sumpipe.extractive.scorers import register
-from sumpipe.extractive.scorers.base import MAX_WEIGHT, Method
+from sumpipe.extractive.scorers.base import MAX_WEIGHT, RankingMethod
 from sumpipe.extractive.scorers.document import Document
 from sumpipe.validation import require
 
@@ -53,7 +53,7 @@ class KlSumOptions:
 
 
 @register
-class KlSum(Method):
+class KlSum(RankingMethod):
     name = "klsum"
     Options = KlSumOptions
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sumpipe.extractive.scorers import register
-from sumpipe.extractive.scorers.base import Method
+from sumpipe.extractive.scorers.base import RankingMethod
 from sumpipe.extractive.scorers.document import Document
 
 
 @register
-class Lead(Method):
+class Lead(RankingMethod):
     """Sentences in document order: with a 3-sentence limit, Lead-3."""
 
     name = "lead"

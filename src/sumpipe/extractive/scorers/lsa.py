@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sumpipe.extractive.scorers import register
-from sumpipe.extractive.scorers.base import MAX_TOPICS, Method, ScoringMethod, order_by_scores
+from sumpipe.extractive.scorers.base import MAX_TOPICS, RankingMethod, ScoringMethod, order_by_scores
 from sumpipe.extractive.scorers.corpus import CorpusStats
 from sumpipe.extractive.scorers.document import Document
 from sumpipe.validation import require
@@ -107,7 +107,7 @@ class LsaSteinbergerJezek(ScoringMethod):
 
 
 @register
-class LsaGongLiu(Method):
+class LsaGongLiu(RankingMethod):
     name = "lsa_gongliu"
     uses_corpus = True
     Options = LsaOptions

@@ -22,7 +22,7 @@ import numpy as np
 
 from sumpipe.errors import SumpipeError
 from sumpipe.extractive.scorers import register
-from sumpipe.extractive.scorers.base import MAX_TOPICS, Method, order_by_scores
+from sumpipe.extractive.scorers.base import MAX_TOPICS, RankingMethod, order_by_scores
 from sumpipe.extractive.scorers.document import Document
 from sumpipe.validation import require
 
@@ -36,7 +36,7 @@ class NgramOptions:
 
 
 @register
-class NgramAlg1(Method):
+class NgramAlg1(RankingMethod):
     name = "ngram"
     needs = "ngrams"
     Options = NgramOptions

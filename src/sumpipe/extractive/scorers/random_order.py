@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sumpipe.extractive.scorers import register
-from sumpipe.extractive.scorers.base import Method
+from sumpipe.extractive.scorers.base import RankingMethod
 from sumpipe.extractive.scorers.document import Document
 from sumpipe.validation import require
 
@@ -27,7 +27,7 @@ class RandomOptions:
 
 
 @register
-class RandomOrder(Method):
+class RandomOrder(RankingMethod):
     name = "random"
     Options = RandomOptions
     uses_terms = False

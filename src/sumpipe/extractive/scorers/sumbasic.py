@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from sumpipe.extractive.scorers import register
-from sumpipe.extractive.scorers.base import Method
+from sumpipe.extractive.scorers.base import RankingMethod
 from sumpipe.extractive.scorers.document import Document
 
 
@@ -38,7 +38,7 @@ def sumbasic_order(counts: np.ndarray) -> Iterator[int]:
 
 
 @register
-class SumBasic(Method):
+class SumBasic(RankingMethod):
     name = "sumbasic"
 
     def rank(self, doc: Document) -> Iterator[int]:
