@@ -421,9 +421,18 @@ def read_jsonl(path: Path) -> tuple[list[dict], int]:
     return records, repaired
 
 
-def read_user_table(path: Path) -> pa.Table:
-    """A Parquet file given by the user; one that is not Parquet is a one-line error."""
+def read_user_table(path: Path, columns: list[str] | None = None) -> pa.Table:
+    """A Parquet file given by the user (only `columns`, when given); one that is not Parquet is a
+    one-line error."""
     try:
-        return pq.read_table(path)
+        return pq.read_table(path, columns=columns)
+    except (pa.ArrowException, OSError) as exc:
+        raise SumpipeError(f"{path}: not valid Parquet ({(str(exc).splitlines() or [''])[0]})") from None
+
+
+def user_table_columns(path: Path) -> list[str]:
+    """The column names of a user's Parquet file, from its footer (no data read)."""
+    try:
+        return pq.read_schema(path).names
     except (pa.ArrowException, OSError) as exc:
         raise SumpipeError(f"{path}: not valid Parquet ({(str(exc).splitlines() or [''])[0]})") from None

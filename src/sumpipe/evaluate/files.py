@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sumpipe.errors import SumpipeError
-from sumpipe.io import read_bytes, read_jsonl, read_user_table, text_lines
+from sumpipe.io import read_bytes, read_jsonl, read_user_table, text_lines, user_table_columns
 
 PREDICTION_COLUMNS = ("prediction", "summary", "hypothesis", "output")
 REFERENCE_COLUMNS = ("references", "reference", "target", "summary")
@@ -93,11 +93,12 @@ def read_summaries(path: str | Path, column: str | None = None,
 
 
 def _read_parquet(path: Path, column: str | None, defaults: tuple[str, ...]) -> list[str | list[str]]:
-    table = read_user_table(path)
-    name = _pick(table.column_names, column, defaults, path)
-    if name not in table.column_names:
-        raise SumpipeError(f"{path}: no column {name!r} (columns: {', '.join(table.column_names)})")
-    return [_normalise(v, path, i) for i, v in enumerate(table.column(name).to_pylist())]
+    names = user_table_columns(path)  # the summaries' column alone is read: a system file may hold more
+    name = _pick(names, column, defaults, path)
+    if name not in names:
+        raise SumpipeError(f"{path}: no column {name!r} (columns: {', '.join(names)})")
+    values = read_user_table(path, columns=[name]).column(0).to_pylist()
+    return [_normalise(v, path, i) for i, v in enumerate(values)]
 
 
 def _read_jsonl(path: Path, column: str | None, defaults: tuple[str, ...]) -> list[str | list[str]]:
