@@ -114,7 +114,7 @@ def from_dict(cls: type, data: Any, key: str = "", base: Any = None) -> Any:
         raise ConfigError(f"{prefix}{unknown[0]}: unknown key (known: {', '.join(sorted(fields))})")
     kwargs = {}
     for name, f in fields.items():
-        sub = f"{key}.{name}" if key else name
+        sub = child_key(key, name)
         if name in data and dataclasses.is_dataclass(hints[name]):
             kwargs[name] = from_dict(hints[name], data[name], sub, _default_instance(f, hints[name], base))
         elif name in data:
@@ -190,8 +190,6 @@ def require_fits_in_memory(parameters: int, key: str) -> None:
     require(not have or need <= have, key,
             f"the model has ~{parameters:,} parameters: ~{need / 2**30:,.0f} GiB to train, "
             f"more than this machine's {have / 2**30:,.0f} GiB")
-
-
 
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]+")

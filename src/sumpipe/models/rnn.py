@@ -55,7 +55,7 @@ from sumpipe.models.loss import label_smoothed_nll
 from sumpipe.models.registry import Family, TaskData, TrainPhase, register_family
 from sumpipe.models.task import SummarizationTask
 from sumpipe.names import PAD, UNK
-from sumpipe.validation import MAX_LAYERS, MAX_POSITIONS, MAX_VOCAB, MAX_WIDTH, from_dict, require, require_at_most
+from sumpipe.validation import MAX_LAYERS, MAX_POSITIONS, MAX_VOCAB, MAX_WIDTH, child_key, from_dict, require, require_at_most
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ class RNNArch:
 
     def check(self, key: str) -> None:
         def k(name: str) -> str:
-            return f"{key}.{name}" if key else name
+            return child_key(key, name)
 
         for name in ("embedding_dim", "hidden_dim", "layers", "max_source_tokens", "max_summary_tokens"):
             require(getattr(self, name) >= 1, k(name), "must be >= 1")
