@@ -55,7 +55,16 @@ from sumpipe.models.loss import label_smoothed_nll
 from sumpipe.models.registry import Family, TaskData, TrainPhase, register_family
 from sumpipe.models.task import SummarizationTask
 from sumpipe.names import PAD, UNK
-from sumpipe.validation import MAX_LAYERS, MAX_POSITIONS, MAX_VOCAB, MAX_WIDTH, child_key, from_dict, require, require_at_most
+from sumpipe.validation import (
+    MAX_LAYERS,
+    MAX_POSITIONS,
+    MAX_VOCAB,
+    MAX_WIDTH,
+    child_key,
+    from_dict,
+    require,
+    require_at_most,
+)
 
 
 @dataclass(frozen=True)
