@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 from sumpipe.config import Budget, EncoderConfig, ModelSpec
 from sumpipe.errors import ConfigError, SumpipeError
-from sumpipe.validation import MAX_VOCAB, from_dict
+from sumpipe.validation import MAX_VOCAB, child_key, from_dict, require
 
 CARD_FORMAT = "sumpipe-model/2"
 
@@ -109,8 +109,7 @@ class EncoderCard:
     format: str = ENCODER_FORMAT
 
     def check(self, key: str) -> None:
-        if not 1 <= self.vocab_size <= MAX_VOCAB:
-            raise ConfigError(f"{key + '.' if key else ''}vocab_size: must be in [1, {MAX_VOCAB:,}]")
+        require(1 <= self.vocab_size <= MAX_VOCAB, child_key(key, "vocab_size"), f"must be in [1, {MAX_VOCAB:,}]")
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
