@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sumpipe.evaluate.bootstrap import confidence_intervals, paired_bootstrap, paired_bootstraps, resample_means
+from sumpipe.evaluate.bootstrap import (
+    confidence_intervals,
+    paired_bootstrap,
+    paired_bootstraps,
+    resample_means,
+    two_level_bootstrap,
+    two_level_means,
+)
 
 
 def test_resampled_means_are_means_of_resamples() -> None:
@@ -92,3 +99,63 @@ def test_paired_tests_of_several_columns_equal_one_at_a_time() -> None:
         assert test.delta == pytest.approx(alone.delta, abs=1e-15) and test.win_rate == alone.win_rate
         assert test.p_value == alone.p_value
     assert tests[0].p_value < 0.05 and tests[2].p_value > 0.5
+
+
+# ---- the two-level bootstrap (several training seeds) ------------------------------------------
+def test_two_level_test_matches_the_exact_distribution_of_a_small_case() -> None:
+    # One seed, two documents: A = [1, 0] against B = [0, 0], delta 0.5. The resampled documents are
+    # (0,0), (0,1), (1,0), (1,1), each with probability 1/4, giving deltas 1, 0.5, 0.5, 0: at least 0.5
+    # away from 0.5 with probability 1/2 (by hand), so p = 0.5 and the 95 % interval is [0, 1].
+    test = two_level_bootstrap(np.array([[1.0, 0.0]]), np.array([[0.0, 0.0]]), 20_000, 0.95, seed=5)
+    assert test.delta == 0.5
+    assert test.p_value == pytest.approx(0.5, abs=0.015)
+    assert (test.low, test.high) == (0.0, 1.0)
+
+
+def test_a_difference_made_by_one_lucky_seed_is_not_called_real() -> None:
+    # A's two seeds score 1 and 0 on every document; B's one seed 0. delta = 0.5, but by hand the seed
+    # resamples (s0,s0), (s0,s1), (s1,s0), (s1,s1) give 1, 0.5, 0.5, 0: p = 1/2, interval [0, 1]. A test over
+    # documents alone sees a constant gain of 0.5 per document and calls it certain (p = 0).
+    a = np.array([[1.0] * 6, [0.0] * 6])
+    b = np.zeros((1, 6))
+    test = two_level_bootstrap(a, b, 20_000, 0.95, seed=5)
+    assert test.delta == 0.5
+    assert test.p_value == pytest.approx(0.5, abs=0.015)
+    assert (test.low, test.high) == (0.0, 1.0)
+    assert paired_bootstrap(a.mean(axis=0), b[0], 2000, seed=5).p_value == 0.0
+
+
+def test_two_copies_of_a_system_are_not_called_different() -> None:
+    rng = np.random.default_rng(1)
+    a = rng.random((3, 40))
+    test = two_level_bootstrap(a, a.copy(), 2000, 0.95, seed=7)
+    assert test.delta == 0.0
+    assert test.p_value == 1.0
+    assert test.low < 0.0 < test.high
+
+
+def test_a_system_shifted_by_a_fixed_amount_is_called_different() -> None:
+    # Documents differ a lot, seeds little (as trained models do): shifting every score of every seed
+    # by 0.05 is a real difference, and the test says so with an interval around it.
+    rng = np.random.default_rng(2)
+    difficulty = rng.random(300)
+    a = difficulty + rng.normal(0.0, 0.005, size=(3, 300))
+    b = difficulty + rng.normal(0.0, 0.005, size=(3, 300)) + 0.05
+    test = two_level_bootstrap(b, a, 2000, 0.95, seed=7)
+    assert test.delta == pytest.approx(0.05, abs=0.01)
+    assert test.p_value < 0.01
+    assert 0.0 < test.low < 0.05 < test.high
+    reverse = two_level_bootstrap(a, b, 2000, 0.95, seed=7)
+    assert reverse.delta == pytest.approx(-test.delta) and reverse.p_value < 0.01
+
+
+def test_with_one_seed_each_it_is_the_paired_document_bootstrap() -> None:
+    rng = np.random.default_rng(3)
+    a, b = rng.random((1, 50)), rng.random((1, 50))
+    assert two_level_means(a, b, 300, seed=9) == pytest.approx(resample_means((a - b)[0], 300, seed=9), abs=1e-12)
+    assert two_level_means(a, np.zeros((1, 50)), 300, seed=9) == pytest.approx(resample_means(a[0], 300, seed=9))
+
+
+def test_two_level_test_refuses_systems_of_other_examples() -> None:
+    with pytest.raises(ValueError, match="same examples"):
+        two_level_bootstrap(np.zeros((2, 3)), np.zeros((1, 4)), 10, 0.95, seed=1)
