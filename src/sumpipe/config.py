@@ -44,6 +44,8 @@ from sumpipe.validation import (
 from sumpipe.validation import child_key as _k  # every check() names keys
 
 DEFAULT_PARAMS = "params.yaml"
+MAX_SEED = 2**63  # torch.manual_seed's range
+MAX_SEEDS = 100   # training runs per model: each is a DVC stage
 
 
 # --------------------------------------------------------------------------------------------
@@ -275,6 +277,11 @@ class TrainConfig:
     `accumulate` × `batch_size` large, in that memory; seed 003 trains with batch 2 × 36).
     `bf16` turns on bf16 autocast on CUDA (CPU always trains in float32). `threads` caps torch's
     CPU threads during training (null: torch's default, all cores); 1 can be faster on a busy machine.
+
+    `seed` seeds one training run (weights, dropout, batch order). `seeds` is the train stage's list:
+    one model per seed (dvc.yaml's `train` matrix, `models/<name>/seed-<s>/`), each run with
+    `seed` set to it (`for_seed`), so that a result can be told from a lucky seed; null: one run, with
+    `seed` (the pretrain stage and the experiments' single runs).
     """
 
     optimizer: Literal["adagrad", "adam", "sgd", "rmsprop"] = "adam"
@@ -296,9 +303,17 @@ class TrainConfig:
     bf16: bool = True
     threads: int | None = None
     seed: int = 1234
+    seeds: list[int] | None = None
 
     def check(self, key: str) -> None:
         require(self.lr > 0, _k(key, "lr"), "must be > 0")
+        require(0 <= self.seed < MAX_SEED, _k(key, "seed"), f"must be in [0, {MAX_SEED})")
+        if self.seeds is not None:
+            require(len(self.seeds) >= 1, _k(key, "seeds"), "needs at least one seed (or null: one run with `seed`)")
+            require(len(set(self.seeds)) == len(self.seeds), _k(key, "seeds"), "lists a seed twice")
+            require_at_most(len(self.seeds), MAX_SEEDS, _k(key, "seeds"))
+            for i, seed in enumerate(self.seeds):
+                require(0 <= seed < MAX_SEED, _k(key, f"seeds[{i}]"), f"must be in [0, {MAX_SEED})")
         require(self.adagrad_initial_accumulator >= 0, _k(key, "adagrad_initial_accumulator"), "must be >= 0")
         require(0.0 <= self.momentum < 1.0, _k(key, "momentum"), "must be in [0, 1)")
         require(self.patience is None or self.patience >= 1, _k(key, "patience"), "must be >= 1 (or null)")
@@ -315,6 +330,15 @@ class TrainConfig:
         for name, limit in (("batch_size", MAX_BATCH), ("accumulate", MAX_BATCH), ("epochs", MAX_COUNT),
                             ("max_steps", MAX_COUNT), ("threads", MAX_WORKERS), ("warmup_steps", MAX_COUNT)):
             require_at_most(getattr(self, name), limit, _k(key, name))
+
+    @property
+    def run_seeds(self) -> list[int]:
+        """The seeds the train stage trains a model with: `seeds`, else `seed` alone."""
+        return list(self.seeds) if self.seeds is not None else [self.seed]
+
+    def for_seed(self, seed: int) -> TrainConfig:
+        """The configuration of one training run: `seed` set, no seed list."""
+        return dataclasses.replace(self, seed=seed, seeds=None)
 
 
 # ---- seed 003: subword vocabulary and the pre-trained BERT-style encoder ----------------------
@@ -397,6 +421,8 @@ class PretrainConfig:
     train: TrainConfig = field(default_factory=_pretrain_train)
 
     def check(self, key: str) -> None:
+        require(self.train.seeds is None, _k(key, "train.seeds"),
+                "the encoder is pre-trained once: give pretrain.train.seed (every seed of train.seeds starts from it)")
         require(3 <= self.max_tokens <= self.encoder.max_positions, _k(key, "max_tokens"),
                 "must be between 3 and encoder.max_positions")
         require(0.0 < self.mask_prob < 1.0, _k(key, "mask_prob"), "must be in (0, 1)")
@@ -558,7 +584,7 @@ class Params:
     model: dict[str, Any] = field(default_factory=dict)
     families: dict[str, dict[str, Any]] = field(default_factory=dict)
     models: dict[str, ModelSpec] = field(default_factory=dict)
-    train: TrainConfig = field(default_factory=TrainConfig)
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(seeds=[1, 2, 3]))
     decode: DecodeConfig = field(default_factory=DecodeConfig)
     evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
     report: ReportConfig = field(default_factory=ReportConfig)
@@ -575,6 +601,16 @@ class Params:
         from drifting away from them when a budget is rescaled for another corpus."""
         for name in self.models:
             require_name(name, _k(key, f"models.{name}"))
+        # dvc.yaml's `train` matrix crosses every model with every seed of train.seeds: a list it must be,
+        # and a seed set anywhere else would be silently overridden by it
+        require(self.train.seeds is not None, _k(key, "train.seeds"),
+                "list the training seeds (dvc.yaml trains one model per seed), e.g. [1234]")
+        require(self.train.seed == TrainConfig.seed, _k(key, "train.seed"),
+                "the train stage trains one model per seed of train.seeds: list it there")
+        for name, spec in self.models.items():
+            for seed_key in ("seed", "seeds"):
+                require(seed_key not in spec.train, _k(key, f"models.{name}.train.{seed_key}"),
+                        "every model trains with each seed of train.seeds (dvc.yaml's matrix)")
         budgets = {f"{b.method}{b.tokens}": b.tokens for b in self.extract.budgets}
         for name, spec in self.models.items():
             base, _, tokens = name.rpartition("-")

@@ -7,10 +7,14 @@
 - The training log's file name (`train.engine.write_log`: step, epoch, loss, valid_loss, lr): the
   train stage writes it into each model directory, the numerals experiment into each run; the report
   and `dvc plots` read it.
+- The folder of one training seed of a model: `models/M1/seed-2/` holds the model M1 trained with
+  seed 2 (dvc.yaml's `train@M1-2`), `predictions/M1/seed-2/` its summaries, `checkpoints/M1/seed-2/`
+  its resume state.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Literal, get_args
 
 SPECIAL_TOKENS = ("<unk>", "<pad>", "<s>", "</s>")
@@ -21,3 +25,16 @@ Split = Literal["train", "valid", "test"]  # the type of a split name, for confi
 SPLITS: tuple[Split, ...] = get_args(Split)
 
 TRAIN_LOG_FILE = "train_log.csv"
+
+SEED_PREFIX = "seed-"
+
+
+def seed_folder(seed: int) -> str:
+    """The folder name of training seed `seed`: "seed-2"."""
+    return f"{SEED_PREFIX}{seed}"
+
+
+def folder_seed(name: str) -> int | None:
+    """The seed a folder name `seed_folder` made holds ("seed-2" -> 2), else None."""
+    digits = name.removeprefix(SEED_PREFIX)
+    return int(digits) if name.startswith(SEED_PREFIX) and re.fullmatch(r"0|[1-9][0-9]{0,18}", digits) else None

@@ -164,7 +164,8 @@ def _params(root: Path, **models: Any):
         "extract": {"budgets": [{"method": "last", "tokens": 10}, {"method": "first", "tokens": 10}]},
         "families": {"toy": {"d": 6}},
         "models": models,
-        "train": {"batch_size": 4, "epochs": 2, "device": "cpu", "threads": 1, "lr": 0.05, "warmup_steps": 2},
+        "train": {"batch_size": 4, "epochs": 2, "device": "cpu", "threads": 1, "lr": 0.05, "warmup_steps": 2,
+                  "seeds": [1]},
         "evaluate": {"bootstrap_samples": 20},
     })
 
@@ -191,23 +192,25 @@ def test_toy_family_and_method_run_through_every_stage(tmp_path: Path, toy_regis
     test_last = pd.read_parquet(Path(paths.extracted) / "last10" / "test.parquet")
     assert test_last["selected"].map(list).tolist() == [[1, 2]] * 5  # two 5-token sentences from the end
 
-    inputs = resolve_inputs(params, "toy")
+    inputs = resolve_inputs(params, "toy", 1)
     assert inputs.arch == ToyArch(vocab_size=40, d=6, max_source_tokens=20, max_summary_tokens=4)
     summary = train_model(inputs, progress=False)
     assert summary["steps"] == 12
 
-    model, vocab, card = load_model(Path(paths.models) / "toy")
+    model, vocab, card = load_model(Path(paths.models) / "toy" / "seed-1")
     assert isinstance(model, ToyModel) and len(vocab) == 14 == model.vocab_size
     assert card.family == "toy" and card.arch == ToyArch(vocab_size=14, d=6, max_source_tokens=20,
                                                          max_summary_tokens=4)
     assert card.selection == Budget("last", 10) and card.family_info == {"parameters": 14 * 6 + 12 * 14 + 14}
 
-    result = decode_stage(Path(paths.models) / "toy", paths.extracted, Path(paths.predictions) / "toy", params.decode)
+    result = decode_stage(Path(paths.models) / "toy" / "seed-1", paths.extracted,
+                          Path(paths.predictions) / "toy" / "seed-1", params.decode)
     predictions = pd.read_parquet(result.path)["prediction"]
     assert len(predictions) == 5 and all(1 <= len(p.split()) <= result.max_length for p in predictions)
     assert result.max_length == 5  # 1.2 x the toy's max_summary_tokens (pydoc has no Table 4.3 entry)
 
-    scored = run_evaluate(paths, params.evaluate, ["toy"], methods.baseline_selections(params.extract.budgets))
+    scored = run_evaluate(paths, params.evaluate, params.models, [1], [],
+                          methods.baseline_selections(params.extract.budgets))
     assert list(scored.summaries) == ["toy", "lead3", "last10", "first10"]
     assert scored.summaries["last10"]["n"] == 5
 
@@ -218,7 +221,7 @@ def test_unknown_family_and_method_are_one_line_errors(tmp_path: Path) -> None:
     params = _params(tmp_path, toy={"family": "toy", "input": "last10"})
     with pytest.raises(ConfigError, match=r"^models.toy.family: unknown model family 'toy' "
                                           r"\(known: bert2stage, rnn, transformer\)$"):
-        resolve_inputs(params, "toy")
+        resolve_inputs(params, "toy", 1)
     with pytest.raises(ConfigError, match=r"^extract.budgets\[0\].method: unknown selection method 'last' "
                                           r"\(known: [a-z_, ]*\bfirst\b[a-z_, ]*\bngram\b[a-z_, ]*\)$"):
         methods.resolve_selections(params.extract.budgets)

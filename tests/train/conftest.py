@@ -49,7 +49,7 @@ def _write_fixture(root: Path, **train: object) -> Path:
         "models": {"T1": {"input": "ngram20", "rarity": False},
                    "T2": {"input": "ngram20", "rarity": True, "arch": {"max_source_tokens": 10}}},
         "train": {"batch_size": 4, "epochs": 2, "log_every": 2, "checkpoint_every": 4, "device": "cpu",
-                  "lr": 0.01, "warmup_steps": 3, "threads": 1, **train},
+                  "lr": 0.01, "warmup_steps": 3, "threads": 1, "seeds": [1], **train},
     }
     path = root / "params.yaml"
     path.write_text(yaml.safe_dump(params))
@@ -70,7 +70,8 @@ def _kill_at_checkpoint(proc: subprocess.Popen, state: Path, sig: int = signal.S
 @pytest.fixture(scope="session")
 def write_fixture() -> Callable[..., Path]:
     """`write_fixture(root, **train)`: extracted selection `ngram20` (24 train, 6 valid examples), a vocabulary
-    and params.yaml (models T1, T2; `train` overrides its train section) under `root`; returns the params path."""
+    and params.yaml (models T1, T2, trained with seed 1; `train` overrides its train section) under `root`;
+    returns the params path."""
     return _write_fixture
 
 

@@ -2,7 +2,8 @@
 card, its counterpart in the pretrain stage's folder).
 
     {"format": "sumpipe-model/2", "family": "transformer", "arch": {...}, "vocab_size": 5000,
-     "weights_sha256": "...", "name": "M2-200", "input": "ngram200", "spec": {"family", "input", "rarity", "arch"},
+     "weights_sha256": "...", "name": "M2-200", "seed": 2,
+     "input": "ngram200", "spec": {"family", "input", "rarity", "arch"},
      "selection": {"method": "ngram", "tokens": 200, "first_k": 5, "options": {}},
      "dataset": "pydoc", "training": {...}, "family_info": {...}}
 
@@ -43,9 +44,10 @@ VOCAB_FILE = "vocab.parquet"  # the vocabulary, in the format its family's Vocab
 
 @dataclass(frozen=True)
 class ModelCard:
-    """What a trained model is: family, architecture (the family's arch type), vocabulary size, the
-    input selection it reads (`selection`, None = the whole preprocessed text), data set, training
-    summary, and the family's own section. `weights_sha256` is set by `save_pretrained`."""
+    """What a trained model is: family, architecture (the family's arch type), vocabulary size, its
+    name and training seed, the input selection it reads (`selection`, None = the whole preprocessed
+    text), data set, training summary, and the family's own section. `weights_sha256` is set by
+    `save_pretrained`."""
 
     family: str
     arch: Any
@@ -53,7 +55,8 @@ class ModelCard:
     format: str = CARD_FORMAT
     weights_sha256: str = ""
     name: str = ""
-    input: str = ""  # the extract selection it reads (`ngram200`); "" = the whole preprocessed text
+    seed: int | None = None  # the training seed (train.seeds); None: a folder made without one
+    input: str = ""  # the extract selection it reads (`ngram200`); "" = the whole text
     spec: ModelSpec = field(default_factory=ModelSpec)
     selection: Budget | None = None
     dataset: str = ""

@@ -13,26 +13,28 @@ from sumpipe.options import ParamsOption, flag
 
 def train(
     model: Annotated[str, typer.Option("--model", "-m", help="a model named under `models:` in params.yaml")],
+    seed: Annotated[int | None, typer.Option(
+        "--seed", help="the training seed, one of train.seeds (default: each of them in turn)")] = None,
     params: ParamsOption = Path("params.yaml"),
     resume: Annotated[
         bool, flag("--resume/--no-resume", help="continue from the model's checkpoint when it matches")
     ] = True,
 ) -> None:
-    """Train one model into models/<name>/ (resumes a killed run; multi-GPU under torchrun)."""
+    """Train one model into models/<name>/seed-<seed>/ (resumes a killed run; multi-GPU under torchrun)."""
     from sumpipe.config import load_params
     from sumpipe.train.stage import exclusive_model_folder, resolve_inputs, train_model
 
-    inputs = resolve_inputs(load_params(params), model)
-    if os.environ.get("RANK", "0") == "0":  # rank 0 alone writes the folder
-        with exclusive_model_folder(inputs):
-            summary = train_model(inputs, resume=resume)
-    else:
-        summary = train_model(inputs, resume=resume)
-    if os.environ.get("RANK", "0") == "0":  # under torchrun, rank 0 speaks for the job
-        typer.echo(
-            f"{inputs.name}: {summary['steps']} steps, best valid loss {summary['best_valid_loss']:.4f} "
-            f"at step {summary['best_step']} -> {inputs.out_dir}"
-        )
+    p = load_params(params)
+    runs = [resolve_inputs(p, model, s) for s in ([seed] if seed is not None else p.train.run_seeds)]
+    main_rank = os.environ.get("RANK", "0") == "0"  # under torchrun, rank 0 alone writes and speaks for the job
+    for inputs in runs:
+        if main_rank:
+            with exclusive_model_folder(inputs):
+                summary = train_model(inputs, resume=resume)
+            typer.echo(f"{inputs.run}: {summary['steps']} steps, best valid loss {summary['best_valid_loss']:.4f} "
+                       f"at step {summary['best_step']} -> {inputs.out_dir}")
+        else:
+            train_model(inputs, resume=resume)
 
 
 def pretrain(

@@ -32,11 +32,11 @@ from typing import Any
 import torch
 
 from sumpipe.config import Budget, ModelSpec, Params, TrainConfig
-from sumpipe.errors import SumpipeError
+from sumpipe.errors import ConfigError, SumpipeError
 from sumpipe.extract.methods import find_selection
 from sumpipe.io import read_parquet, require_writable_folder
 from sumpipe.models.registry import Family, TrainPhase, resolve_model
-from sumpipe.names import TRAIN_LOG_FILE
+from sumpipe.names import TRAIN_LOG_FILE, seed_folder
 from sumpipe.schemas import EXTRACTED
 from sumpipe.train.ddp import context_from_env, init_process_group
 from sumpipe.train.engine import (
@@ -69,23 +69,34 @@ class TrainInputs:
     dataset: str
     timings_dir: Path = Path("timings")  # wall-clock figures, outside DVC's outputs (sumpipe.timings)
 
+    @property
+    def run(self) -> str:
+        """This training run's label: the model's name and seed folder ("M1/seed-2")."""
+        return f"{self.name}/{seed_folder(self.train.seed)}"
 
-def resolve_inputs(params: Params, name: str) -> TrainInputs:
-    """The inputs of model `name`; an unknown name, family, override or input is a one-line error."""
+
+def resolve_inputs(params: Params, name: str, seed: int) -> TrainInputs:
+    """The inputs of model `name` trained with `seed` (one of `train.seeds`); an unknown name, family,
+    override, input or seed is a one-line error."""
     family, spec, arch = resolve_model(params, name)
     selection = find_selection(spec.input, params.extract.budgets, f"models.{name}.input")
+    seeds = params.train.run_seeds
+    if seed not in seeds:
+        raise ConfigError(f"--seed {seed}: not among train.seeds ({', '.join(map(str, seeds))}); "
+                          "add it there, so that evaluate and the report count it")
+    train = (from_dict(TrainConfig, {**dataclasses.asdict(params.train), **spec.train}, f"models.{name}.train")
+             if spec.train else params.train)
     return TrainInputs(
         name=name,
         family=family,
         spec=spec,
         arch=arch,
-        train=from_dict(TrainConfig, {**dataclasses.asdict(params.train), **spec.train}, f"models.{name}.train")
-        if spec.train else params.train,
+        train=train.for_seed(seed),
         selection=selection,
         extracted_dir=Path(params.paths.extracted) / spec.input,
         vocab_dir=Path(params.paths.vocab),
-        out_dir=Path(params.paths.models) / name,
-        checkpoint_dir=Path(params.paths.checkpoints) / name,
+        out_dir=Path(params.paths.models) / name / seed_folder(seed),
+        checkpoint_dir=Path(params.paths.checkpoints) / name / seed_folder(seed),
         dataset=params.data.dataset,
         timings_dir=Path(params.paths.timings),
     )
@@ -148,12 +159,12 @@ def train_model(inputs: TrainInputs, *, resume: bool = True, progress: bool | No
     fingerprint = run_fingerprint(inputs, [train_path, valid_path, *vocab_files, *started_from])
     phases = family.training_phases(arch, cfg, len(task.epoch_batches(0)))
     result = fit_phases(model, task, phases, inputs.checkpoint_dir, fingerprint=fingerprint, resume=resume,
-                        ctx=ctx, progress=progress, description=inputs.name)
+                        ctx=ctx, progress=progress, description=inputs.run)
     summary = training_summary(result, model, cfg, len(train_df), len(valid_df), device)
     if ctx.is_main:
         vocab_size = model.vocab_size  # Decodable's V; nn.Module types an attribute as Tensor | Module
         assert isinstance(vocab_size, int), "a family's model keeps its vocabulary size V as an int"
-        card = ModelCard(family=family.name, arch=arch, vocab_size=vocab_size, name=inputs.name,
+        card = ModelCard(family=family.name, arch=arch, vocab_size=vocab_size, name=inputs.name, seed=cfg.seed,
                          input=inputs.spec.input, spec=inputs.spec, selection=inputs.selection,
                          dataset=inputs.dataset, training=summary, family_info=family.card_section(model))
         save_pretrained(model.cpu(), inputs.out_dir, vocab, card,
@@ -167,9 +178,9 @@ def train_model(inputs: TrainInputs, *, resume: bool = True, progress: bool | No
 def _record_timings(inputs: TrainInputs, result: FitResult) -> None:
     from sumpipe.timings import record_run, write_throughput
 
-    record_run(inputs.timings_dir, "train", inputs.name, run_figures(result))
+    record_run(inputs.timings_dir, "train", inputs.run, run_figures(result))
     if result.throughput:  # a run that only found a finished checkpoint keeps the last training's curve
-        write_throughput(result.throughput, inputs.timings_dir, "train", inputs.name)
+        write_throughput(result.throughput, inputs.timings_dir, "train", inputs.run)
 
 
 def fit_phases(model: torch.nn.Module, task: Any, phases: list[TrainPhase], checkpoint_dir: Path | None, *,
