@@ -8,6 +8,7 @@ fixtures (factories where a test builds several things); no test imports another
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import sys
@@ -92,14 +93,16 @@ TINY_WORDS = ("the cat sat on the mat . the dog ate the bone . a bird flew over 
               "police said the man was arrested on monday after a long chase through the city .").split()
 
 
-def _transformer_card(model, selection: Budget | None = None, dataset: str = "pydoc", name: str = "m"):
+def _transformer_card(model, selection: Budget | None = None, dataset: str = "pydoc", name: str = "m",
+                      seed: int | None = None):
     from sumpipe.config import ModelSpec
     from sumpipe.extract.methods import selection_name
     from sumpipe.models.card import ModelCard
 
     input = selection_name(selection) if selection is not None else ""
-    return ModelCard(family="transformer", arch=model.arch, vocab_size=model.vocab_size, name=name, input=input,
-                     spec=ModelSpec(input=input, rarity=model.rarity), selection=selection, dataset=dataset)
+    return ModelCard(family="transformer", arch=model.arch, vocab_size=model.vocab_size, name=name, seed=seed,
+                     input=input, spec=ModelSpec(input=input, rarity=model.rarity), selection=selection,
+                     dataset=dataset)
 
 
 def _tiny_vocab():
@@ -109,7 +112,7 @@ def _tiny_vocab():
 
 
 def _make_model_dir(path: Path, selection: Budget | None = FIRST400, dataset: str = "pydoc", seed: int = 0,
-                    scale: float = 1.0) -> Path:
+                    scale: float = 1.0, training_seed: int | None = None, best_valid_loss: float | None = None) -> Path:
     import torch
 
     from sumpipe.models.io import save_pretrained
@@ -123,7 +126,12 @@ def _make_model_dir(path: Path, selection: Budget | None = FIRST400, dataset: st
     with torch.no_grad():
         for p in model.parameters():
             p.mul_(scale)
-    return save_pretrained(model, path, vocab, _transformer_card(model, selection, dataset))
+    card = _transformer_card(model, selection, dataset)
+    if training_seed is not None:  # a seed folder, models/<name>/seed-<s>, as the train stage writes it
+        card = dataclasses.replace(card, name=path.parent.name, seed=training_seed)
+    if best_valid_loss is not None:
+        card = dataclasses.replace(card, training={"best_valid_loss": best_valid_loss})
+    return save_pretrained(model, path, vocab, card)
 
 
 @pytest.fixture(scope="session")
@@ -141,8 +149,10 @@ def tiny_vocab():
 
 @pytest.fixture(scope="session")
 def make_model_dir() -> Callable[..., Path]:
-    """`make_model_dir(path, selection=Budget("first", 400), dataset="pydoc", seed=0, scale=1.0)`: a tiny
-    untrained transformer directory (weights scaled up by `scale` so its choices are not near-ties)."""
+    """`make_model_dir(path, selection=Budget("first", 400), dataset="pydoc", seed=0, scale=1.0,
+    training_seed=None, best_valid_loss=None)`: a tiny untrained transformer directory (weights from torch
+    seed `seed`, scaled up by `scale` so its choices are not near-ties); with `training_seed`, the seed
+    folder of model `path.parent.name`; `best_valid_loss` goes into the card's training summary."""
     return _make_model_dir
 
 
@@ -156,9 +166,10 @@ class EvalCorpus:
     m1: list[str]  # close to the references
     m2: list[str]  # poor
 
-    def make_tree(self, root: Path, models: dict[str, list[str]] | None = None):
-        """Write processed/test, extracted/first200/test and predictions/<model>/test under `root`
-        (default models: M1 and M2); return its PathsConfig."""
+    def make_tree(self, root: Path, models: dict[str, list[str] | dict[int, list[str]]] | None = None):
+        """Write processed/test, extracted/first200/test and predictions/<model>/seed-<s>/test under `root`
+        (default models: M1 and M2; a model's predictions as a list are its seed 1, or {seed: predictions});
+        return its PathsConfig."""
         import pandas as pd
 
         from sumpipe.config import PathsConfig
@@ -177,10 +188,11 @@ class EvalCorpus:
                   | {"mars": 1, "probe": 1, "museum": 1, "bridge": 2})
         write_parquet(pd.DataFrame({"id": range(len(counts)), "token": list(counts), "count": list(counts.values())}),
                       Path(paths.vocab) / "words.parquet")
-        for name, preds in (models if models is not None else {"M1": self.m1, "M2": self.m2}).items():
-            write_parquet(pd.DataFrame({"id": ids, "prediction": preds, "reference": self.references,
-                                        "decode_seconds": [0.01] * len(ids)}),
-                          Path(paths.predictions) / name / "test.parquet")
+        for name, runs in (models if models is not None else {"M1": self.m1, "M2": self.m2}).items():
+            for seed, preds in (runs if isinstance(runs, dict) else {1: runs}).items():
+                write_parquet(pd.DataFrame({"id": ids, "prediction": preds, "reference": self.references,
+                                            "decode_seconds": [0.01] * len(ids)}),
+                              Path(paths.predictions) / name / f"seed-{seed}" / "test.parquet")
         return paths
 
 
@@ -220,7 +232,7 @@ def eval_corpus() -> EvalCorpus:
     return EVAL_CORPUS
 
 
-def _make_eval_model(path: Path, selection: Budget = FIRST200) -> Path:
+def _make_eval_model(path: Path, selection: Budget = FIRST200, seed: int | None = None) -> Path:
     import torch
 
     from sumpipe.models.io import save_pretrained
@@ -233,7 +245,8 @@ def _make_eval_model(path: Path, selection: Budget = FIRST200) -> Path:
     arch = ArchConfig(d_model=16, d_ff=32, n_layers=1, n_heads=2, dropout=0.0, vocab_size=len(vocab),
                       max_source_tokens=40, max_summary_tokens=8)
     model = PointerGeneratorTransformer(arch)
-    return save_pretrained(model, path, vocab, _transformer_card(model, selection, "pydoc"))
+    name = path.parent.name if seed is not None else path.name
+    return save_pretrained(model, path, vocab, _transformer_card(model, selection, "pydoc", name, seed))
 
 
 @pytest.fixture(scope="session")

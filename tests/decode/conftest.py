@@ -27,10 +27,12 @@ def article() -> str:
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory: pytest.TempPathFactory, make_model_dir) -> Path:
-    """A folder without params.yaml (built-in defaults) holding models/M1 and models/M2."""
+    """A folder without params.yaml (built-in defaults) holding models/M1 (seed 1) and models/M2 (seeds 1
+    and 2; seed 2 has the lower validation loss), as the train stage lays them out."""
     root = tmp_path_factory.mktemp("work")
-    make_model_dir(root / "models" / "M1", seed=0)
-    make_model_dir(root / "models" / "M2", seed=1)
+    make_model_dir(root / "models" / "M1" / "seed-1", seed=0, training_seed=1, best_valid_loss=4.5)
+    make_model_dir(root / "models" / "M2" / "seed-1", seed=1, training_seed=1, best_valid_loss=4.5)
+    make_model_dir(root / "models" / "M2" / "seed-2", seed=2, training_seed=2, best_valid_loss=4.4)
     (root / "article.txt").write_text(ARTICLE, encoding="utf-8")
     return root
 

@@ -3,6 +3,7 @@ options, their one-line errors, the DVC stage mode (no INPUT), and the console e
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -39,14 +40,18 @@ def test_stage_mode_writes_predictions(cli, tmp_path, repo_root, make_model_dir,
     import pandas as pd
 
     (tmp_path / "params.yaml").write_text((repo_root / "params.yaml").read_text())
-    make_model_dir(tmp_path / "models" / "M1")
+    make_model_dir(tmp_path / "models" / "M1" / "seed-2", training_seed=2)  # params.yaml's seeds are 1, 2, 3
     (tmp_path / "data" / "extracted" / "first400").mkdir(parents=True)
     pd.DataFrame({"id": ["a", "b"], "source": ["the cat sat on the mat .", "police said the man ran ."],
                   "reference": ["cat", "man"]}).to_parquet(tmp_path / "data/extracted/first400/test.parquet")
-    code, out, err = cli("decode", "--model", "M1", cwd=tmp_path)
+    code, out, err = cli("decode", "--model", "M1", "--train-seed", "2", cwd=tmp_path)
     assert code == 0, err
-    assert out.startswith("decode M1: 2 summaries -> predictions/M1/test.parquet")
-    assert pd.read_parquet(tmp_path / "predictions/M1/test.parquet")["id"].tolist() == ["a", "b"]
+    assert out.startswith("decode M1/seed-2: 2 summaries -> predictions/M1/seed-2/test.parquet")
+    assert pd.read_parquet(tmp_path / "predictions/M1/seed-2/test.parquet")["id"].tolist() == ["a", "b"]
+    assert json.loads((tmp_path / "timings/decode/M1/seed-2.json").read_text())["documents"] == 2
     assert_one_line_error(cli("decode", "--model", "M7", cwd=tmp_path), "unknown model 'M7'")
-    code, out, _ = cli("decode", cwd=tmp_path)  # every trained model
-    assert code == 0 and out.count("decode ") == 1
+    assert_one_line_error(cli("decode", "--model", "M1", "--train-seed", "9", cwd=tmp_path),
+                          "--train-seed 9: not among train.seeds (1, 2, 3)")
+    for args in (("--model", "M1"), ()):  # every trained seed of M1; every trained model
+        code, out, _ = cli("decode", *args, cwd=tmp_path)
+        assert code == 0 and out.count("decode ") == 1 and out.startswith("decode M1/seed-2:")

@@ -64,8 +64,33 @@ def test_prints_readable_text_and_says_which_model_on_stderr(workdir, cli, artic
     # the same summary: the tokenized form (lowercase, spaces around punctuation) made readable
     assert tokens_out == tokens_out.lower()
     assert readable_out.strip() == readable(tokens_out.strip(), article) != tokens_out.strip()
-    assert err == ("note: model M1 (transformer, input first400) trained on pydoc; "
+    assert err == ("note: model M1 seed 1 (its only seed) (transformer, input first400) trained on pydoc; "
                    "no test ROUGE yet (`dvc repro` writes metrics/rouge.json)\n")
+
+
+def test_a_model_trained_with_several_seeds_answers_with_its_best_validation_seed(workdir, cli) -> None:
+    # M2 has seeds 1 and 2; seed 2's validation loss is the lower: chosen on validation, never on test.
+    metrics = workdir / "metrics"
+    metrics.mkdir(exist_ok=True)
+    (metrics / "rouge.json").write_text(json.dumps(
+        {"M2": {"rouge1": 22.468, "rouge1_sd": 0.481, "n_seeds": 2, "seeds": {"1": {"rouge1": 22.1},
+                                                                            "2": {"rouge1": 22.8}}},
+         "lead3": {"rouge1": 21.4}}))
+    try:
+        code, out, err = cli("decode", "--json", "-m", "M2", "article.txt", cwd=workdir)
+        code_1, out_1, err_1 = cli("decode", "--json", "-m", "M2", "--train-seed", "1", "article.txt", cwd=workdir)
+    finally:
+        (metrics / "rouge.json").unlink()
+    assert code == code_1 == 0
+    assert (json.loads(out)["model"], json.loads(out)["seed"], json.loads(out_1)["seed"]) == ("M2", 2, 1)
+    assert err.startswith("note: model M2 seed 2 (lowest validation loss of 2 seeds; --train-seed picks another) ")
+    assert err.endswith("test ROUGE-1 22.47 ± 0.48 over 2 seeds (seed 2: 22.80), Lead-3 21.40 (metrics/rouge.json)\n")
+    assert err_1.startswith("note: model M2 seed 1 (--train-seed) ") and "(seed 1: 22.10)" in err_1
+
+
+def test_a_seed_that_was_not_trained_is_a_one_line_error(workdir, cli, assert_one_line_error) -> None:
+    assert_one_line_error(cli("decode", "-m", "M2", "--train-seed", "5", "article.txt", cwd=workdir),
+                          "--train-seed 5: models/M2 has no such seed (trained: 1, 2)")
 
 
 def test_note_gives_the_model_s_test_rouge_beside_lead_3(workdir, cli) -> None:

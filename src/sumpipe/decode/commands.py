@@ -39,6 +39,9 @@ def decode(
     top_p: Annotated[float | None, typer.Option("--top-p", help="sampling: nucleus probability mass")] = None,
     temperature: Annotated[float | None, typer.Option("--temperature", help="sampling temperature")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="sampling seed")] = None,
+    train_seed: Annotated[int | None, typer.Option(
+        "--train-seed", help="which training seed's weights (default: the seed with the lowest validation loss; "
+                             "the stage: each of train.seeds)")] = None,
     min_length: Annotated[int | None, typer.Option("--min-length", help="fewest words")] = None,
     max_length: Annotated[int | None, typer.Option(
         "--max-length", help="most words (default: by data set, e.g. CNN/DM 120)")] = None,
@@ -73,9 +76,9 @@ def decode(
     if input is None:
         if overrides or per_line or per_block or as_json or as_tokens:
             raise SumpipeError("decoding options apply to an INPUT file; the stage reads `decode:` in params.yaml")
-        _run_stage(params, model)
+        _run_stage(params, model, train_seed)
         return
-    _run_input(input, params, model, overrides, per_line, per_block, as_json, as_tokens)
+    _run_input(input, params, model, train_seed, overrides, per_line, per_block, as_json, as_tokens)
 
 
 # DecodeConfig field -> the option that sets it, so an out-of-range value is reported as typed
@@ -104,8 +107,8 @@ def _decode_config(base, overrides: dict):
         raise ConfigError(f"decode.{exc}") from None
 
 
-def _run_input(input: str, params: Path, model: str | None, overrides: dict, per_line: bool,
-               per_block: bool, as_json: bool, as_tokens: bool) -> None:
+def _run_input(input: str, params: Path, model: str | None, train_seed: int | None, overrides: dict,
+               per_line: bool, per_block: bool, as_json: bool, as_tokens: bool) -> None:
     from sumpipe.decode.api import MAX_RAW_CHARS
     from sumpipe.decode.interactive import (
         MAX_STREAM_BYTES,
@@ -125,33 +128,39 @@ def _run_input(input: str, params: Path, model: str | None, overrides: dict, per
     p = _load_params(params, input_mode=True)
     cfg = _decode_config(p.decode, overrides)
     metrics_file = Path(p.paths.metrics) / "rouge.json"
-    model_dir = find_model_dir(model, Path(p.paths.models), metrics_file, list(p.models))
+    model_dir = find_model_dir(model, Path(p.paths.models), metrics_file, list(p.models), seed=train_seed)
     summarize_input(documents, model_dir, cfg, Path(p.paths.vocab), as_json, one_line=per_line,
                     echo=typer.echo, warn=lambda m: typer.echo(m, err=True), as_tokens=as_tokens,
-                    note=model_note(model_dir, Path(p.paths.models), metrics_file))
+                    note=model_note(model_dir, Path(p.paths.models), metrics_file, seed_given=train_seed is not None))
 
 
-def _run_stage(params: Path, model: str | None) -> None:
+def _run_stage(params: Path, model: str | None, train_seed: int | None) -> None:
+    """The decode stage: `models/<model>/seed-<s>/` -> `predictions/<model>/seed-<s>/`, for the model and
+    seed given, else for every trained seed of every model of params.yaml."""
     from sumpipe.decode.attention import ReportExamples
-    from sumpipe.decode.interactive import trained_models
     from sumpipe.decode.stage import decode_stage
+    from sumpipe.names import seed_folder
 
     p = _load_params(params, input_mode=False)
     root = Path(p.paths.models)
-    if model is not None:
-        if model not in p.models:
-            raise SumpipeError(f"unknown model {model!r}; params.yaml `models:` has {', '.join(p.models) or 'none'}")
-        names = [model]
-    else:
-        names = [n for n in trained_models(root, list(p.models)) if n in p.models]
-        if not names:
+    if model is not None and model not in p.models:
+        raise SumpipeError(f"unknown model {model!r}; params.yaml `models:` has {', '.join(p.models) or 'none'}")
+    seeds = p.train.run_seeds
+    if train_seed is not None and train_seed not in seeds:
+        raise SumpipeError(f"--train-seed {train_seed}: not among train.seeds ({', '.join(map(str, seeds))})")
+    runs = [(name, seed) for name in ([model] if model is not None else list(p.models))
+            for seed in ([train_seed] if train_seed is not None else seeds)]
+    if model is None or train_seed is None:  # several runs: those trained so far (a damaged one is tried, and said)
+        runs = [(name, seed) for name, seed in runs if (root / name / seed_folder(seed)).is_dir()]
+        if not runs:
             raise SumpipeError(f"no trained models in {root}/ (run `dvc repro` first)")
     examples = ReportExamples(p.report.n_samples, p.report.n_heatmaps, p.evaluate.seed)  # their heat maps
-    for name in names:
-        result = decode_stage(root / name, p.paths.extracted, Path(p.paths.predictions) / name, p.decode,
+    for name, seed in runs:
+        run = Path(name) / seed_folder(seed)
+        result = decode_stage(root / run, p.paths.extracted, Path(p.paths.predictions) / run, p.decode,
                               timings_dir=p.paths.timings, report_examples=examples)
         rate = result.n_documents / result.seconds if result.seconds > 0 else float("inf")
-        typer.echo(f"decode {name}: {result.n_documents} summaries -> {result.path} "
+        typer.echo(f"decode {run}: {result.n_documents} summaries -> {result.path} "
                    f"({result.seconds:.1f} s, {rate:.1f} docs/s, max {result.max_length} words)")
 
 

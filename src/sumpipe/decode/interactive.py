@@ -31,6 +31,7 @@ from typing import Any, BinaryIO
 from sumpipe.errors import SumpipeError
 from sumpipe.io import text_encoding
 from sumpipe.models.card import CARD_FILE
+from sumpipe.models.folders import is_trained, model_group, pick_seed, seed_folders
 
 SNIFF_BYTES = 1 << 16
 MAX_STREAM_BYTES = 256 << 20  # several documents at once: ~1 M news articles; past it, split the input
@@ -104,49 +105,56 @@ def split_documents(text: str, per_line: bool, per_block: bool) -> list[str]:
 # Choosing the model
 # --------------------------------------------------------------------------------------------
 def trained_models(models_root: Path, preferred: Iterable[str] = ()) -> list[str]:
-    """Names of the model directories under `models_root` that hold a config.json, the ones in
-    `preferred` (params.yaml order) first."""
+    """Names of the trained models under `models_root` (a folder of seeds, or a model folder), the ones
+    in `preferred` (params.yaml order) first."""
     if not models_root.is_dir():
         return []
-    found = sorted(p.name for p in models_root.iterdir() if (p / CARD_FILE).is_file())
+    found = sorted(p.name for p in models_root.iterdir() if is_trained(p))
     first = [n for n in preferred if n in found]
     return first + [n for n in found if n not in first]
 
 
-def best_by_rouge(metrics_file: Path, candidates: list[str]) -> str | None:
-    """The candidate with the highest rougeL in metrics/rouge.json (EVAL's schema), if any."""
+def _metric(entry: Any, name: str) -> float | None:
+    value = entry.get(name) if isinstance(entry, dict) else None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def read_rouge(metrics_file: Path) -> dict[str, Any]:
+    """metrics/rouge.json as a mapping; {} when absent or unreadable (the figures are optional here)."""
     try:
         scores = json.loads(metrics_file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
-    if not isinstance(scores, dict):
-        return None
-    ranked = []
-    for name in candidates:
-        value = scores.get(name, {}).get("rougeL") if isinstance(scores.get(name), dict) else None
-        if isinstance(value, (int, float)):
-            ranked.append((float(value), name))
+        return {}
+    return scores if isinstance(scores, dict) else {}
+
+
+def best_by_rouge(metrics_file: Path, candidates: list[str]) -> str | None:
+    """The candidate with the highest rougeL in metrics/rouge.json (a model's mean over its seeds)."""
+    scores = read_rouge(metrics_file)
+    ranked = [(value, name) for name in candidates if (value := _metric(scores.get(name), "rougeL")) is not None]
     return max(ranked)[1] if ranked else None
 
 
-def find_model_dir(model: str | None, models_root: Path, metrics_file: Path, preferred: Iterable[str] = ()) -> Path:
-    """The model directory: --model as a directory or a name under models_root, else the best
-    trained model by rougeL in metrics/rouge.json, else M1, else the first trained one."""
+def find_model_dir(model: str | None, models_root: Path, metrics_file: Path, preferred: Iterable[str] = (),
+                   seed: int | None = None) -> Path:
+    """The model folder to decode with: --model as a folder or a name under models_root, else the best
+    trained model by its mean rougeL in metrics/rouge.json, else M1, else the first trained one; of a
+    model trained with several seeds, seed `seed`, else the seed `pick_seed` picks."""
     available = trained_models(models_root, preferred)
     if model:
-        as_dir = Path(model)
-        if (as_dir / CARD_FILE).is_file():
-            return as_dir
-        if (models_root / model / CARD_FILE).is_file():
-            return models_root / model
-        listing = ", ".join(available) if available else "none yet (run `dvc repro`)"
-        raise SumpipeError(f"unknown model {model!r}; trained models in {models_root}/: {listing}")
-    if not available:
+        chosen = next((d for d in (Path(model), models_root / model) if is_trained(d)), None)
+        if chosen is None:
+            listing = ", ".join(available) if available else "none yet (run `dvc repro`)"
+            raise SumpipeError(f"unknown model {model!r}; trained models in {models_root}/: {listing}")
+    elif not available:
         raise SumpipeError(f"no trained models in {models_root}/ (run `dvc repro`, or pass --model DIR)")
-    best = best_by_rouge(metrics_file, available)
-    if best:
-        return models_root / best
-    return models_root / ("M1" if "M1" in available else available[0])
+    else:
+        chosen = models_root / (best_by_rouge(metrics_file, available) or ("M1" if "M1" in available else available[0]))
+    if (chosen / CARD_FILE).is_file():
+        if seed is not None:
+            raise SumpipeError(f"--train-seed {seed}: {chosen} is one trained model, not a folder of seeds")
+        return chosen
+    return pick_seed(chosen, seed)
 
 
 # --------------------------------------------------------------------------------------------
@@ -162,18 +170,27 @@ def _rounded(values: Any, digits: int = 4) -> Any:
     return round(float(values), digits)
 
 
-def _rouge1(scores: Any, name: str) -> float | None:
-    entry = scores.get(name) if isinstance(scores, dict) else None
-    value = entry.get("rouge1") if isinstance(entry, dict) else None
-    return float(value) if isinstance(value, (int, float)) else None
+def _test_figures(entry: Any, seed: int | None) -> str | None:
+    """"test ROUGE-1 22.47 ± 0.48 over 3 seeds (seed 2: 23.03)" from a model's rouge.json entry."""
+    mean = _metric(entry, "rouge1")
+    if mean is None:
+        return None
+    sd, n_seeds = _metric(entry, "rouge1_sd"), _metric(entry, "n_seeds")
+    if sd is None or not n_seeds or n_seeds < 2:
+        return f"test ROUGE-1 {mean:.2f}"
+    this = _metric(entry.get("seeds", {}).get(str(seed)), "rouge1") if isinstance(entry.get("seeds"), dict) else None
+    return f"test ROUGE-1 {mean:.2f} ± {sd:.2f} over {int(n_seeds)} seeds" + (
+        f" (seed {seed}: {this:.2f})" if this is not None else "")
 
 
-def model_note(model_dir: Path, models_root: Path, metrics_file: Path) -> str:
-    """One line for stderr: which model decodes, what it was trained on, and how it scored.
+def model_note(model_dir: Path, models_root: Path, metrics_file: Path, seed_given: bool = False) -> str:
+    """One line for stderr: which model (and which of its training seeds) decodes, what it was trained
+    on, and how it scored.
 
-    `note: model M1 (transformer, M2 rarity off) trained on pydoc (8,119 examples); test ROUGE-1 26.10,
-    Lead-3 21.42 (metrics/rouge.json)`. The scores are read only for a model of `models_root` (a
-    folder elsewhere may share a name but not the run); without them the line says how to get them.
+    `note: model M2 seed 2 (lowest validation loss of 3 seeds; --train-seed picks another) (transformer,
+    input first40) trained on pydoc (8,119 examples); test ROUGE-1 22.47 ± 0.48 over 3 seeds (seed 2:
+    23.03), Lead-3 21.42 (metrics/rouge.json)`. The scores are read only for a model of `models_root`
+    (a folder elsewhere may share a name but not the run); without them the line says how to get them.
     """
     from sumpipe.models.card import read_card
 
@@ -181,18 +198,22 @@ def model_note(model_dir: Path, models_root: Path, metrics_file: Path) -> str:
     examples = card.training.get("train_examples")
     trained_on = f"{card.dataset or 'an unnamed data set'}" + (f" ({examples:,} examples)" if examples else "")
     what = f"{card.family}, input {card.input or 'the whole text'}"
-    note = f"note: model {model_dir.name} ({what}) trained on {trained_on}"
-    scores = None
-    if model_dir.resolve() == (models_root / model_dir.name).resolve():
-        try:
-            scores = json.loads(metrics_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            scores = None
-    model_r1, lead_r1 = _rouge1(scores, model_dir.name), _rouge1(scores, "lead3")
-    if model_r1 is None:
+    group = model_group(model_dir, card)
+    name = group.name
+    which = f"model {name}"
+    if group != model_dir:
+        seeds = len(seed_folders(group))
+        why = ("--train-seed" if seed_given else "its only seed" if seeds == 1
+               else f"lowest validation loss of {seeds} seeds; --train-seed picks another")
+        which += f" seed {card.seed} ({why})"
+    note = f"note: {which} ({what}) trained on {trained_on}"
+    scores = read_rouge(metrics_file) if group.resolve() == (models_root / name).resolve() else {}
+    figures = _test_figures(scores.get(name), card.seed)
+    if figures is None:
         return f"{note}; no test ROUGE yet (`dvc repro` writes {metrics_file})"
+    lead_r1 = _metric(scores.get("lead3"), "rouge1")
     lead = f", Lead-3 {lead_r1:.2f}" if lead_r1 is not None else ""
-    return f"{note}; test ROUGE-1 {model_r1:.2f}{lead} ({metrics_file})"
+    return f"{note}; {figures}{lead} ({metrics_file})"
 
 
 def summarize_input(
@@ -243,7 +264,7 @@ def summarize_input(
         if summary is None:
             warn(f"warning: document {i + 1}: {NO_TEXT}; empty summary")
         if as_json:
-            record: dict[str, Any] = {"document": i + 1, "model": model_dir.name}
+            record: dict[str, Any] = {"document": i + 1, "model": model_group(model_dir, card).name, "seed": card.seed}
             if summary is None:
                 record.update(summary="", error=NO_TEXT)
             else:

@@ -1,16 +1,16 @@
 """The `decode` stage: a trained model's summaries of one split of its input selection.
 
-    models/<name>/                       (model.safetensors, config.json naming its `input`)
+    models/<name>/seed-<s>/              (model.safetensors, config.json naming its `input`)
     data/extracted/<input>/<split>.parquet   id, source, reference(, references)
-        -> predictions/<name>/<split>.parquet  id, prediction, reference(, references)
-           predictions/<name>/<split>.attention.parquet  the copy attention of the examples the
+        -> predictions/<name>/seed-<s>/<split>.parquet  id, prediction, reference(, references)
+           predictions/<name>/seed-<s>/<split>.attention.parquet  the copy attention of the examples the
                                                   report draws heat maps for (`sumpipe.decode.attention`)
 
 Documents are decoded in batches of similar length (`sumpipe.decode.api.summarize`). Rows keep the
 input order. A source left empty by the selection gets an empty prediction. The attention of the
 report's examples (`ReportExamples`: `report.n_samples`, `report.n_heatmaps`, `evaluate.seed`) is
 kept from the same decoding that writes the predictions: only the batches holding one record it.
-The run's wall time goes to `<timings>/decode/<name>.json` (`sumpipe.timings`), not into the
+The run's wall time goes to `<timings>/decode/<name>/seed-<s>.json` (`sumpipe.timings`), not into the
 predictions: DVC hashes those, and a rerun that decodes the same summaries must leave dvc.lock
 unchanged.
 """
@@ -26,6 +26,7 @@ from sumpipe.config import DecodeConfig
 from sumpipe.decode.attention import ReportExamples, attention_path, attention_table
 from sumpipe.errors import SumpipeError
 from sumpipe.models.card import CARD_FILE
+from sumpipe.names import folder_seed
 from sumpipe.schemas import EXTRACTED
 
 
@@ -67,6 +68,8 @@ def decode_stage(
     if frame.empty:
         raise SumpipeError(f"{extracted_dir}/{selection}/{cfg.split}.parquet: has no rows to summarise")
 
+    # the run's label: "M1/seed-2" for a seed folder of the train stage, else the folder's name
+    run = f"{model_dir.parent.name}/{model_dir.name}" if folder_seed(model_dir.name) is not None else model_dir.name
     ids = frame["id"].astype(str).tolist()
     sources = frame["source"].fillna("").astype(str).tolist()
     todo = [i for i, s in enumerate(sources) if s.split()]
@@ -75,7 +78,7 @@ def decode_stage(
     heat_ids = [i for i in report_examples.heatmaps(ids) if i in position] if report_examples else []
     predictions = [""] * len(frame)
     started = time.perf_counter()
-    with tqdm(total=len(todo), desc=f"decode {model_dir.name}", unit="doc", disable=None) as bar:
+    with tqdm(total=len(todo), desc=f"decode {run}", unit="doc", disable=None) as bar:
 
         def progress(chunk: list[int], elapsed: float) -> None:
             bar.update(len(chunk))
@@ -98,7 +101,7 @@ def decode_stage(
         write_parquet(attention_table(heat_ids, [summaries[position[i]] for i in heat_ids]), kept)
     result = DecodeResult(path, len(frame), total, resolve_max_length(cfg, card))
     if timings_dir is not None:
-        _record_timings(timings_dir, model_dir.name, result, len(todo), cfg)
+        _record_timings(timings_dir, run, result, len(todo), cfg)
     return result
 
 
