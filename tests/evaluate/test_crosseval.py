@@ -36,9 +36,9 @@ def _paths(tmp_path: Path) -> PathsConfig:
 ])
 def test_a_bad_corpus_is_refused_naming_the_crosseval_key(tmp_path: Path, data: DataConfig, message: str) -> None:
     paths = _paths(tmp_path)
-    (Path(paths.models) / "M1").mkdir(parents=True)  # an empty folder: loading it would fail otherwise
+    (Path(paths.models) / "M1" / "seed-1").mkdir(parents=True)  # an empty folder: loading it would fail otherwise
     with pytest.raises(ConfigError) as info:
-        run_crosseval(paths, CrossEvalConfig(models=["M1"], data=data), DecodeConfig(), EvaluateConfig())
+        run_crosseval(paths, CrossEvalConfig(models=["M1"], data=data), DecodeConfig(), EvaluateConfig(), [1])
     assert str(info.value).startswith(message) and "\n" not in str(info.value)
     assert not Path(paths.crosseval).exists()
 
@@ -82,7 +82,8 @@ def test_decode_corpus_refuses_cuda_without_a_gpu(tmp_path: Path):
 
 def test_crosseval_on_a_multi_reference_corpus(tmp_path: Path, eval_corpus, make_eval_model) -> None:
     paths = _paths(tmp_path)
-    make_eval_model(Path(paths.models) / "M1", Budget("first", 200))
+    for seed in (1, 2):  # two seeds of one model (the same untrained weights): every seed is tested
+        make_eval_model(Path(paths.models) / "M1" / f"seed-{seed}", Budget("first", 200), seed=seed)
     corpus = tmp_path / "duc.jsonl"
     rows = [{"id": f"d{i}", "split": "test", "source": s.replace("\n", " "),
              "references": [r, "The " + r.upper(), "something else entirely ."]}
@@ -91,15 +92,19 @@ def test_crosseval_on_a_multi_reference_corpus(tmp_path: Path, eval_corpus, make
     cfg = CrossEvalConfig(models=["M1"], data=DataConfig(dataset="local", path=str(corpus)), split="test",
                           max_examples=4, name="tiny-duc")
     decode = DecodeConfig(beam_size=2, max_length=6, batch_size=4)
-    summaries = run_crosseval(paths, cfg, decode, EvaluateConfig(bootstrap_samples=100, seed=5)).summaries
-    assert list(summaries) == ["M1 (tiny-duc)", "lead3 (tiny-duc)"]   # the corpus's own Lead-3 beside the model
-    assert summaries["M1 (tiny-duc)"]["n"] == 4
+    summaries = run_crosseval(paths, cfg, decode, EvaluateConfig(bootstrap_samples=100, seed=5), [1, 2]).summaries
+    # the corpus's own one-sentence lead and Lead-3 beside the model
+    assert list(summaries) == ["M1 (tiny-duc)", "lead1 (tiny-duc)", "lead3 (tiny-duc)"]
+    m1 = summaries["M1 (tiny-duc)"]
+    assert (m1["n"], m1["n_seeds"], m1["rouge1_sd"]) == (4, 2, 0.0)
+    assert m1["seeds"]["1"] == m1["seeds"]["2"]
     # degeneracy on the unseen corpus: Lead-3 of four different stories is four distinct summaries
     lead3 = summaries["lead3 (tiny-duc)"]
     assert lead3["distinct"] == 100.0 and lead3["adjacent_repeat"] == 0.0
     assert {"distinct", "adjacent_repeat", "mean_length"} <= set(summaries["M1 (tiny-duc)"])
     frame = read_parquet(tmp_path / "crosseval" / "M1.parquet")
-    assert len(frame) == 4 and all(len(refs) == 3 for refs in frame["references"])
+    assert len(frame) == 8 and all(len(refs) == 3 for refs in frame["references"])
+    assert frame["seed"].tolist() == [1] * 4 + [2] * 4
     # Every per-example score is the best over the three (preprocessed) references.
     from sumpipe.evaluate.rouge import FastRouge
 

@@ -8,13 +8,21 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from sumpipe.config import EvaluateConfig, PathsConfig
+from sumpipe.config import EvaluateConfig, ModelSpec, PathsConfig
 from sumpipe.errors import SumpipeError
 from sumpipe.evaluate.rouge import FastRouge
 from sumpipe.evaluate.stage import lead_sentences, run_evaluate
 from sumpipe.io import read_parquet, write_parquet
 
 CFG = EvaluateConfig(bootstrap_samples=200, confidence=0.95, seed=3, use_stemmer=True, lead_sentences=3)
+SPECS = {"M1": ModelSpec(input="first200"), "M2": ModelSpec(input="first200", rarity=True),
+         "M1-400": ModelSpec(input="first400")}
+
+
+def evaluate(paths: PathsConfig, names: list[str], baselines: list[str], seeds: list[int] | None = None,
+             extractive: list[str] | None = None):
+    """run_evaluate with the models `names` of SPECS trained with `seeds` (default [1])."""
+    return run_evaluate(paths, CFG, {n: SPECS[n] for n in names}, seeds or [1], extractive or [], baselines)
 
 
 def test_lead_sentences() -> None:
@@ -24,9 +32,9 @@ def test_lead_sentences() -> None:
 
 def test_evaluate_stage_writes_scores_and_metrics(tmp_path: Path, eval_corpus) -> None:
     paths = eval_corpus.make_tree(tmp_path)
-    result = run_evaluate(paths, CFG, ["M1", "M2", "M1-400"], ["first200", "first400"])
+    result = evaluate(paths, ["M1", "M2", "M1-400"], ["first200", "first400"])
     assert list(result.summaries) == ["M1", "M2", "lead3", "first200"]
-    assert result.skipped == ["M1-400", "first400"]
+    assert result.skipped == ["M1-400/seed-1", "first400"]
 
     metrics = json.loads((Path(paths.metrics) / "rouge.json").read_text())
     assert set(metrics) == {"M1", "M2", "lead3", "first200"}
@@ -47,16 +55,18 @@ def test_evaluate_stage_writes_scores_and_metrics(tmp_path: Path, eval_corpus) -
     summary = json.loads((Path(paths.scores) / "summary.json").read_text())
     assert summary["config"]["stemming"].startswith("Porter")
     assert summary["config"]["bootstrap_samples"] == 200 and summary["config"]["seed"] == 3
-    assert set(summary["comparisons"]["M2"]) == {"vs_lead3", "vs_M1"}
-    assert "vs_M1" not in summary["comparisons"]["M1"]
-    # M2 is far worse than M1 on every example: "M2 better than M1" is clearly rejected.
-    assert summary["comparisons"]["M2"]["vs_M1"]["rouge1"]["p_value"] > 0.9
-    assert summary["comparisons"]["M2"]["vs_M1"]["rouge1"]["delta"] < 0
+    pairs = [(c["a"], c["b"]) for c in summary["comparisons"]]
+    # M2 against its rarity-free twin, every model against Lead-3 and the best extractive system (first200)
+    assert pairs == [("M2", "M1"), ("M1", "lead3"), ("M2", "lead3"), ("M1", "first200"), ("M2", "first200")]
+    assert summary["best_extractive"] == "first200" and summary["seeds"] == [1]
+    # M2 is far worse than M1 on every example: a large negative difference whose interval excludes 0.
+    m2_m1 = summary["comparisons"][0]["rouge1"]
+    assert m2_m1["delta"] < 0 and m2_m1["high"] < 0 and m2_m1["p_value"] < 0.05
 
 
 def test_rare_word_recall_by_hand(tmp_path: Path, eval_corpus) -> None:
     paths = eval_corpus.make_tree(tmp_path)
-    run_evaluate(paths, CFG, ["M1", "M2"], ["first200"])
+    evaluate(paths, ["M1", "M2"], ["first200"])
     rare = json.loads((Path(paths.metrics) / "rare_words.json").read_text())
     # rare reference words: ex3 {bridge}, ex4 {mars, probe}, ex5 {museum}; every other reference word is
     # a stop word or seen 10 times. M1 keeps all four, M2 none, Lead-3 all four.
@@ -74,21 +84,22 @@ def test_evaluate_uses_every_reference(tmp_path: Path, eval_corpus) -> None:
     # M1's output is a reference too
     processed["references"] = [[r, m] for r, m in zip(eval_corpus.references, eval_corpus.m1)]
     write_parquet(processed, Path(paths.processed) / "test.parquet")
-    result = run_evaluate(paths, CFG, ["M1"], ["first200"])
+    result = evaluate(paths, ["M1"], ["first200"])
     assert result.summaries["M1"]["rouge1"] == pytest.approx(100.0)
 
 
 def test_evaluate_needs_the_processed_test_split(tmp_path: Path) -> None:
     paths = PathsConfig(**{name: str(tmp_path / name) for name in PathsConfig.__dataclass_fields__})
     with pytest.raises(SumpipeError, match="no such file"):
-        run_evaluate(paths, CFG, ["M1"], ["first200"])
+        evaluate(paths, ["M1"], ["first200"])
 
 
 def test_bad_predictions_file_is_a_user_error(tmp_path: Path, eval_corpus) -> None:
     paths = eval_corpus.make_tree(tmp_path, models={})
-    write_parquet(pd.DataFrame({"id": ["ex0"], "summary": ["x"]}), Path(paths.predictions) / "M1" / "test.parquet")
+    write_parquet(pd.DataFrame({"id": ["ex0"], "summary": ["x"]}),
+                  Path(paths.predictions) / "M1" / "seed-1" / "test.parquet")
     with pytest.raises(SumpipeError, match="missing column"):
-        run_evaluate(paths, CFG, ["M1"], ["first200"])
+        evaluate(paths, ["M1"], ["first200"])
 
 
 @pytest.mark.parametrize("ids", [[], ["other0", "other1"]])
@@ -97,6 +108,33 @@ def test_predictions_for_no_test_example_are_a_user_error(tmp_path: Path, ids: l
     paths = eval_corpus.make_tree(tmp_path, models={})
     preds = pd.DataFrame({"id": pd.Series(ids, dtype=str), "prediction": pd.Series(["x"] * len(ids), dtype=str),
                           "reference": pd.Series(["y"] * len(ids), dtype=str)})  # as decode writes them
-    write_parquet(preds, Path(paths.predictions) / "M1" / "test.parquet")
+    write_parquet(preds, Path(paths.predictions) / "M1" / "seed-1" / "test.parquet")
     with pytest.raises(SumpipeError, match="no prediction for any example"):
-        run_evaluate(paths, CFG, ["M1"], ["first200"])
+        evaluate(paths, ["M1"], ["first200"])
+
+
+def test_a_model_is_scored_over_its_seeds(tmp_path: Path, eval_corpus) -> None:
+    # M1's seed 1 writes the good summaries, its seed 2 the poor ones: the mean is their average, the
+    # sd their spread, every seed's figure is kept, and the per-example scores hold both seeds.
+    paths = eval_corpus.make_tree(tmp_path, models={"M1": {1: eval_corpus.m1, 2: eval_corpus.m2}})
+    result = evaluate(paths, ["M1"], ["first200"], seeds=[1, 2])
+    m1 = result.summaries["M1"]
+    seed1, seed2 = m1["seeds"]["1"]["rouge1"], m1["seeds"]["2"]["rouge1"]
+    assert seed1 > 40 > seed2
+    assert m1["rouge1"] == pytest.approx((seed1 + seed2) / 2, abs=1e-3)
+    assert m1["rouge1_sd"] == pytest.approx(abs(seed1 - seed2) / 2 ** 0.5, abs=1e-3)
+    assert m1["n_seeds"] == 2 and m1["n"] == 6
+    scores = read_parquet(Path(paths.scores) / "M1.parquet")
+    assert list(scores.columns[:3]) == ["id", "seed", "prediction"] and sorted(set(scores["seed"])) == [1, 2]
+    metrics = json.loads((Path(paths.metrics) / "rouge.json").read_text())
+    assert metrics["M1"]["seeds"]["2"]["rouge1"] == seed2 and "rouge1_sd" not in metrics["lead3"]
+    abstractive = json.loads((Path(paths.metrics) / "abstractiveness.json").read_text())["M1"]
+    assert abstractive["seeds"]["2"]["mean_length"] == 2.0 and abstractive["n_seeds"] == 2
+    rare = json.loads((Path(paths.metrics) / "rare_words.json").read_text())["M1"]
+    assert (rare["recall"], rare["seeds"]) == (50.0, {"1": 100.0, "2": 0.0})
+
+
+def test_a_missing_seed_is_left_out_and_said(tmp_path: Path, eval_corpus) -> None:
+    paths = eval_corpus.make_tree(tmp_path, models={"M1": {1: eval_corpus.m1}})
+    result = evaluate(paths, ["M1"], ["first200"], seeds=[1, 3])
+    assert result.skipped == ["M1/seed-3"] and result.summaries["M1"]["n_seeds"] == 1

@@ -11,15 +11,16 @@ from sumpipe.options import ParamsOption, flag
 
 
 def evaluate(params: ParamsOption = Path("params.yaml")) -> None:
-    """ROUGE of every trained model and the Lead-k / first-N baselines on the test split."""
+    """ROUGE of every trained model (over its seeds), the extractive systems and the Lead-k / first-N
+    baselines on the test split, with seed-aware comparisons."""
     from sumpipe.config import load_params
     from sumpipe.evaluate.stage import run_evaluate
     from sumpipe.extract.methods import baseline_selections
 
     p = load_params(params)
-    systems = list(p.models) + [s for s in p.extractive.systems if s not in p.models]
-    result = run_evaluate(p.paths, p.evaluate, systems, baseline_selections(p.extract.budgets),
-                          split=p.decode.split)
+    extractive = [s for s in p.extractive.systems if s not in p.models]
+    result = run_evaluate(p.paths, p.evaluate, p.models, p.train.run_seeds, extractive,
+                          baseline_selections(p.extract.budgets), split=p.decode.split)
     for name in result.skipped:
         typer.echo(f"evaluate: no {p.decode.split} output for {name}, left out", err=True)
     best = max(result.summaries, key=lambda s: result.summaries[s]["rougeL"])
@@ -58,9 +59,34 @@ def crosseval(params: ParamsOption = Path("params.yaml")) -> None:
     from sumpipe.evaluate.crosseval import run_crosseval
 
     p = load_params(params)
-    result = run_crosseval(p.paths, p.crosseval, p.decode, p.evaluate)
+    result = run_crosseval(p.paths, p.crosseval, p.decode, p.evaluate, p.train.run_seeds)
     for note in result.notes:
         typer.echo(f"crosseval: {note}", err=True)
     figures = ", ".join(f"{name} R-1/R-2/R-L {s['rouge1']:.2f}/{s['rouge2']:.2f}/{s['rougeL']:.2f}"
                         for name, s in result.summaries.items())
     typer.echo(f"crosseval: {figures} -> {p.paths.crosseval}/, {p.paths.metrics}/crosseval.json")
+
+
+def compare(
+    a: Annotated[str, typer.Argument(help="experiment A: a scores folder, a project folder, a DVC experiment or "
+                                          "a Git revision")],
+    b: Annotated[str, typer.Argument(help="experiment B, the same kinds")],
+    system: Annotated[list[str] | None, typer.Option(
+        "--system", "-s", help="a system to compare (repeat it; default: every system both scored)")] = None,
+    as_json: Annotated[bool, flag("--json", help="print JSON instead of a table")] = False,
+    params: ParamsOption = Path("params.yaml"),
+) -> None:
+    """Compare two experiments, each trained with several seeds: B - A per system, with the two-level
+    bootstrap's interval and p (so one seed's luck is not read as a result)."""
+    import json
+
+    from sumpipe.config import Params, load_params
+    from sumpipe.evaluate.compare import compare_experiments, open_experiment, render
+    from sumpipe.evaluate.stage import setup_of
+
+    p = load_params(params) if params.is_file() else Params()
+    types = ("rouge1", "rouge2", "rougeL")
+    exp_a = open_experiment(a, params.resolve().parent, p.paths.scores)
+    exp_b = open_experiment(b, params.resolve().parent, p.paths.scores)
+    rows = compare_experiments(exp_a, exp_b, system, setup_of(p.evaluate), types)
+    typer.echo(json.dumps(rows, indent=2) if as_json else render(rows, a, b, types, p.evaluate.confidence))

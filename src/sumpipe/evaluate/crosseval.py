@@ -12,7 +12,11 @@ Beside ROUGE, each model's summaries of this unseen text are checked for degener
 summaries, % with a word repeated back to back and mean length (`sumpipe.evaluate.abstractiveness`),
 next to the corpus's reference lengths (10th-90th percentile) and its Lead-3 baseline.
 
-Outputs: `${paths.crosseval}/<model>.parquet` (id, source, prediction, references, per-example
+Every seed of `train.seeds` of each model is tested; a model's figures are the mean over its seeds
+(sd and every seed's value beside it, as in the evaluate stage). Baselines: the one-sentence lead and
+Lead-k.
+
+Outputs: `${paths.crosseval}/<model>.parquet` (id, source, seed, prediction, references, per-example
 scores), `${paths.crosseval}/summary.json` (set-up, per-model means with intervals, degeneracy) and
 `${paths.metrics}/crosseval.json` for `dvc metrics`.
 """
@@ -30,8 +34,9 @@ from sumpipe.errors import SumpipeError
 from sumpipe.evaluate.abstractiveness import abstractiveness
 from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, score_pairs
 from sumpipe.evaluate.stage import lead_sentences, setup_of
-from sumpipe.evaluate.summary import summarize
+from sumpipe.evaluate.summary import summarize, summarize_seeds
 from sumpipe.io import write_json, write_parquet
+from sumpipe.names import seed_folder
 
 
 def load_corpus(cfg: CrossEvalConfig) -> pd.DataFrame:
@@ -81,15 +86,17 @@ class CrossEvalResult:
 
 
 def run_crosseval(paths: PathsConfig, cfg: CrossEvalConfig, decode_cfg: DecodeConfig,
-                  eval_cfg: EvaluateConfig) -> CrossEvalResult:
-    """Decode and score the corpus with every configured model; write outputs; return the summaries."""
+                  eval_cfg: EvaluateConfig, seeds: list[int]) -> CrossEvalResult:
+    """Decode and score the corpus with every seed of every configured model; write outputs; return the
+    summaries (a model's: the mean over its seeds, as the evaluate stage's)."""
     from sumpipe.text.preprocess import preprocess_text
 
-    missing = [m for m in cfg.models if not (Path(paths.models) / m).is_dir()]
-    if missing:
-        raise SumpipeError(
-            f"crosseval.models: no trained model {missing[0]!r} in {paths.models}/ (run `sumpipe train`)"
-        )
+    runs = {name: {seed: Path(paths.models) / name / seed_folder(seed) for seed in seeds} for name in cfg.models}
+    for name, folders in runs.items():
+        missing = [seed for seed, folder in folders.items() if not folder.is_dir()]
+        if missing:
+            raise SumpipeError(f"crosseval.models: no trained model {name!r} seed {missing[0]} in "
+                               f"{paths.models}/ (run `sumpipe train --model {name} --seed {missing[0]}`)")
     corpus = load_corpus(cfg)
     references = [[preprocess_text(r) for r in refs] for refs in corpus["references"]]
     setup = setup_of(eval_cfg)
@@ -97,25 +104,39 @@ def run_crosseval(paths: PathsConfig, cfg: CrossEvalConfig, decode_cfg: DecodeCo
     out_dir = Path(paths.crosseval)
     summaries = {}
     notes = []
-    for name in cfg.models:
-        predictions = decode_corpus(Path(paths.models) / name, corpus["source"].tolist(), paths.vocab, decode_cfg)
-        empty = sum(1 for p in predictions if not p)
-        if empty:
-            notes.append(f"{name}: {empty} sources had no words left after preprocessing (scored 0)")
-        scores = score_pairs(predictions, references, scorer=scorer)
-        frame = pd.concat([corpus[["id", "source"]].reset_index(drop=True),
-                           pd.DataFrame({"prediction": predictions, "references": references}), scores], axis=1)
-        write_parquet(frame, out_dir / f"{name}.parquet")
-        summaries[f"{name} ({cfg.name})"] = {**summarize(scores, setup), **degeneracy(predictions)}
-    lead = [lead_sentences(preprocess_text(s), eval_cfg.lead_sentences) for s in corpus["source"]]
-    summaries[f"lead{eval_cfg.lead_sentences} ({cfg.name})"] = {
-        **summarize(score_pairs(lead, references, scorer=scorer), setup), **degeneracy(lead)}
+    for name, folders in runs.items():
+        scored, frames, predicted = {}, [], {}
+        for seed, folder in folders.items():
+            predictions = decode_corpus(folder, corpus["source"].tolist(), paths.vocab, decode_cfg)
+            empty = sum(1 for p in predictions if not p)
+            if empty:
+                notes.append(f"{name} seed {seed}: {empty} sources had no words left after preprocessing (scored 0)")
+            scores = score_pairs(predictions, references, scorer=scorer)
+            scored[seed] = pd.concat([corpus[["id"]].reset_index(drop=True), scores], axis=1)
+            frames.append(pd.concat([corpus[["id", "source"]].reset_index(drop=True),
+                                     pd.DataFrame({"seed": seed, "prediction": predictions, "references": references}),
+                                     scores], axis=1))
+            predicted[seed] = predictions
+        write_parquet(pd.concat(frames, ignore_index=True), out_dir / f"{name}.parquet")
+        summaries[f"{name} ({cfg.name})"] = {**summarize_seeds(scored, setup), **_mean_degeneracy(predicted)}
+    lead_k = sorted({1, eval_cfg.lead_sentences})  # the one-sentence lead and Lead-k
+    for k in lead_k:
+        lead = [lead_sentences(preprocess_text(s), k) for s in corpus["source"]]
+        summaries[f"lead{k} ({cfg.name})"] = {
+            **summarize(score_pairs(lead, references, scorer=scorer), setup), **degeneracy(lead)}
     n_refs = sorted({len(r) for r in references})
     note = (f"{'/'.join(map(str, n_refs))} reference(s) per example; with several, the best per ROUGE type "
             "(rouge-score's score_multi).")
     lengths = [len(refs[0].split()) for refs in references]
     band = {"p10": float(np.percentile(lengths, 10)), "p90": float(np.percentile(lengths, 90))}
-    write_json({"corpus": cfg.name, "split": cfg.split, "models": cfg.models, "config": setup.as_dict(),
-                "references_note": note, "reference_length": band, "systems": summaries}, out_dir / "summary.json")
+    write_json({"corpus": cfg.name, "split": cfg.split, "models": cfg.models, "seeds": seeds,
+                "config": setup.as_dict(), "references_note": note, "reference_length": band,
+                "systems": summaries}, out_dir / "summary.json")
     write_json(summaries, Path(paths.metrics) / "crosseval.json")
     return CrossEvalResult(summaries, notes)
+
+
+def _mean_degeneracy(predicted: dict[int, list[str]]) -> dict[str, float]:
+    """`degeneracy` averaged over a model's seeds."""
+    each = [degeneracy(predictions) for predictions in predicted.values()]
+    return {key: round(float(np.mean([fig[key] for fig in each])), 2) for key in each[0]}

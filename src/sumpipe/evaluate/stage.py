@@ -1,50 +1,69 @@
-"""The DVC `evaluate` stage: ROUGE of every trained model and of the extractive baselines.
+"""The DVC `evaluate` stage: ROUGE of every trained model, each over its training seeds, and of the
+extractive systems and baselines.
 
 Systems, all on the test split (the split the decode stage summarised, `decode.split`):
-- each model in params `models:` whose `predictions/<model>/test.parquet` exists (decode stage);
+- each model in params `models:`, every seed of `train.seeds` whose
+  `predictions/<model>/seed-<s>/test.parquet` exists (decode stage);
+- each extractive system of `extractive.systems` (`predictions/<system>/test.parquet`);
 - `lead<k>`: the first `evaluate.lead_sentences` sentences of the preprocessed source (§5.4.1);
 - every extract selection whose method is a baseline (`sumpipe.extract.methods`; today `first<N>`,
   the first N tokens), as written by the extract stage.
 
+A model's figure is the mean over its seeds (and its examples), shown with the standard deviation over
+the seeds' means and every seed's value; its interval and every comparison are the two-level bootstrap
+of `sumpipe.evaluate.bootstrap` (seeds, then documents), so a difference is reported against the noise
+of training as well as that of the test set. Deterministic systems are one "seed".
+
 Outputs:
-- `${paths.scores}/<system>.parquet`: id, prediction and per-example P/R/F1 (fractions) of
-  ROUGE-1, -2, -L, -Lsum;
-- `${paths.scores}/summary.json`: the scoring set-up, per-system means with bootstrap intervals,
-  and paired bootstrap tests of every system against Lead-k and against M1 (read by `report`);
-- `${paths.metrics}/rouge.json`: `{"<system>": {"rouge1": F1 x 100, "rouge2", "rougeL",
-  "rougeLsum", "<type>_low", "<type>_high", "n"}}` for `dvc metrics show/diff`;
+- `${paths.scores}/<system>.parquet`: id, (seed,) prediction and per-example P/R/F1 (fractions) of
+  ROUGE-1, -2, -L, -Lsum, one row per example and seed;
+- `${paths.scores}/summary.json`: the scoring set-up, per-system summaries, the comparisons of
+  `sumpipe.evaluate.pairs` (difference, interval, p), abstractiveness and rare-word figures (read by
+  `report`);
+- `${paths.metrics}/rouge.json`: `{"<system>": {"rouge1": F1 x 100, "rouge1_sd", "<type>_low",
+  "<type>_high", "n", "n_seeds", "seeds": {"<seed>": {"rouge1": ..}}}}` for `dvc metrics show/diff`
+  (`_sd` and `seeds` for models trained with several seeds);
 - `${paths.metrics}/rare_words.json`: per system the mean share (x 100) of the reference's rare words
-  that the summary contains, with its bootstrap interval (`sumpipe.evaluate.rare_words`; word counts
-  from `${paths.vocab}/words.parquet`), and the number of documents with a rare reference word.
+  that the summary contains, with its interval (`sumpipe.evaluate.rare_words`; word counts from
+  `${paths.vocab}/words.parquet`), and the number of documents with a rare reference word;
+- `${paths.metrics}/abstractiveness.json`: per system novel n-grams, repetition, length, distinct and
+  "twice" shares (`sumpipe.evaluate.abstractiveness`), for models the mean over seeds with `_sd` and
+  every seed's figures.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from sumpipe.config import EvaluateConfig, PathsConfig
+from sumpipe.config import EvaluateConfig, ModelSpec, PathsConfig
 from sumpipe.errors import SumpipeError
 from sumpipe.evaluate.abstractiveness import abstractiveness
-from sumpipe.evaluate.bootstrap import confidence_intervals
+from sumpipe.evaluate.bootstrap import two_level_bootstrap
+from sumpipe.evaluate.pairs import Pair, baseline_pairs, model_pairs
 from sumpipe.evaluate.rare_words import rare_word_recall
 from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, score_pairs
-from sumpipe.evaluate.summary import ScoringSetup, compare, summarize
+from sumpipe.evaluate.summary import ScoringSetup, compare_seeds, summarize, summarize_seeds
 from sumpipe.io import read_parquet, write_json, write_parquet
+from sumpipe.names import seed_folder
 from sumpipe.schemas import PROCESSED, references_of
 from sumpipe.vocab.ngrams import WORDS_FILE
 
 SPLIT = "test"
-REFERENCE_MODEL = "M1"
+ONE_RUN = 0  # the "seed" of a deterministic system's one set of outputs
+
+Runs = dict[int, pd.DataFrame]  # {seed: one run's outputs or scores}
 
 
 @dataclass
 class EvaluationResult:
     summaries: dict[str, dict]
-    comparisons: dict[str, dict]
+    comparisons: list[dict]
     skipped: list[str] = field(default_factory=list)
 
 
@@ -92,9 +111,11 @@ def _check_one_per_example(path: Path, ids: pd.Series, refs_by_id: dict, where: 
                            f"{absent} missing ({rerun})")
 
 
-def collect_systems(paths: PathsConfig, cfg: EvaluateConfig, model_names: list[str], baselines: list[str],
-                    split: str = SPLIT) -> tuple[dict[str, pd.DataFrame], list[str]]:
-    """{system: DataFrame(id, prediction, references)} in report order, and the systems left out."""
+def collect_systems(paths: PathsConfig, cfg: EvaluateConfig, models: list[str], seeds: list[int],
+                    extractive: list[str], baselines: list[str],
+                    split: str = SPLIT) -> tuple[dict[str, Runs], list[str]]:
+    """{system: {seed: DataFrame(id, prediction, references)}} in report order (models, Lead-k, the
+    extractive systems, the baseline selections), and the systems or seeds left out (no outputs)."""
     where = f"{paths.processed}/{split}.parquet"
     processed = read_parquet(Path(where), contract=PROCESSED)
     if processed.empty:
@@ -105,93 +126,162 @@ def collect_systems(paths: PathsConfig, cfg: EvaluateConfig, model_names: list[s
     lead = pd.DataFrame({"id": processed["id"], "prediction": [lead_sentences(s, k) for s in processed["source"]],
                          "references": processed["references"]})
 
-    systems: dict[str, pd.DataFrame] = {}
+    systems: dict[str, Runs] = {}
     skipped: list[str] = []
 
-    def add(name: str, path: Path, column: str, rerun: str) -> None:
-        if path.is_file():
-            systems[name] = read_system(path, column, refs_by_id, where, rerun)
-        else:
-            skipped.append(name)
+    def read(path: Path, column: str, rerun: str) -> pd.DataFrame | None:
+        return read_system(path, column, refs_by_id, where, rerun) if path.is_file() else None
 
-    for name in model_names:  # the decode stage's `prediction`
-        add(name, Path(paths.predictions) / name / f"{split}.parquet", "prediction",
-            f"run `sumpipe decode --model {name}` again")
-    systems[f"lead{k}"] = lead
+    for name in models:  # the decode stage's `prediction`, one file per seed
+        runs = {seed: read(Path(paths.predictions) / name / seed_folder(seed) / f"{split}.parquet", "prediction",
+                           f"run `sumpipe decode --model {name} --train-seed {seed}` again") for seed in seeds}
+        skipped += [f"{name}/{seed_folder(seed)}" for seed, run in runs.items() if run is None]
+        if any(run is not None for run in runs.values()):
+            systems[name] = {seed: run for seed, run in runs.items() if run is not None}
+    systems[f"lead{k}"] = {ONE_RUN: lead}
+    for name in extractive:  # the extractive stage's `prediction`
+        run = read(Path(paths.predictions) / name / f"{split}.parquet", "prediction",
+                   f"run `sumpipe extractive --system {name}` again")
+        if run is None:
+            skipped.append(name)
+        else:
+            systems[name] = {ONE_RUN: run}
     for name in baselines:  # the extract stage's selected `source`
-        add(name, Path(paths.extracted) / name / f"{split}.parquet", "source", "run `sumpipe extract` again")
+        run = read(Path(paths.extracted) / name / f"{split}.parquet", "source", "run `sumpipe extract` again")
+        if run is None:
+            skipped.append(name)
+        else:
+            systems[name] = {ONE_RUN: run}
     return systems, skipped
 
 
-def score_systems(systems: dict[str, pd.DataFrame], use_stemmer: bool) -> dict[str, pd.DataFrame]:
-    """Per-example scores of each system: id, prediction and `<type>_<precision|recall|fmeasure>`."""
+def score_systems(systems: dict[str, Runs], use_stemmer: bool) -> dict[str, Runs]:
+    """Per-example scores of each run: id, prediction and `<type>_<precision|recall|fmeasure>`."""
     scorer = FastRouge(ROUGE_TYPES, use_stemmer)  # one engine for every system
-    out = {}
-    for name, df in systems.items():
-        refs = [r[0] if len(r) == 1 else r for r in df["references"]]
-        scores = score_pairs(df["prediction"].tolist(), refs, scorer=scorer)
-        out[name] = pd.concat([df[["id", "prediction"]].reset_index(drop=True), scores], axis=1)
+    out: dict[str, Runs] = {}
+    for name, runs in systems.items():
+        out[name] = {}
+        for seed, df in runs.items():
+            refs = [r[0] if len(r) == 1 else r for r in df["references"]]
+            scores = score_pairs(df["prediction"].tolist(), refs, scorer=scorer)
+            out[name][seed] = pd.concat([df[["id", "prediction"]].reset_index(drop=True), scores], axis=1)
     return out
 
 
-def abstractiveness_of(paths: PathsConfig, systems: dict[str, pd.DataFrame], split: str) -> dict[str, dict]:
+def scores_table(runs: Runs, seeded: bool) -> pd.DataFrame:
+    """One system's per-example scores as one table: a `seed` column after `id` for a seeded model."""
+    if not seeded:
+        return runs[ONE_RUN]
+    return pd.concat([df.assign(seed=seed) for seed, df in runs.items()], ignore_index=True)[
+        ["id", "seed", *[c for c in runs[min(runs)].columns if c != "id"]]]
+
+
+def per_seed(runs: Runs, figures, seeded: bool) -> dict:
+    """`figures(run)` (a dict of numbers) for a deterministic system, else over its seeds: the mean of
+    each figure, `<figure>_sd` over the seeds (two or more) and every seed's figures under "seeds"."""
+    each = {seed: figures(df) for seed, df in runs.items()}
+    if not seeded:
+        return each[ONE_RUN]
+    out: dict = {}
+    for key in each[min(each)]:
+        values = np.array([fig[key] for fig in each.values() if key in fig], dtype=np.float64)
+        out[key] = round(float(values.mean()), 2)
+        if len(values) > 1:
+            out[f"{key}_sd"] = round(float(values.std(ddof=1)), 2)
+    out["n_seeds"] = len(each)
+    out["seeds"] = {str(seed): fig for seed, fig in each.items()}
+    return out
+
+
+def abstractiveness_of(paths: PathsConfig, systems: dict[str, Runs], models: list[str], split: str) -> dict[str, dict]:
     """Per system: novel n-grams, repeated 3-grams, length, compression, mean p_gen (`abstractiveness`)."""
     processed = read_parquet(Path(paths.processed) / f"{split}.parquet", contract=PROCESSED)
     sources = dict(zip(processed["id"], processed["source"].fillna("")))
-    return {name: abstractiveness(df["prediction"].tolist(), [sources.get(i, "") for i in df["id"]],
-                                  df["p_gen"] if "p_gen" in df.columns else None)
-            for name, df in systems.items()}
+
+    def figures(df: pd.DataFrame) -> dict:
+        return abstractiveness(df["prediction"].tolist(), [sources.get(i, "") for i in df["id"]],
+                               df["p_gen"] if "p_gen" in df.columns else None)
+
+    return {name: per_seed(runs, figures, name in models) for name, runs in systems.items()}
 
 
-def rare_words_of(paths: PathsConfig, cfg: EvaluateConfig, systems: dict[str, pd.DataFrame]) -> dict[str, dict]:
-    """Per system: rare-word recall x 100 with its bootstrap interval (`sumpipe.evaluate.rare_words`)."""
+def rare_words_of(paths: PathsConfig, cfg: EvaluateConfig, systems: dict[str, Runs],
+                  models: list[str]) -> dict[str, dict]:
+    """Per system: rare-word recall x 100 with its interval (`sumpipe.evaluate.rare_words`), over the
+    documents whose reference has a rare word (the same documents for every seed)."""
     words = read_parquet(Path(paths.vocab) / WORDS_FILE)
     counts = dict(zip(words["token"], words["count"].astype(int)))
-    out = {}
-    for name, df in systems.items():
-        references = [" ".join(refs) for refs in df["references"]]  # several references: their rare words pooled
-        recall = rare_word_recall(df["prediction"].tolist(), references, counts, cfg.rare_word_max_count)
-        scored = recall[~np.isnan(recall)]
-        if scored.size == 0:
+    out: dict[str, dict[str, Any]] = {}
+    for name, runs in systems.items():
+        rows = []
+        for df in runs.values():
+            references = [" ".join(refs) for refs in df["references"]]  # several references: rare words pooled
+            rows.append(rare_word_recall(df["prediction"].tolist(), references, counts, cfg.rare_word_max_count))
+        table = np.vstack(rows)
+        table = table[:, ~np.isnan(table[0])] * 100.0
+        if table.size == 0:
             continue
-        interval = confidence_intervals(scored, cfg.bootstrap_samples, cfg.confidence, cfg.seed)[0]
-        out[name] = {"recall": round(100 * interval.mean, 2), "recall_low": round(100 * interval.low, 2),
-                     "recall_high": round(100 * interval.high, 2), "n": int(scored.size)}
+        test = two_level_bootstrap(table, np.zeros((1, table.shape[1])), cfg.bootstrap_samples, cfg.confidence,
+                                   cfg.seed)
+        out[name] = {"recall": round(float(table.mean()), 2), "recall_low": round(test.low, 2),
+                     "recall_high": round(test.high, 2), "n": int(table.shape[1])}
+        if name in models:
+            out[name]["n_seeds"] = len(runs)
+            if len(runs) > 1:
+                out[name]["recall_sd"] = round(float(table.mean(axis=1).std(ddof=1)), 2)
+            out[name]["seeds"] = {str(seed): round(float(v), 2) for seed, v in zip(runs, table.mean(axis=1))}
     return out
 
 
-def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, model_names: list[str], baselines: list[str],
-                 split: str = SPLIT) -> EvaluationResult:
-    """Score every system on `split` (the models and extractive systems by name, Lead-k, the
-    `baselines` selections by name), write per-example scores, the summary, `rouge.json` and
-    `abstractiveness.json`. Systems whose outputs carry a true `reads_reference` column (the extractive
-    oracle) are listed as such in the summary."""
-    systems, skipped = collect_systems(paths, cfg, model_names, baselines, split)
+def best_extractive(summaries: dict[str, dict], candidates: list[str], reads_reference: list[str]) -> str | None:
+    """The extractive system (or baseline) with the highest mean ROUGE-1, of those that do not read
+    the reference."""
+    fair = [name for name in candidates if name in summaries and name not in reads_reference]
+    return max(fair, key=lambda name: summaries[name]["rouge1"]) if fair else None
+
+
+def comparisons_of(pairs: list[Pair], scores: dict[str, Runs], setup: ScoringSetup) -> list[dict]:
+    """Each pair's seed-aware comparison (`compare_seeds`), for the pairs whose systems were scored."""
+    return [{"a": pair.a, "b": pair.b, "what": pair.what, **compare_seeds(scores[pair.a], scores[pair.b], setup)}
+            for pair in pairs if pair.a in scores and pair.b in scores]
+
+
+def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, models: Mapping[str, ModelSpec], seeds: list[int],
+                 extractive: list[str], baselines: list[str], split: str = SPLIT) -> EvaluationResult:
+    """Score every system on `split` (the models over `seeds`, the extractive systems, Lead-k and the
+    `baselines` selections), write per-example scores, the summary and the metrics (module docstring).
+    Systems whose outputs carry a true `reads_reference` column (the extractive oracle) are listed as
+    such in the summary and never taken for the best extractive system."""
+    model_names = list(models)
+    systems, skipped = collect_systems(paths, cfg, model_names, seeds, extractive, baselines, split)
     setup = setup_of(cfg)
     scores = score_systems(systems, cfg.use_stemmer)
 
     scores_dir = Path(paths.scores)
     summaries = {}
-    for name, df in scores.items():
-        write_parquet(df, scores_dir / f"{name}.parquet")
-        summaries[name] = summarize(df, setup)
+    for name, runs in scores.items():
+        seeded = name in models
+        write_parquet(scores_table(runs, seeded), scores_dir / f"{name}.parquet")
+        summaries[name] = summarize_seeds(runs, setup) if seeded else summarize(runs[ONE_RUN], setup)
 
     lead = f"lead{cfg.lead_sentences}"
-    baselines = [b for b in (lead, REFERENCE_MODEL) if b in scores]
-    comparisons = {
-        name: {f"vs_{base}": compare(scores[name], scores[base], setup) for base in baselines if base != name}
-        for name in scores
-    }
-    abstractive = abstractiveness_of(paths, systems, split)
-    rare = rare_words_of(paths, cfg, systems)
-    lengths = np.array([len(refs[0].split()) for refs in systems[f"lead{cfg.lead_sentences}"]["references"]])
+    reads_reference = [n for n, runs in systems.items()
+                       if any("reads_reference" in df.columns and bool(df["reads_reference"].any())
+                              for df in runs.values())]
+    others = [name for name in summaries if name not in models]
+    best = best_extractive(summaries, others, reads_reference)
+    scored_models = [name for name in model_names if name in scores]
+    pairs = model_pairs(models) + baseline_pairs(scored_models, lead, best)
+    comparisons = comparisons_of(pairs, scores, setup)
+    abstractive = abstractiveness_of(paths, systems, model_names, split)
+    rare = rare_words_of(paths, cfg, systems, model_names)
+    lengths = np.array([len(refs[0].split()) for refs in systems[lead][ONE_RUN]["references"]])
     band = {"p10": float(np.percentile(lengths, 10)), "p90": float(np.percentile(lengths, 90)),
             "mean": round(float(lengths.mean()), 2)}
     # JSON keys are written sorted; `order` keeps the report's row order (models, then baselines).
     write_json({"split": split, "config": setup.as_dict(), "order": list(summaries), "systems": summaries,
-                "comparisons": comparisons, "baselines": [b for b in summaries if b not in model_names],
-                "reads_reference": [n for n, df in systems.items()
-                                    if "reads_reference" in df.columns and bool(df["reads_reference"].any())],
+                "comparisons": comparisons, "baselines": others, "best_extractive": best, "lead": lead,
+                "reads_reference": reads_reference, "seeds": seeds,
                 "abstractiveness": abstractive, "reference_length": band, "rare_words": rare,
                 "rare_word_max_count": cfg.rare_word_max_count, "left_out": skipped}, scores_dir / "summary.json")
     write_json(summaries, Path(paths.metrics) / "rouge.json")

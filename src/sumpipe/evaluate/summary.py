@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+import numpy as np
 import pandas as pd
 
-from sumpipe.evaluate.bootstrap import confidence_intervals, paired_bootstraps
+from sumpipe.evaluate.bootstrap import confidence_intervals, paired_bootstraps, two_level_bootstrap
 from sumpipe.evaluate.rouge import FIELDS, ROUGE_TYPES, describe, engine, rouge_version
 
 LABELS = {"rouge1": "R-1", "rouge2": "R-2", "rougeL": "R-L", "rougeLsum": "R-Lsum"}
@@ -36,6 +37,9 @@ class ScoringSetup:
             "interval": f"percentile bootstrap, {self.confidence:.0%}, "
                         f"{self.bootstrap_samples} resamples, seed {self.seed}",
             "significance": "paired bootstrap, one-sided, Berg-Kirkpatrick et al. 2012 (same resamples)",
+            "seeds": "a model's figure is the mean over its training seeds (sd over seeds beside it); its interval "
+                     "and every comparison of the report are a two-level bootstrap, seeds then documents "
+                     "(Davison & Hinkley 1997 §3.8), two-sided p",
             **asdict(self),
         }
 
@@ -64,6 +68,64 @@ def summarize(scores: pd.DataFrame, setup: ScoringSetup, types=ROUGE_TYPES) -> d
     return out
 
 
+def seed_table(runs: dict[int, pd.DataFrame], column: str, ids: list | None = None) -> np.ndarray:
+    """(k, n) per-seed values of `column` (fractions -> x 100), rows in seed order, examples in the
+    order of `ids` (default: the first run's; every run of a model scores the same examples)."""
+    seeds = sorted(runs)
+    ids = list(runs[seeds[0]]["id"]) if ids is None else ids
+    rows = []
+    for seed in seeds:
+        run = runs[seed].set_index("id")[column]
+        rows.append(run.reindex(ids).to_numpy(dtype=np.float64) * 100.0)
+    table = np.vstack(rows)
+    if np.isnan(table).any():
+        raise ValueError(f"the seeds of one system scored different examples ({column})")
+    return table
+
+
+def summarize_seeds(runs: dict[int, pd.DataFrame], setup: ScoringSetup, types=ROUGE_TYPES) -> dict:
+    """A model trained with several seeds: per type the mean F1 x 100 over seeds and examples, its sd
+    over the seeds' means (with two seeds or more), a two-level bootstrap interval (seeds, then
+    examples), mean P/R, and every seed's F1: {"rouge1": .., "rouge1_sd": .., "rouge1_low": ..,
+    "n": examples, "n_seeds": k, "seeds": {"1": {"rouge1": ..}}}."""
+    seeds = sorted(runs)
+    out: dict = {"n": int(len(runs[seeds[0]])), "n_seeds": len(seeds)}
+    per_seed: dict[str, dict] = {str(seed): {} for seed in seeds}
+    for name in types:
+        table = seed_table(runs, f"{name}_fmeasure")
+        zeros = np.zeros((1, table.shape[1]))
+        test = two_level_bootstrap(table, zeros, setup.bootstrap_samples, setup.confidence, setup.seed)
+        out[name] = round(float(table.mean()), 4)
+        if len(seeds) > 1:
+            out[f"{name}_sd"] = round(float(table.mean(axis=1).std(ddof=1)), 4)
+        out[f"{name}_low"], out[f"{name}_high"] = round(test.low, 4), round(test.high, 4)
+        for field in FIELDS[:2]:
+            out[f"{name}_{field}"] = round(float(seed_table(runs, f"{name}_{field}").mean()), 4)
+        for seed, value in zip(seeds, table.mean(axis=1)):
+            per_seed[str(seed)][name] = round(float(value), 4)
+    out["seeds"] = per_seed
+    return out
+
+
+def compare_seeds(a: dict[int, pd.DataFrame], b: dict[int, pd.DataFrame], setup: ScoringSetup,
+                  types=("rouge1", "rouge2", "rougeL")) -> dict:
+    """The seed-aware comparison of A against B (each {seed: per-example scores}; one deterministic
+    system is one seed) on the examples both scored: per type the difference of the means, its
+    two-level bootstrap interval and two-sided p (`sumpipe.evaluate.bootstrap.two_level_bootstrap`)."""
+    first_b = set(b[min(b)]["id"])
+    shared = [i for i in a[min(a)]["id"] if i in first_b]
+    if not shared:
+        raise ValueError("the two systems share no example ids")
+    out: dict = {"n": len(shared), "seeds_a": len(a), "seeds_b": len(b)}
+    for name in types:
+        column = f"{name}_fmeasure"
+        test = two_level_bootstrap(seed_table(a, column, shared), seed_table(b, column, shared),
+                                   setup.bootstrap_samples, setup.confidence, setup.seed)
+        out[name] = {"delta": round(test.delta, 4), "low": round(test.low, 4), "high": round(test.high, 4),
+                     "p_value": round(test.p_value, 4)}
+    return out
+
+
 def compare(a: pd.DataFrame, b: pd.DataFrame, setup: ScoringSetup, types=("rouge1", "rouge2", "rougeL")) -> dict:
     """Paired bootstrap of system A against B on the examples both scored (joined on `id`)."""
     joined = a.merge(b, on="id", suffixes=("_a", "_b"))
@@ -78,19 +140,28 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, setup: ScoringSetup, types=("rouge
 
 
 def cell(summary: dict, name: str, intervals: bool = True) -> str:
+    """One figure of a table: the mean, "± sd" over training seeds when it has several, then the
+    interval [low, high]."""
     if name not in summary:
         return "–"
-    if not intervals:
-        return f"{summary[name]:.2f}"
-    return f"{summary[name]:.2f} [{summary[name + '_low']:.2f}, {summary[name + '_high']:.2f}]"
+    text = f"{summary[name]:.2f}"
+    if f"{name}_sd" in summary:
+        text += f" ± {summary[name + '_sd']:.2f}"
+    if intervals:
+        text += f" [{summary[name + '_low']:.2f}, {summary[name + '_high']:.2f}]"
+    return text
 
 
 def markdown_table(summaries: dict[str, dict], types=ROUGE_TYPES, intervals: bool = True,
                    first_column: str = "Model") -> str:
-    """A pipe table in the shape of seed Table 5.1: one row per system, F1 x 100 [low, high]."""
-    header = [first_column, *(LABELS.get(t, t) for t in types), "n"]
+    """A pipe table in the shape of seed Table 5.1: one row per system, F1 x 100 (± sd over seeds)
+    [low, high], the number of examples and of training seeds."""
+    seeded = any("n_seeds" in summary for summary in summaries.values())
+    header = [first_column, *(LABELS.get(t, t) for t in types), "n", *(["seeds"] if seeded else [])]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
     for system, summary in summaries.items():
         row = [system, *(cell(summary, t, intervals) for t in types), str(summary.get("n", ""))]
+        if seeded:
+            row.append(str(summary.get("n_seeds", "1")))
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
