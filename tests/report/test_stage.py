@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from sumpipe.config import DecodeConfig, EvaluateConfig, ReportConfig
+from sumpipe.config import DecodeConfig, EvaluateConfig, ModelSpec, ReportConfig
 from sumpipe.decode.attention import ReportExamples
 from sumpipe.decode.stage import decode_stage
 from sumpipe.evaluate.stage import run_evaluate
@@ -20,13 +20,18 @@ from sumpipe.report.stage import _escape, build_report
 PNG = b"\x89PNG\r\n\x1a\n"
 EVAL = EvaluateConfig(bootstrap_samples=100, seed=5)
 DECODE = DecodeConfig(beam_size=2, max_length=6, batch_size=4)
+SPECS = {"M1": ModelSpec(input="first200"), "M2": ModelSpec(input="first200", rarity=True)}
+
+
+def evaluate(paths, names: list[str]) -> None:
+    run_evaluate(paths, EVAL, {n: SPECS[n] for n in names}, [1], [], ["first200"])
 
 
 @pytest.fixture(scope="module")
 def pipeline(tmp_path_factory: pytest.TempPathFactory, make_eval_model, eval_corpus):
     root = tmp_path_factory.mktemp("pipeline")
     paths = eval_corpus.make_tree(root)
-    run_evaluate(paths, EVAL, ["M1", "M2"], ["first200"])
+    evaluate(paths, ["M1", "M2"])
     write_json({"test": {"examples": 6, "reference_words": 5.5,
                          "full": {"words_present": 4.0, "share": 0.8, "occurrences": 6.0},
                          "first200": {"words_present": 3.0, "share": 0.6, "occurrences": 4.0}},
@@ -34,21 +39,22 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory, make_eval_model, eval_cor
                           "full": {"words_present": 4.2, "share": 0.85, "occurrences": 6.5},
                           "first200": {"words_present": 3.1, "share": 0.62, "occurrences": 4.1}}},
                Path(paths.metrics) / "coverage.json")
-    make_eval_model(Path(paths.models) / "M1")
+    make_eval_model(Path(paths.models) / "M1" / "seed-1", seed=1)
     # the decode stage keeps the attention of the report's heat-map examples (its predictions replace the
     # fixture's, which evaluate has scored already)
-    decode_stage(Path(paths.models) / "M1", paths.extracted, Path(paths.predictions) / "M1", DECODE,
-                 report_examples=ReportExamples(n_samples=2, n_heatmaps=1, seed=5))
+    decode_stage(Path(paths.models) / "M1" / "seed-1", paths.extracted, Path(paths.predictions) / "M1" / "seed-1",
+                 DECODE, report_examples=ReportExamples(n_samples=2, n_heatmaps=1, seed=5))
     pd.DataFrame({"step": [10, 20, 30, 40], "epoch": [1, 1, 2, 2], "loss": [5.0, 4.0, 3.5, 3.0],
                   "valid_loss": [None, 4.2, None, 3.6], "lr": [1e-3] * 4, "tokens_per_s": [100.0] * 4}
-                 ).to_csv(Path(paths.models) / "M1" / "train_log.csv", index=False)
+                 ).to_csv(Path(paths.models) / "M1" / "seed-1" / "train_log.csv", index=False)
     return paths
 
 
 def test_report_builds_from_fixtures(pipeline) -> None:
     result = build_report(pipeline, ReportConfig(n_samples=2, n_heatmaps=1), ["M1", "M2"], seed=5)
     md = result.markdown.read_text()
-    for heading in ("ROUGE on the test split (seed Table 5.1)", "Significance (paired bootstrap)",
+    for heading in ("ROUGE on the test split (seed Table 5.1)", "Which differences survive another seed (two-level "
+                    "bootstrap)",
                     "Input coverage (seed Fig. 5.2)", "Sample summaries", "Attention heat maps",
                     "Training curves", "Scoring configuration"):
         assert f"## {heading}" in md
@@ -58,8 +64,9 @@ def test_report_builds_from_fixtures(pipeline) -> None:
     assert f"{m1['rouge1']:.2f} [{m1['rouge1_low']:.2f}, {m1['rouge1_high']:.2f}]" in md
     for system in ("| M1 |", "| M2 |", "| lead3 |", "| first200 |"):
         assert system in md
-    # Significance rows against both baselines, and the stated definition.
-    assert "| M2 | M1 |" in md and "| M1 | lead3 |" in md and "Berg-Kirkpatrick" in md
+    # The seed-aware comparisons (M2 against M1, each model against Lead-3), and the stated method.
+    assert "| M2 | M1 | rarity-scaled attention |" in md and "| M1 | lead3 | against lead3 |" in md
+    assert "Davison & Hinkley" in md
     assert "| lead3 | M1 |" not in md  # a baseline is only compared with Lead-3
     # Models first, then the baselines, as the evaluate stage ordered them.
     assert md.index("| M1 | **") < md.index("| M2 |") < md.index("| lead3 |") < md.index("| first200 |")
@@ -72,10 +79,11 @@ def test_report_builds_from_fixtures(pipeline) -> None:
     # the heat map of the tiny model, from the attention its decode kept, on the first sample example
     heat_id = ReportExamples(2, 1, seed=5).heatmaps([f"ex{i}" for i in range(6)])[0]
     assert md.index(f"### Example `{heat_id}`") < md.index("## Attention heat maps")
-    assert {f"attention_M1_{heat_id}.png", f"attention_M1_{heat_id}_heads.png"} <= names
-    prediction = read_parquet(Path(pipeline.predictions) / "M1" / "test.parquet").set_index("id")["prediction"]
-    assert f"**M1**, `{heat_id}`: {_escape(prediction[heat_id])}" in md
-    assert "- M2: its decode kept no attention (run `sumpipe decode --model M2` again)" in md
+    assert {f"attention_M1_seed-1_{heat_id}.png", f"attention_M1_seed-1_{heat_id}_heads.png"} <= names
+    prediction = read_parquet(Path(pipeline.predictions) / "M1" / "seed-1" / "test.parquet").set_index("id")
+    assert f"**M1 (seed 1)**, `{heat_id}`: {_escape(prediction['prediction'][heat_id])}" in md
+    # the sample tables name the seed shown; the training table lists each run
+    assert "| M1 (seed 1) | " in md and "| M1 | 1 | 40 | 2.00 | 3.0000 | 3.6000 |" in md
     for path in result.figures:
         assert path.read_bytes()[:8] == PNG
         assert f"]({path.relative_to(Path(pipeline.reports)).as_posix()})" in md
@@ -103,7 +111,7 @@ def test_report_draws_heat_maps_without_torch(pipeline, tmp_path: Path) -> None:
 
 def test_report_without_optional_inputs(tmp_path: Path, eval_corpus) -> None:
     paths = eval_corpus.make_tree(tmp_path, models={"M1": ["x ."] * 6})
-    run_evaluate(paths, EVAL, ["M1"], ["first200"])
+    evaluate(paths, ["M1"])
     result = build_report(paths, ReportConfig(n_samples=1, n_heatmaps=1), ["M1"], seed=1)
     md = result.markdown.read_text()
     assert "No coverage metrics" in md

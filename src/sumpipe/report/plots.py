@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import matplotlib
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -135,19 +136,26 @@ def attention_heads(head_attention: np.ndarray, source_tokens: Sequence[str], su
     return Path(path)
 
 
-def training_curves(logs: dict[str, pd.DataFrame], path: str | Path) -> Path:
-    """Training loss per step and validation loss at epoch ends, one line per model.
+def training_curves(logs: dict[str, dict[int, pd.DataFrame]], path: str | Path) -> Path:
+    """Training loss per step and validation loss at epoch ends: one colour per model, one line per
+    training seed (the spread between a model's lines is the seed noise every comparison is tested
+    against).
 
-    `logs`: {model: DataFrame with columns step, loss, valid_loss (NaN except at epoch ends)}.
+    `logs`: {model: {seed: DataFrame with columns step, loss, valid_loss (NaN except at epoch ends)}}.
     """
     fig = Figure(figsize=(10, 4))
     ax_train, ax_valid = fig.subplots(1, 2)
-    for name, log in logs.items():
-        ax_train.plot(log["step"], log["loss"], label=name, linewidth=1)
-        valid = log.dropna(subset=["valid_loss"])
-        if len(valid):
-            ax_valid.plot(valid["step"], valid["valid_loss"], marker="o", label=name)
-    ax_train.set_title("training loss", fontsize=10)
+    colours = matplotlib.colormaps["tab10"]
+    for index, (name, runs) in enumerate(logs.items()):
+        colour = colours(index % 10)
+        for k, log in enumerate(runs.values()):
+            label = name if k == 0 else None
+            ax_train.plot(log["step"], log["loss"], label=label, linewidth=0.8, color=colour, alpha=0.8)
+            valid = log.dropna(subset=["valid_loss"])
+            if len(valid):
+                ax_valid.plot(valid["step"], valid["valid_loss"], marker="o", markersize=3, label=label,
+                              color=colour, alpha=0.8)
+    ax_train.set_title("training loss (one line per seed)", fontsize=10)
     ax_valid.set_title("validation loss (epoch ends)", fontsize=10)
     for ax in (ax_train, ax_valid):
         ax.set_xlabel("step")

@@ -4,12 +4,15 @@ Reads what earlier stages wrote and draws nothing it cannot trace back to them:
 
 | section | from | seed |
 |---|---|---|
-| ROUGE F1 x 100 with 95% intervals per system | `${paths.scores}/summary.json` (evaluate) | Table 5.1 |
-| paired bootstrap vs Lead-k and vs M1 | same | -- |
+| ROUGE F1 x 100 (models: mean ± sd over seeds), 95% intervals | `${paths.scores}/summary.json` (evaluate) | 5.1 |
+| seed-aware comparisons (two-level bootstrap, `sumpipe.evaluate.pairs`) | same | -- |
 | input coverage by selection, bar charts | `${paths.metrics}/coverage.json` (extract) and its `selected` | Fig. 5.2 |
 | sample summaries with per-example ROUGE | `${paths.scores}/<system>.parquet`, processed split | Tables 5.2-5.4 |
-| attention heat maps | `${paths.predictions}/<model>/<split>.attention.parquet` (decode) | Fig. 5.3 |
-| training curves | `${paths.models}/<model>/train_log.csv` | -- |
+| attention heat maps | `${paths.predictions}/<model>/seed-<s>/<split>.attention.parquet` (decode) | Fig. 5.3 |
+| training curves, every seed | `${paths.models}/<model>/seed-<s>/train_log.csv` | -- |
+
+Samples and heat maps show one seed of each model: the one `sumpipe decode` uses (the lowest validation
+loss, `sumpipe.decode.interactive.pick_seed`), named in the table.
 | cross-data-set ROUGE | `${paths.crosseval}/summary.json` (crosseval stage), when present | Table 5.22 |
 
 Everything goes to `${paths.reports}/`: `report.md`, `report.html` and `figures/*.png`. A section whose
@@ -32,7 +35,8 @@ from sumpipe.errors import SumpipeError
 from sumpipe.evaluate.summary import LABELS, markdown_table
 from sumpipe.extract.coverage import reference_hits, reference_words
 from sumpipe.io import read_json, read_parquet, write_text
-from sumpipe.names import TRAIN_LOG_FILE
+from sumpipe.models.folders import pick_seed, seed_folders
+from sumpipe.names import TRAIN_LOG_FILE, folder_seed, seed_folder
 from sumpipe.report import plots
 from sumpipe.report.html import markdown_to_html
 
@@ -105,7 +109,10 @@ def rouge_section(summary: dict) -> list[str]:
         f"## ROUGE on the {split} split (seed Table 5.1)",
         "",
         f"F1 x 100, mean over the {split} examples, with {config['confidence']:.0%} bootstrap "
-        f"intervals [low, high]; best of each column in bold. Baselines: `lead*` = the first sentences of "
+        f"intervals [low, high]; best of each column in bold. A model trained with several seeds shows the mean "
+        f"over its seeds ± the standard deviation of the seeds' means, and an interval from the two-level "
+        f"bootstrap (seeds, then examples): what another training run would plausibly give. "
+        f"Baselines: `lead*` = the first sentences of "
         f"the preprocessed source, `first<N>` = its first N tokens (the extract stage's selection). "
         f"Extractive systems (`extractive.systems`) are named by their method.",
         "",
@@ -118,31 +125,30 @@ def rouge_section(summary: dict) -> list[str]:
 
 
 def significance_section(summary: dict) -> list[str]:
-    comparisons = summary.get("comparisons", {})
-    baselines = set(summary.get("baselines", []))
-    # Each model against Lead-k and M1, each other baseline against Lead-k only (the rest is redundant).
-    rows = [(name, base.removeprefix("vs_"), comparisons[name][base]) for name in ordered_systems(summary)
-            for base in comparisons.get(name, {})
-            if not (name in baselines and base.removeprefix("vs_") not in baselines)]
-    out = ["## Significance (paired bootstrap)", ""]
-    if not rows:
-        return out + ["No comparison available (needs Lead-k or M1 and another system).", ""]
+    """The seed-aware comparisons of the evaluate stage (`sumpipe.evaluate.pairs`)."""
+    comparisons = summary.get("comparisons") or []
+    out = ["## Which differences survive another seed (two-level bootstrap)", ""]
+    if not comparisons:
+        return out + ["No comparison available (needs two of the compared systems).", ""]
     out += [
-        "Δ = difference of mean F1 x 100 (system minus baseline) on the examples both scored; p = one-sided "
-        "p-value of \"the system is not better than the baseline\": the share of bootstrap resamples whose "
-        "resampled difference is at least 2Δ (Berg-Kirkpatrick et al. 2012; the same resamples as the "
-        "intervals). † marks p < 0.05.",
+        "Δ = mean F1 x 100 of A minus that of B, each the mean over its training seeds and the examples both "
+        "scored; [low, high] its 95% interval and p the two-sided p-value of \"no difference\" from a two-level "
+        "bootstrap that resamples each system's seeds, then the examples (shared by A and B), so the interval "
+        "holds the noise of training as well as that of the test set (Davison & Hinkley 1997 §3.8; "
+        "`sumpipe.evaluate.bootstrap`). † marks p < 0.05. With 3 seeds the seed level is resampled coarsely: "
+        "read it with the seeds' own values in the table above.",
         "",
-        "| System | vs | " + " | ".join(f"Δ{LABELS[t]} (p)" for t in TABLE_TYPES) + " | n |",
-        "|---|---|" + "---:|" * (len(TABLE_TYPES) + 1),
+        "| A | B | what | " + " | ".join(f"Δ{LABELS[t]} [95%] (p)" for t in TABLE_TYPES) + " | seeds A/B | n |",
+        "|---|---|---|" + "---:|" * (len(TABLE_TYPES) + 2),
     ]
-    for name, base, tests in rows:
+    for c in comparisons:
         cells = []
         for t in TABLE_TYPES:
-            r = tests[t]
+            r = c[t]
             star = " †" if r["p_value"] < 0.05 else ""
-            cells.append(f"{r['delta']:+.2f} ({r['p_value']:.3f}){star}")
-        out.append(f"| {name} | {base} | " + " | ".join(cells) + f" | {tests['n']} |")
+            cells.append(f"{r['delta']:+.2f} [{r['low']:+.2f}, {r['high']:+.2f}] ({r['p_value']:.3f}){star}")
+        out.append(f"| {c['a']} | {c['b']} | {c['what']} | " + " | ".join(cells)
+                   + f" | {c['seeds_a']}/{c['seeds_b']} | {c['n']} |")
     return out + [""]
 
 
@@ -195,13 +201,14 @@ def rare_words_section(summary: dict) -> list[str]:
     out = ["## Rare words (seed 001 §2.3.2: what M2 is for)", "",
            f"Per document, the share of the reference's rare content words (seen at most {max_count} times in the "
            "training split, or never: the top band of the rarity score 1/ln(1 + count) + shift) that the summary "
-           "contains, exact tokens; mean x 100 with its 95% bootstrap interval over the documents whose reference "
-           "has a rare word (n).", "",
+           "contains, exact tokens; mean x 100 (models: over their seeds, ± sd) with its 95% bootstrap interval "
+           "over the documents whose reference has a rare word (n).", "",
            "| system | rare-word recall | n |", "|---|---|---:|"]
     for name in ordered_systems(summary):
         v = table.get(name)
         if v is not None:
-            out.append(f"| {name}{' ‡' if name in readers else ''} | {v['recall']:.2f} "
+            sd = f" ± {v['recall_sd']:.2f}" if "recall_sd" in v else ""
+            out.append(f"| {name}{' ‡' if name in readers else ''} | {v['recall']:.2f}{sd} "
                        f"[{v['recall_low']:.2f}, {v['recall_high']:.2f}] | {v['n']} |")
     return out + [""]
 
@@ -291,7 +298,8 @@ def samples_section(examples: list[str], processed: pd.DataFrame, scores: dict[s
     if not examples:
         return out + ["No example scored by every system (or report.n_samples = 0).", ""]
     out += [f"{len(examples)} examples drawn with the evaluate seed; the input is the preprocessed "
-            f"source (first {FRAGMENT_WORDS} words), ROUGE is F1 x 100 of that one summary.", ""]
+            f"source (first {FRAGMENT_WORDS} words), ROUGE is F1 x 100 of that one summary. Each model is shown "
+            "by the seed `sumpipe decode` uses (the lowest validation loss).", ""]
     by_id = processed.set_index("id")
     for example_id in examples:
         row = by_id.loc[example_id]
@@ -308,19 +316,22 @@ def samples_section(examples: list[str], processed: pd.DataFrame, scores: dict[s
                 continue
             r = hit.iloc[0]
             figures = " | ".join(f"{r[f'{t}_fmeasure'] * 100:.0f}" for t in TABLE_TYPES)
-            out.append(f"| {name} | {_escape(r['prediction'])} | {figures} |")
+            label = f"{name} (seed {r['seed']})" if "seed" in hit.columns else name
+            out.append(f"| {label} | {_escape(r['prediction'])} | {figures} |")
         out.append("")
     return out
 
 
-def heatmap_section(paths: PathsConfig, split: str, model_names: list[str], examples: list[str],
+def heatmap_section(paths: PathsConfig, split: str, shown: dict[str, int], examples: list[str],
                     figures: Path, root: Path) -> tuple[list[str], list[Path], list[str]]:
-    """Copy-attention heat maps of each decoded model on the examples, from the attention the decode
-    stage kept for them (`sumpipe.decode.attention`): no model is loaded here."""
+    """Copy-attention heat maps of each decoded model (the seed `shown` names) on the examples, from the
+    attention the decode stage kept for them (`sumpipe.decode.attention`): no model is loaded here."""
     out = ["## Attention heat maps (seed Fig. 5.3)", ""]
     if not examples:
         return out + ["No examples selected (report.n_heatmaps = 0 or nothing scored).", ""], [], []
-    files = {name: attention_path(Path(paths.predictions) / name, split) for name in model_names}
+    runs = {name: Path(paths.predictions) / name / seed_folder(seed) for name, seed in shown.items()}
+    files = {name: attention_path(folder, split) for name, folder in runs.items()}
+    model_names = list(shown)
     decoded = [name for name in model_names if files[name].is_file()]
     if not decoded:
         return out + [f"No attention kept by the decode stage in `{paths.predictions}` yet.", ""], [], []
@@ -330,8 +341,9 @@ def heatmap_section(paths: PathsConfig, split: str, model_names: list[str], exam
     made: list[Path] = []
     notes: list[str] = []
     for name in model_names:  # predictions without attention: written before the decode stage kept it
-        if name not in decoded and (Path(paths.predictions) / name / f"{split}.parquet").is_file():
-            out.append(f"- {name}: its decode kept no attention (run `sumpipe decode --model {name}` again)")
+        if name not in decoded and (runs[name] / f"{split}.parquet").is_file():
+            out.append(f"- {name}: its decode kept no attention (run `sumpipe decode --model {name} "
+                       f"--train-seed {shown[name]}` again)")
     for name in decoded:
         try:
             kept = read_attention(files[name])
@@ -340,20 +352,21 @@ def heatmap_section(paths: PathsConfig, split: str, model_names: list[str], exam
             out.append(f"- {notes[-1]}")
             continue
         for example_id in examples:
-            out += _example_maps(name, example_id, kept.get(example_id), figures, root, made)
+            out += _example_maps(name, shown[name], example_id, kept.get(example_id), figures, root, made)
     return out + [""], made, notes
 
 
-def _example_maps(name: str, example_id: str, s: KeptAttention | None, figures: Path, root: Path,
+def _example_maps(model: str, seed: int, example_id: str, s: KeptAttention | None, figures: Path, root: Path,
                   made: list[Path]) -> list[str]:
     """One model's heat map of one example (and its per-head grid), or the line saying why there is none."""
+    name = f"{model} (seed {seed})"
     if s is None:
         return [f"- {name}, `{example_id}`: no attention kept for it (an empty input, or decoded with other "
                 "`report:` settings)"]
     if s.attention is None or not len(s.tokens):
         return [f"- {name}, `{example_id}`: no attention returned"]
     # Ids come from the corpus: keep the file name (and so the markdown link) to safe characters.
-    path = figures / (re.sub(r"[^\w.-]", "_", f"attention_{name}_{example_id}") + ".png")
+    path = figures / (re.sub(r"[^\w.-]", "_", f"attention_{model}_{seed_folder(seed)}_{example_id}") + ".png")
     made.append(plots.attention_heatmap(s.attention, s.source_tokens, s.tokens, path, f"{name} on {example_id}"))
     out = [f"**{name}**, `{example_id}`: {_escape(s.prediction)}", "",
            f"![{name} {re.sub(r'[][]', '', example_id)}]({_rel(path, root)})", ""]
@@ -373,27 +386,29 @@ def _head_grid(heads: np.ndarray | None, source_tokens: list[str], tokens: list[
 
 
 def training_section(
-    paths: PathsConfig, model_names: list[str], figures: Path, root: Path
+    paths: PathsConfig, model_names: list[str], seeds: list[int], figures: Path, root: Path
 ) -> tuple[list[str], list[Path]]:
     out = ["## Training curves", ""]
-    logs = {}
+    logs: dict[str, dict[int, pd.DataFrame]] = {}
     for name in model_names:
-        path = Path(paths.models) / name / TRAIN_LOG_FILE
-        if path.is_file():
-            log = pd.read_csv(path)
-            if {"step", "loss"} <= set(log.columns) and len(log):
-                if "valid_loss" not in log.columns:
-                    log["valid_loss"] = np.nan
-                logs[name] = log
+        for seed in seeds:
+            path = Path(paths.models) / name / seed_folder(seed) / TRAIN_LOG_FILE
+            if path.is_file():
+                log = pd.read_csv(path)
+                if {"step", "loss"} <= set(log.columns) and len(log):
+                    if "valid_loss" not in log.columns:
+                        log["valid_loss"] = np.nan
+                    logs.setdefault(name, {})[seed] = log
     if not logs:
         return out + [f"No `{TRAIN_LOG_FILE}` in the model folders yet.", ""], []
     path = plots.training_curves(logs, figures / "training_curves.png")
-    out += ["| Model | steps | epochs | last loss | best valid loss |", "|---|---:|---:|---:|---:|"]
-    for name, log in logs.items():
-        valid = pd.to_numeric(log["valid_loss"], errors="coerce").dropna()
-        epochs = f"{float(log['epoch'].max()):.2f}" if "epoch" in log.columns else ""
-        out.append(f"| {name} | {int(log['step'].max())} | {epochs} | {float(log['loss'].iloc[-1]):.4f} | "
-                   f"{(f'{valid.min():.4f}' if len(valid) else '–')} |")
+    out += ["| Model | seed | steps | epochs | last loss | best valid loss |", "|---|---:|---:|---:|---:|---:|"]
+    for name, runs in logs.items():
+        for seed, log in runs.items():
+            valid = pd.to_numeric(log["valid_loss"], errors="coerce").dropna()
+            epochs = f"{float(log['epoch'].max()):.2f}" if "epoch" in log.columns else ""
+            out.append(f"| {name} | {seed} | {int(log['step'].max())} | {epochs} | {float(log['loss'].iloc[-1]):.4f} | "
+                       f"{(f'{valid.min():.4f}' if len(valid) else '–')} |")
     return out + ["", f"![training curves]({_rel(path, root)})", ""], [path]
 
 
@@ -440,9 +455,22 @@ def config_section(summary: dict) -> list[str]:
 # --------------------------------------------------------------------------------------------
 # The stage
 # --------------------------------------------------------------------------------------------
+def shown_seeds(paths: PathsConfig, model_names: list[str]) -> dict[str, int]:
+    """{model: the seed whose samples and heat maps the report shows}: the seed `sumpipe decode` picks."""
+    shown = {}
+    for name in model_names:
+        folder = Path(paths.models) / name
+        if seed_folders(folder):
+            seed = folder_seed(pick_seed(folder).name)
+            if seed is not None:
+                shown[name] = seed
+    return shown
+
+
 def build_report(paths: PathsConfig, cfg: ReportConfig, model_names: list[str], seed: int, split: str = "test",
-                 crosseval_summary: str | Path | None = None) -> ReportResult:
-    """Write `${paths.reports}/report.md`, `report.html` and `figures/`."""
+                 crosseval_summary: str | Path | None = None, seeds: list[int] | None = None) -> ReportResult:
+    """Write `${paths.reports}/report.md`, `report.html` and `figures/` (`seed`: the evaluate seed that
+    draws the examples; `seeds`: the training seeds, default those the evaluate stage scored)."""
     root = Path(paths.reports)
     figures = root / "figures"
     summary_path = Path(paths.scores) / "summary.json"
@@ -451,7 +479,10 @@ def build_report(paths: PathsConfig, cfg: ReportConfig, model_names: list[str], 
     summary = read_json(summary_path)
     split = summary.get("split", split)
     systems = list(ordered_systems(summary))
-    scores = {name: read_parquet(Path(paths.scores) / f"{name}.parquet") for name in systems}
+    seeds = seeds if seeds is not None else summary.get("seeds", [])
+    shown = shown_seeds(paths, model_names)
+    scores = {name: _shown_run(read_parquet(Path(paths.scores) / f"{name}.parquet"), shown.get(name))
+              for name in systems}
     processed = read_parquet(Path(paths.processed) / f"{split}.parquet")
 
     shared = set(processed["id"])
@@ -487,10 +518,10 @@ def build_report(paths: PathsConfig, cfg: ReportConfig, model_names: list[str], 
     lines += section
     made += figs
     lines += samples_section(samples, processed, scores)
-    section, figs, notes = heatmap_section(paths, split, model_names, heat_ids, figures, root)
+    section, figs, notes = heatmap_section(paths, split, shown, heat_ids, figures, root)
     lines += section
     made += figs
-    section, figs = training_section(paths, model_names, figures, root)
+    section, figs = training_section(paths, model_names, seeds, figures, root)
     lines += section
     made += figs
     lines += crosseval_section(cross)
@@ -501,3 +532,10 @@ def build_report(paths: PathsConfig, cfg: ReportConfig, model_names: list[str], 
     html_path = write_text(markdown_to_html(markdown, title="sumpipe report"), root / "report.html")
     return ReportResult(markdown=md_path, html=html_path, figures=made, notes=notes)
 
+
+
+def _shown_run(scores: pd.DataFrame, seed: int | None) -> pd.DataFrame:
+    """A system's per-example scores; of a model's seeds, those of `seed` (or of its first seed)."""
+    if "seed" not in scores.columns:
+        return scores
+    return scores[scores["seed"] == (seed if seed is not None else scores["seed"].min())]
