@@ -54,6 +54,8 @@ def sweep(params: ParamsOption = Path("params.yaml")) -> None:
 
     cfg = load_config(params, SweepConfig)
     m = run_sweep_point(cfg, Path(params).resolve().parent / cfg.repo)
-    typer.echo(f"sweep {cfg.model_name}: valid R-1 {m['valid_rouge1']:.2f} (lead-1 {m['valid_lead1_rouge1']:.2f}), "
+    spread = f" ± {m['valid_rouge1_sd']:.2f} over {m['n_seeds']} seeds" if "valid_rouge1_sd" in m else ""
+    typer.echo(f"sweep {cfg.model_name}: valid R-1 {m['valid_rouge1']:.2f}{spread} "
+               f"(lead-1 {m['valid_lead1_rouge1']:.2f}), "
                f"distinct {m['distinct']:.1f} %, word twice {m['word_twice']:.1f} %, length {m['mean_length']:.1f}, "
                f"{m['train_seconds']} s -> {cfg.out}/{METRICS_FILE}")

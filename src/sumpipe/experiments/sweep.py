@@ -8,7 +8,8 @@ named model on the main pipeline's artifacts (`data/extracted/<input>/train|vali
 run `dvc repro extract` first), decodes the **validation** split with the `decode:` settings and
 writes what decides a configuration: ROUGE-1/2/L F1 x 100 beside the one-lead-sentence baseline of
 the same documents, and the degeneracy figures (% distinct summaries, % with a word repeated back to
-back, mean length; `sumpipe.evaluate.abstractiveness`), with the training cost. The test split is
+back, mean length; `sumpipe.evaluate.abstractiveness`), with the training cost, once per seed of
+`train.seeds` (mean, sd and every seed's figures: one seed proves nothing, issue 27). The test split is
 never read, so choosing by these numbers leaves the test figures of the report honest.
 
 Run it as DVC experiments, one point each, and compare them with `dvc exp show`:
@@ -60,18 +61,39 @@ def swept_params(cfg: SweepConfig, base: Path) -> Any:
 
 
 def run_sweep_point(cfg: SweepConfig, base: Path) -> dict[str, Any]:
-    """Train `cfg.model_name` with the sweep's settings, score its validation summaries, write metrics."""
+    """Train `cfg.model_name` with the sweep's settings, once per seed of `train.seeds`, score each run's
+    validation summaries and write the metrics: every figure as the mean over the seeds, with its sd
+    (`<figure>_sd`, two seeds or more) and each seed's figures under "seeds"."""
+    import numpy as np
+
+    from sumpipe.io import write_json
+
+    params = swept_params(cfg, base)
+    runs = {seed: _run_seed(cfg, params, seed) for seed in params.train.run_seeds}
+    metrics: dict[str, Any] = {}
+    for key in runs[min(runs)]:
+        values = np.array([run[key] for run in runs.values()], dtype=np.float64)
+        metrics[key] = round(float(values.mean()), 2)
+        if len(values) > 1:
+            metrics[f"{key}_sd"] = round(float(values.std(ddof=1)), 2)
+    metrics["n_seeds"] = len(runs)
+    metrics["seeds"] = {str(seed): run for seed, run in runs.items()}
+    write_json(metrics, Path(cfg.out) / METRICS_FILE)
+    return metrics
+
+
+def _run_seed(cfg: SweepConfig, params: Any, seed: int) -> dict[str, Any]:
+    """One training run of the sweep point and its validation figures."""
     import pandas as pd
 
     from sumpipe.decode.api import load_model, summarize
     from sumpipe.evaluate.abstractiveness import abstractiveness
     from sumpipe.evaluate.rouge import FastRouge, score_pairs
     from sumpipe.evaluate.stage import lead_sentences
-    from sumpipe.io import read_parquet, write_json
+    from sumpipe.io import read_parquet
     from sumpipe.train.stage import resolve_inputs, train_model
 
-    params = swept_params(cfg, base)
-    inputs = resolve_inputs(params, cfg.model_name)
+    inputs = resolve_inputs(params, cfg.model_name, seed)
     started = time.perf_counter()
     summary = train_model(inputs, resume=False)
     seconds = time.perf_counter() - started
@@ -86,7 +108,7 @@ def run_sweep_point(cfg: SweepConfig, base: Path) -> dict[str, Any]:
     scores = score_pairs(predictions, references, scorer=scorer)
     lead_r1 = score_pairs(lead, references, scorer=scorer)["rouge1_fmeasure"]
     figures = abstractiveness(predictions, [""] * len(predictions))
-    metrics = {
+    return {
         "valid_rouge1": round(100 * float(scores["rouge1_fmeasure"].mean()), 2),
         "valid_rouge2": round(100 * float(scores["rouge2_fmeasure"].mean()), 2),
         "valid_rougeL": round(100 * float(scores["rougeL_fmeasure"].mean()), 2),
@@ -97,5 +119,3 @@ def run_sweep_point(cfg: SweepConfig, base: Path) -> dict[str, Any]:
         "best_step": summary["best_step"], "steps": summary["steps"],
         "parameters": summary["parameters"],
     }
-    write_json(metrics, Path(cfg.out) / METRICS_FILE)
-    return metrics
