@@ -29,7 +29,9 @@ TINY = {
     "families": {"rnn": {"embedding_dim": 8, "hidden_dim": 8},
                  "bert2stage": {"max_source_tokens": 40, "max_summary_tokens": 12}},  # seed 003
     "models": {"PG-cov": {"arch": {"coverage_phase_steps": 2}, "train": {"max_steps": 3}}},
-    "train": {"max_steps": 3, "batch_size": 8, "checkpoint_every": 2, "log_every": 1, "device": "cpu"},
+    # two seeds: every model is a matrix of seed stages (train@M1-1, train@M1-2), scored as a mean over them
+    "train": {"max_steps": 3, "batch_size": 8, "checkpoint_every": 2, "log_every": 1, "device": "cpu",
+              "seeds": [1, 2]},
     "decode": {"max_length": 6, "device": "cpu"},
     "evaluate": {"bootstrap_samples": 50},
     "crosseval": {"data": {"dataset": "numerals", "seed": 99, "numerals": {"size": 20, "max_length": 6,
@@ -84,10 +86,13 @@ def test_repro_produces_metrics_for_every_model_and_baseline(pipeline: Path) -> 
     for system in rouge.values():
         assert 0.0 <= system["rouge1"] <= 100.0
     for name in MODELS:
-        assert (pipeline / "models" / name / "model.safetensors").is_file()
-        assert (pipeline / "predictions" / name / "test.parquet").is_file()
+        assert rouge[name]["n_seeds"] == 2 and set(rouge[name]["seeds"]) == {"1", "2"}
+        for seed in (1, 2):
+            assert (pipeline / "models" / name / f"seed-{seed}" / "model.safetensors").is_file()
+            assert (pipeline / "predictions" / name / f"seed-{seed}" / "test.parquet").is_file()
     report = (pipeline / "reports/report.md").read_text()
     assert "Table 5.1" in report and "M2-40" in report and "oracle ‡" in report
+    assert "| M2 | M1 | rarity-scaled attention |" in report and "| M1-40 | M1 | ngram40 selection" in report
     assert "Rare words" in report and json.loads((pipeline / "metrics/rare_words.json").read_text())
     assert json.loads((pipeline / "metrics/crosseval.json").read_text())
 
@@ -113,7 +118,7 @@ def test_forced_rerun_from_scratch_leaves_dvc_lock_unchanged(pipeline: Path) -> 
     lock = (pipeline / "dvc.lock").read_text()
     shutil.rmtree(pipeline / "checkpoints")
     out = run([sys.executable, "-m", "dvc", "repro", "-f"], pipeline)
-    assert "Running stage 'train@M1'" in out and "Running stage 'decode@M1'" in out
+    assert "Running stage 'train@M1-2'" in out and "Running stage 'decode@M1-2'" in out
     assert (pipeline / "dvc.lock").read_text() == lock
-    assert json.loads((pipeline / "timings/train/M1.json").read_text())["resumed_from_step"] == 0
-    assert json.loads((pipeline / "timings/decode/M1.json").read_text())["documents"] > 0
+    assert json.loads((pipeline / "timings/train/M1/seed-2.json").read_text())["resumed_from_step"] == 0
+    assert json.loads((pipeline / "timings/decode/M1/seed-2.json").read_text())["documents"] > 0

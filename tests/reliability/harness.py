@@ -188,7 +188,7 @@ TINY = {
     # one model per family: a new family's model is one line here (its stages are then killed too)
     "models": {"M1": {"family": "transformer", "input": "first400"},
                "PG": {"family": "rnn", "input": "first400", "arch": {"coverage": True, "coverage_phase_steps": 2}}},
-    "train": {"max_steps": 3, "batch_size": 8, "checkpoint_every": 1, "log_every": 1, "device": "cpu"},
+    "train": {"max_steps": 3, "batch_size": 8, "checkpoint_every": 1, "log_every": 1, "device": "cpu", "seeds": [1]},
     "extractive": {"systems": ["lead", "textrank"]},  # a baseline and a graph method stand for the eight
     "decode": {"max_length": 4, "device": "cpu", "beam_size": 2},
     "evaluate": {"bootstrap_samples": 20},

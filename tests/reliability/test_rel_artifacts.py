@@ -29,7 +29,7 @@ def _delete(path: str):
 
 def _rewrite_predictions(change):
     def mutate(root: Path) -> None:
-        p = root / "predictions/M1/test.parquet"
+        p = root / "predictions/M1/seed-1/test.parquet"
         pd.read_parquet(p).pipe(change).to_parquet(p)
     return mutate
 
@@ -75,21 +75,22 @@ CASES = {
     "truncated ngrams.parquet before extract": (
         _truncate("data/vocab/ngrams.parquet"), ["extract"], "error: data/vocab/ngrams.parquet", None),
     "deleted config.json before decode": (
-        _delete("models/M1/config.json"), ["decode", "--model", "M1"],
-        "error: models/M1: incomplete model directory, config.json is missing", None),
+        _delete("models/M1/seed-1/config.json"), ["decode", "--model", "M1"],
+        "error: models/M1/seed-1: incomplete model directory, config.json is missing", None),
     "truncated extracted selection before decode": (
         _truncate("data/extracted/first400/test.parquet"), ["decode", "--model", "M1"],
         "error: data/extracted/first400/test.parquet: cannot read", None),
     "predictions of the wrong length before evaluate": (
-        _rewrite_predictions(lambda f: f.iloc[:-2]), ["evaluate"], "error: predictions/M1/test.parquet", None),
+        _rewrite_predictions(lambda f: f.iloc[:-2]), ["evaluate"], "error: predictions/M1/seed-1/test.parquet", None),
     "predictions with extra rows before evaluate": (
         _rewrite_predictions(lambda f: pd.concat([f, f.iloc[:1]])), ["evaluate"],
-        "error: predictions/M1/test.parquet", None),
+        "error: predictions/M1/seed-1/test.parquet", None),
     "predictions without the prediction column": (
         _rewrite_predictions(lambda f: f.drop(columns=["prediction"])), ["evaluate"],
-        "error: predictions/M1/test.parquet", None),
+        "error: predictions/M1/seed-1/test.parquet", None),
     "truncated predictions before evaluate": (
-        _truncate("predictions/M1/test.parquet"), ["evaluate"], "error: predictions/M1/test.parquet", None),
+        _truncate("predictions/M1/seed-1/test.parquet"), ["evaluate"], "error: predictions/M1/seed-1/test.parquet",
+        None),
     # --- issue 22: Parquet read through each stage's contract (sumpipe.schemas)
     "NULL source in processed train before vocab": (
         _set_column(TRAIN, "source", _null_first("source")), ["vocab"],

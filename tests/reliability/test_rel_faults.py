@@ -15,6 +15,7 @@ The draws are printed (`-s`) and reproducible: RELIABILITY_SEED (default 14) see
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import random
@@ -42,17 +43,24 @@ TRAINING_STAGES = ("train", "pretrain")
 
 
 def dvc_stages() -> dict[str, int]:
-    """dvc.yaml's stages as `dvc repro` names them (`train@M1`) -> kills in a row."""
+    """dvc.yaml's stages as `dvc repro` names them (`extractive@lead`, `train@M1-1`) -> kills in a row."""
     stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
     params = tiny_params()
+
+    def value_of(reference: str) -> list:  # `${models}` (a mapping: its keys) or a list such as `${train.seeds}`
+        value = params
+        for part in reference.strip("${}").split("."):
+            value = value[part]
+        return list(value)
+
     out = {}
     for name, stage in stages.items():
         items = [""]
-        if "foreach" in stage:  # `${models}` (a mapping: its keys) or `${extractive.systems}` (a list)
-            value = params
-            for part in stage["foreach"].strip("${}").split("."):
-                value = value[part]
-            items = [f"@{item}" for item in value]
+        if "foreach" in stage:
+            items = [f"@{item}" for item in value_of(stage["foreach"])]
+        if "matrix" in stage:  # DVC joins a matrix item's values with "-": train@M1-1
+            axes = [value_of(reference) for reference in stage["matrix"].values()]
+            items = ["@" + "-".join(map(str, combo)) for combo in itertools.product(*axes)]
         for item in items:
             out[name + item] = 2 if name in TRAINING_STAGES else 1
     return out
@@ -271,8 +279,8 @@ def _two_trainers(repo: Repo) -> None:
     assert any(r.outcome == "ok" for r in results), [r.describe() for r in results]
     for result in results:
         if result.outcome != "ok":
-            check(result, "error: models/M1: another `sumpipe train` is training this model")
-    load_pretrained(repo.root / "models/M1")  # checksums, hash and shapes all agree: one writer's files
+            check(result, "error: models/M1/seed-1: another `sumpipe train` is training this model")
+    load_pretrained(repo.root / "models/M1/seed-1")  # checksums, hash and shapes all agree: one writer's files
     assert not repo.temporaries()
 
 

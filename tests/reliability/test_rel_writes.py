@@ -31,15 +31,16 @@ FSIZE_LIMIT = 512  # bytes: below every artifact checked here
 WRITES = {
     "vocab (Parquet)": (["vocab"], "data/vocab/vocab.parquet"),
     "extract (streamed Parquet)": (["extract"], "data/extracted/first400/train.parquet"),
-    "train (safetensors)": (["train", "--model", "M1"], "models/M1/model.safetensors"),
-    "train afresh (torch.save checkpoint)": (["train", "--model", "M1", "--no-resume"], "models/M1/model.safetensors"),
-    "decode stage (Parquet)": (["decode", "--model", "M1"], "predictions/M1/test.parquet"),
+    "train (safetensors)": (["train", "--model", "M1"], "models/M1/seed-1/model.safetensors"),
+    "train afresh (torch.save checkpoint)": (["train", "--model", "M1", "--no-resume"],
+                                             "models/M1/seed-1/model.safetensors"),
+    "decode stage (Parquet)": (["decode", "--model", "M1"], "predictions/M1/seed-1/test.parquet"),
 }
 
 
 # A model folder is written as one unit beside it (sumpipe.io.atomic_folder): its parent is the folder
 # written into, and it is tested before training starts.
-WRITTEN_IN = {"models/M1/model.safetensors": "models"}
+WRITTEN_IN = {"models/M1/seed-1/model.safetensors": "models/M1"}
 
 
 def _digest(path: Path) -> str:
@@ -114,9 +115,9 @@ def test_second_trainer_on_one_model_is_refused(pipeline, tmp_path, monkeypatch,
     from filelock import FileLock
 
     root = _copy(pipeline, tmp_path)
-    before = _digest(root / "models/M1/model.safetensors")
-    with FileLock(str(root / "models/.M1.train.lock"), timeout=0):  # the first trainer, still training
+    before = _digest(root / "models/M1/seed-1/model.safetensors")
+    with FileLock(str(root / "models/M1/.seed-1.train.lock"), timeout=0):  # the first trainer, still training
         result = run_inprocess(["train", "--model", "M1", "--no-resume"], root, monkeypatch, capsys)
-    check(result, "error: models/M1: another `sumpipe train` is training this model")
+    check(result, "error: models/M1/seed-1: another `sumpipe train` is training this model")
     assert "epoch" not in result.err
-    assert _digest(root / "models/M1/model.safetensors") == before
+    assert _digest(root / "models/M1/seed-1/model.safetensors") == before
