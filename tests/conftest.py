@@ -94,8 +94,8 @@ TINY_WORDS = ("the cat sat on the mat . the dog ate the bone . a bird flew over 
 
 def _transformer_card(model, selection: Budget | None = None, dataset: str = "pydoc", name: str = "m"):
     from sumpipe.config import ModelSpec
-    from sumpipe.extract.methods import selection_name
     from sumpipe.models.card import ModelCard
+    from sumpipe.selection.methods import selection_name
 
     input = selection_name(selection) if selection is not None else ""
     return ModelCard(family="transformer", arch=model.arch, vocab_size=model.vocab_size, name=name, input=input,

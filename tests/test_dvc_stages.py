@@ -102,10 +102,10 @@ def _stage_body(stage: dict) -> dict:
 # Code the import closure reaches but the stage never runs: lazy imports inside functions it does not
 # call. Each entry says why; anything else uncovered fails.
 NOT_RUN = {
-    "train": {"src/sumpipe/extract/select.py":
-              "train looks its input selection up by name (extract/methods.py); selecting is extract's work",
+    "train": {"src/sumpipe/selection/select.py":
+              "train looks its input selection up by name (selection/methods.py); selecting is extract's work",
               "src/sumpipe/extractive": "the scorers are selection methods of that registry, never run by train"},
-    "evaluate": {"src/sumpipe/extract/select.py": "evaluate only lists the baseline selections by name",
+    "evaluate": {"src/sumpipe/selection/select.py": "evaluate only lists the baseline selections by name",
                  "src/sumpipe/extractive": "a scorer selection is never a baseline: evaluate only reads the flag",
                  "src/sumpipe/vocab": "the 3-gram table is loaded by a selection method's fit, never by evaluate"},
 }

@@ -23,7 +23,7 @@ LAYERS: list[set[str]] = [
     {"timings", "config"},                                       # run figures; params.yaml, typed
     {"text", "data", "vocab", "subword"},                         # text and corpus stages
     {"extractive"},                                              # sentence scorers, extractive systems
-    {"extract"},                                                 # input selection (scorers + Alg. 1)
+    {"selection"},                                               # input selection (scorers + Alg. 1)
     {"models"},                                                  # families, layers, model folders
     {"train"},
     {"decode"},

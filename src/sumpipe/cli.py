@@ -17,10 +17,10 @@ from sumpipe.data import commands as data_commands
 from sumpipe.decode import commands as decode_commands
 from sumpipe.evaluate import commands as evaluate_commands
 from sumpipe.experiments import commands as experiment_commands
-from sumpipe.extract import commands as extract_commands
 from sumpipe.extractive import commands as extractive_commands
 from sumpipe.options import Command, Group, flag
 from sumpipe.report import commands as report_commands
+from sumpipe.selection import commands as selection_commands
 from sumpipe.subword import commands as subword_commands
 from sumpipe.text import commands as text_commands
 from sumpipe.train import commands as train_commands
@@ -54,7 +54,7 @@ def _options(
 app.command("download", cls=Command)(data_commands.download)
 app.command("preprocess", cls=Command)(text_commands.preprocess)
 app.command("vocab", cls=Command)(vocab_commands.vocab)
-app.command("extract", cls=Command)(extract_commands.extract)
+app.command("extract", cls=Command)(selection_commands.extract)
 app.command("extractive-fit", cls=Command)(extractive_commands.extractive_fit)
 app.command("extractive", cls=Command)(extractive_commands.extractive)
 app.command("summarize", cls=decode_commands.SummarizeCommand)(decode_commands.summarize)

@@ -197,7 +197,7 @@ class VocabConfig:
 
 @dataclass(frozen=True)
 class Budget:
-    """One input selection of the extract stage: `method` (a name in `sumpipe.extract.methods`) under a
+    """One input selection of the extract stage: `method` (a name in `sumpipe.selection.methods`) under a
     budget of `tokens` tokens. Its name is `<method><tokens>` (`ngram200`), the folder it is written to
     and what `models.<name>.input` refers to. `first_k`: the leading sentences a method keeps first
     (`ngram`, seed Alg. 1; default `tokens // 40`: 5 for 200, 10 for 400); `options`: method-specific
@@ -226,7 +226,7 @@ def _default_budgets() -> list[Budget]:
 
 @dataclass(frozen=True)
 class ExtractConfig:
-    """The extract stage (sumpipe.extract): one selection per `budgets` entry (`method`, `tokens`)."""
+    """The extract stage (sumpipe.selection): one selection per `budgets` entry (`method`, `tokens`)."""
 
     budgets: list[Budget] = field(default_factory=_default_budgets)
     workers: int = 2  # processes, used from 10,000 documents per worker on; the output does not depend on it

@@ -164,7 +164,7 @@ SENTENCES = [" ".join(f"w{s}{t}" for t in range(n - 1)) + " ." for s, n in enume
 @pytest.fixture
 def toy(monkeypatch: pytest.MonkeyPatch) -> None:
     """The toy scorer registered for one test (the registries are restored afterwards)."""
-    from sumpipe.extract import methods
+    from sumpipe.selection import methods
 
     monkeypatch.setattr(SCORERS, "entries", dict(SCORERS.entries))
     monkeypatch.setattr(methods.METHODS, "entries", dict(methods.METHODS.entries))  # made selections
@@ -195,8 +195,8 @@ def test_a_toy_scorer_is_an_extractive_system(toy, tmp_path) -> None:
 
 
 def test_a_toy_scorer_is_an_input_selection(toy, tmp_path) -> None:
-    from sumpipe.extract.methods import FitContext, find_selection, get_method, resolve_selections, select_text
-    from sumpipe.extract.stage import extract
+    from sumpipe.selection.methods import FitContext, find_selection, get_method, resolve_selections, select_text
+    from sumpipe.selection.stage import extract
 
     budgets = [Budget("first", 40), Budget("toy", 40), Budget("toy", 30, options={"lead": 1})]
     assert [s.name for s in resolve_selections(budgets)] == ["first40", "toy40", "toy30"]
@@ -221,8 +221,8 @@ def test_a_toy_scorer_is_an_input_selection(toy, tmp_path) -> None:
 
 
 def test_unknown_names_are_the_registry_s_one_line_error() -> None:
-    from sumpipe.extract.methods import resolve_selections
     from sumpipe.extractive.systems import check_systems
+    from sumpipe.selection.methods import resolve_selections
 
     cfg = params_from_dict({"extractive": {"systems": ["lead", "tfidf", "foo"]}}).extractive
     with pytest.raises(ConfigError, match=r"^extractive.systems\[2\]: unknown extractive method 'foo' \(known: "):

@@ -93,7 +93,7 @@ def cap_raw(raw: str, limit: int = MAX_RAW_CHARS) -> str:
 @functools.lru_cache(maxsize=4)
 def _fitted_state(method: str, vocab_dir: str | None) -> Any:
     """A selection method's state, fitted once per process (e.g. the n-gram table)."""
-    from sumpipe.extract.methods import FitContext, get_method
+    from sumpipe.selection.methods import FitContext, get_method
 
     return get_method(method).fit(FitContext(vocab_dir=Path(vocab_dir) if vocab_dir is not None else None))
 
@@ -102,7 +102,7 @@ def prepare_raw(raw_text: str, card: ModelCard, vocab_dir: str | os.PathLike | N
     """Raw text -> the model's input in the text convention ("" when nothing is left).
 
     Preprocessing as at training time, then the model's input selection (`card.selection`, run by
-    `sumpipe.extract.methods`); a method with fitted state (the `ngram` table) finds it in
+    `sumpipe.selection.methods`); a method with fitted state (the `ngram` table) finds it in
     `vocab_dir` (the vocab stage's folder, `paths.vocab`).
     """
     from sumpipe.text.preprocess import preprocess_text
@@ -110,8 +110,8 @@ def prepare_raw(raw_text: str, card: ModelCard, vocab_dir: str | os.PathLike | N
     text = preprocess_text(cap_raw(raw_text))
     if not text or card.selection is None:
         return text
-    from sumpipe.extract.methods import select_text
-    from sumpipe.extract.select import render
+    from sumpipe.selection.methods import select_text
+    from sumpipe.selection.select import render
 
     state = _fitted_state(card.selection.method, None if vocab_dir is None else str(vocab_dir))
     sentences = [line.split() for line in text.split("\n")]

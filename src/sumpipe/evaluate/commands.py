@@ -14,7 +14,7 @@ def evaluate(params: ParamsOption = Path("params.yaml")) -> None:
     """ROUGE of every trained model and the Lead-k / first-N baselines on the test split."""
     from sumpipe.config import load_params
     from sumpipe.evaluate.stage import run_evaluate
-    from sumpipe.extract.methods import baseline_selections
+    from sumpipe.selection.methods import baseline_selections
 
     p = load_params(params)
     systems = list(p.models) + [s for s in p.extractive.systems if s not in p.models]

@@ -3,7 +3,7 @@
 Systems, all on the test split (the split the decode stage summarised, `decode.split`):
 - each model in params `models:` whose `predictions/<model>/test.parquet` exists (decode stage);
 - `lead<k>`: the first `evaluate.lead_sentences` sentences of the preprocessed source (§5.4.1);
-- every extract selection whose method is a baseline (`sumpipe.extract.methods`; today `first<N>`,
+- every extract selection whose method is a baseline (`sumpipe.selection.methods`; today `first<N>`,
   the first N tokens), as written by the extract stage.
 
 Outputs:

@@ -3,8 +3,8 @@
 import pytest
 
 from sumpipe.errors import SumpipeError
-from sumpipe.extract.select import select_ngram
 from sumpipe.extractive.scorers import Analyzer, Limit, build_method
+from sumpipe.selection.select import select_ngram
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ Adding a method = one module that defines a `Method` subclass (and its options d
 and decorates it with `@register`, plus one line in `BUILTIN` below (name -> module, imported on first
 use). It is then an extractive system (`extractive.systems`, `sumpipe summarize --method`) and, unless
 it reads the reference or has fitted state of its own (`needs`), an input selection of the extract
-stage (`extract.budgets`, `sumpipe.extract.methods`).
+stage (`extract.budgets`, `sumpipe.selection.methods`).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ Budget rules (the same as the 3-gram selection, seed 001 Alg. 1):
   that would overflow is skipped and lower-ranked, shorter ones are still tried, so the budget is
   filled as far as it goes and never exceeded;
 - when no sentence fits the token budget at all, the best-ranked sentence is returned alone: a model
-  input is never empty; the caller cuts it at the budget (`sumpipe.extract.select.cut`).
+  input is never empty; the caller cuts it at the budget (`sumpipe.selection.select.cut`).
 A document without content terms (only stop words, numbers, punctuation) gives every method nothing
 to score: it falls back to document order, i.e. the lead sentences.
 

@@ -1,6 +1,6 @@
 """Seed 001's Alg. 1 as a summarizer: the first `first_k` sentences, then the best mean-3-gram sentences.
 
-The ranking is that of the `ngram` input selection (`sumpipe.extract.select`): a sentence scores the
+The ranking is that of the `ngram` input selection (`sumpipe.selection.select`): a sentence scores the
 mean of its content-word 3-grams' scores in the vocab stage's table (`<paths.vocab>/ngrams.parquet`,
 counted on the training sources; score 1 / log10(count), so rarer 3-grams weigh more and unknown ones
 get the table's maximum); a sentence without a 3-gram scores 0; ties keep document order. The lead

@@ -109,8 +109,8 @@ class SelectionRegistry(Registry[SelectionMethod]):
 # selections that are not sentence scorers: name -> module that registers it (imported on first use;
 # a spawned worker process finds a method through this map)
 BUILTIN: dict[str, str] = {
-    "ngram": "sumpipe.extract.methods",  # seed 001 Alg. 1 (below)
-    "first": "sumpipe.extract.methods",  # the first N tokens (below)
+    "ngram": "sumpipe.selection.methods",  # seed 001 Alg. 1 (below)
+    "first": "sumpipe.selection.methods",  # the first N tokens (below)
 }
 METHODS = SelectionRegistry("selection method", BUILTIN)
 
@@ -161,7 +161,7 @@ def baseline_selections(budgets: Sequence[Budget]) -> list[str]:
 def apply_selection(method: SelectionMethod, budget: Budget, document: Document,
                     analysis: Any) -> tuple[list[int], Document]:
     """(indices of the kept sentences, the kept sentences cut at `budget.tokens`) for one document."""
-    from sumpipe.extract.select import cut
+    from sumpipe.selection.select import cut
 
     chosen = method.choose(document, analysis, budget)
     kept = cut(document, chosen, budget.tokens)
@@ -189,13 +189,13 @@ def _fit_ngram(ctx: FitContext) -> Any:
 
 
 def _choose_ngram(document: Document, scores: Any, budget: Budget) -> list[int]:
-    from sumpipe.extract.select import choose_sentences
+    from sumpipe.selection.select import choose_sentences
 
     return choose_sentences([len(s) for s in document], scores, budget.tokens, budget.leading_sentences)
 
 
 def _choose_first(document: Document, _analysis: Any, budget: Budget) -> list[int]:
-    from sumpipe.extract.select import select_first
+    from sumpipe.selection.select import select_first
 
     return select_first(document, budget.tokens)
 

@@ -8,7 +8,7 @@ import pytest
 
 from sumpipe.config import Budget
 from sumpipe.errors import ConfigError, SumpipeError
-from sumpipe.extract.methods import (
+from sumpipe.selection.methods import (
     METHODS,
     FitContext,
     apply_selection,

@@ -10,9 +10,9 @@ import yaml
 
 from sumpipe.config import Budget, ExtractConfig, VocabConfig
 from sumpipe.errors import SumpipeError
-from sumpipe.extract.coverage import CoverageStats, coverage_of_hits, reference_hits, reference_words
-from sumpipe.extract.select import cut, render, select_ngram
-from sumpipe.extract.stage import extract
+from sumpipe.selection.coverage import CoverageStats, coverage_of_hits, reference_hits, reference_words
+from sumpipe.selection.select import cut, render, select_ngram
+from sumpipe.selection.stage import extract
 from sumpipe.vocab.build import build_vocab, tokenized_sentences
 from sumpipe.vocab.ngrams import NgramTable
 
@@ -164,7 +164,7 @@ def test_command_with_an_empty_test_split(pipeline, cli):
 
 
 def test_workers_give_the_same_output(pipeline, monkeypatch):
-    import sumpipe.extract.stage as stage
+    import sumpipe.selection.stage as stage
 
     monkeypatch.setattr(stage, "MIN_DOCS_PER_WORKER", 1)
     monkeypatch.setattr(stage, "BATCH_ROWS", 1)  # one document per batch: order across workers matters

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sumpipe.extract.select import choose_sentences, cut, render, select_first, select_ngram
+from sumpipe.selection.select import choose_sentences, cut, render, select_first, select_ngram
 
 
 def test_higher_scoring_sentence_chosen(ngram_doc, ngram_table):

@@ -2,10 +2,10 @@
 
     <out_dir>/<method><N>/{split}.parquet   e.g. ngram200 (seed 001 Alg. 1), first400 (the first N tokens)
 
-(methods: `sumpipe.extract.methods`)
+(methods: `sumpipe.selection.methods`)
 with columns id, source (selected text, text convention), reference (, references), n_tokens (int32)
 and selected (list<int32>: sentence indices, document order); plus the coverage diagnostic
-(`sumpipe.extract.coverage`) per split and selection, `full` being the whole document, written as a
+(`sumpipe.selection.coverage`) per split and selection, `full` being the whole document, written as a
 DVC metrics file. Splits are streamed in record batches; each document is scored once and the
 analysis (e.g. 3-gram scores) serves every budget of its method. On a large corpus
 (`MIN_DOCS_PER_WORKER` per worker) batches go to `extract.workers` spawned processes, results written
@@ -30,12 +30,12 @@ from tqdm import tqdm
 
 from sumpipe.config import Budget, ExtractConfig
 from sumpipe.errors import SumpipeError
-from sumpipe.extract.coverage import CoverageStats, coverage_of_hits, reference_hits, reference_words
-from sumpipe.extract.methods import FitContext, Selection, apply_selection, resolve_selections
-from sumpipe.extract.select import render
 from sumpipe.io import atomic_path, open_parquet, write_json
 from sumpipe.names import SPLITS
 from sumpipe.schemas import PROCESSED
+from sumpipe.selection.coverage import CoverageStats, coverage_of_hits, reference_hits, reference_words
+from sumpipe.selection.methods import FitContext, Selection, apply_selection, resolve_selections
+from sumpipe.selection.select import render
 from sumpipe.vocab.build import tokenized_sentences
 
 BATCH_ROWS = 256

@@ -12,8 +12,8 @@ from sumpipe.options import ParamsOption
 def extract(params: ParamsOption = Path("params.yaml")) -> None:
     """Select model inputs for every `extract.budgets` entry (e.g. 3-gram selection, first N tokens)."""
     from sumpipe.config import load_params
-    from sumpipe.extract.methods import resolve_selections, selection_name
-    from sumpipe.extract.stage import extract as run_extract
+    from sumpipe.selection.methods import resolve_selections, selection_name
+    from sumpipe.selection.stage import extract as run_extract
 
     p = load_params(params)
     resolve_selections(p.extract.budgets)  # every method and its options checked before any file is read
