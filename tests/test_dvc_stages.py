@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from sumpipe.cli import app
-from sumpipe.extractive.scorers import BUILTIN as SCORER_MODULES
+from sumpipe.extractive.methods import BUILTIN as SCORER_MODULES
 from sumpipe.models.registry import BUILTIN
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -63,7 +63,7 @@ def imported_modules(roots: list[str]) -> set[str]:
         todo += _imports(ast.walk(_tree(name)))
         if name == "sumpipe.models.registry":  # it imports the family modules by name (`BUILTIN`)
             todo += list(BUILTIN.values())
-        if name == "sumpipe.extractive.scorers":  # likewise the scorer modules
+        if name == "sumpipe.extractive.methods":  # likewise the scorer modules
             todo += list(SCORER_MODULES.values())
     return seen
 

@@ -74,20 +74,20 @@ def test_every_test_file_names_a_src_module() -> None:
 
 
 FAKE_SRC = {PurePosixPath(p) for p in ("cli.py", "config.py", "selection/methods.py",
-                                       "extractive/scorers/__init__.py",
-                                       "extractive/scorers/lsa.py")}
+                                       "extractive/methods/__init__.py",
+                                       "extractive/methods/lsa.py")}
 
 
 @pytest.mark.parametrize(("test_file", "stale"), [
     ("test_config.py", False),                       # a top-level module
     ("test_cli.py", False),
     ("selection/test_methods.py", False),             # a module of a package
-    ("extractive/scorers/test_lsa.py", False),        # nested packages nest
-    ("extractive/test_scorers.py", False),            # a package: its __init__.py
-    ("extractive/scorers/test_lsaa.py", True),        # a typo
+    ("extractive/methods/test_lsa.py", False),        # nested packages nest
+    ("extractive/test_methods.py", False),            # a package: its __init__.py
+    ("extractive/methods/test_lsaa.py", True),        # a typo
     ("test_extract_methods.py", True),                # the old flat name
     ("selection/test_lsa.py", True),                  # a module of another package
-    ("extractive/scorers/test___init__.py", True),    # a package is tested by its own name
+    ("extractive/methods/test___init__.py", True),    # a package is tested by its own name
     ("decode/test_cli.py", True),                     # a folder that is no package of src
 ])
 def test_a_stale_name_is_caught(test_file: str, stale: bool) -> None:

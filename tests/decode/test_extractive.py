@@ -46,14 +46,14 @@ def test_errors_are_one_line(tmp_path: Path, monkeypatch, cli, args, message):
 
 
 def test_help_lists_every_method_of_the_registry(monkeypatch, cli):
-    from sumpipe.extractive.scorers import SCORERS
+    from sumpipe.extractive.methods import METHODS
 
     monkeypatch.setenv("COLUMNS", "400")
     code, out, _ = cli("summarize", "--help")
     listed = re.search(r"extractive method: (.*?)\s+\[default", out).group(1)
-    assert code == 0 and listed.replace(" (reads the reference: refused)", "").split(", ") == SCORERS.names()
+    assert code == 0 and listed.replace(" (reads the reference: refused)", "").split(", ") == METHODS.names()
     assert "oracle (reads the reference: refused)" in listed
-    assert {"lead", "lsa", "lsa_gongliu", "lexrank_continuous", "klsum", "oracle"} <= set(SCORERS.names())
+    assert {"lead", "lsa", "lsa_gongliu", "lexrank_continuous", "klsum", "oracle"} <= set(METHODS.names())
 
 
 def test_latin1_input_is_a_one_line_error(tmp_path: Path, monkeypatch, cli):

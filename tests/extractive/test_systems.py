@@ -52,7 +52,7 @@ def test_fit_then_systems_write_the_decode_format(params, tmp_path):
 
 
 def test_ngram_and_lsa_collection_systems_read_their_fitted_state(params, tmp_path):
-    from sumpipe.extractive.scorers.lsa_collection import SPACE_FILE
+    from sumpipe.extractive.methods.lsa_collection import SPACE_FILE
     from sumpipe.vocab.ngrams import NgramTable
 
     figures = fit_stage(params.paths, params.extractive)

@@ -142,7 +142,7 @@ LAST = methods.SelectionMethod(name="last", fit=_fit_last, prepare=lambda n, doc
 def toy_registries(monkeypatch: pytest.MonkeyPatch) -> None:
     """Register the toy family and method for one test (the registries are restored afterwards)."""
     monkeypatch.setattr(registry.FAMILIES, "entries", dict(registry.FAMILIES.entries))
-    monkeypatch.setattr(methods.METHODS, "entries", dict(methods.METHODS.entries))
+    monkeypatch.setattr(methods.SELECTION_METHODS, "entries", dict(methods.SELECTION_METHODS.entries))
     registry.register_family(TOY)
     methods.register_method(LAST)
 

@@ -9,7 +9,7 @@ import pytest
 from sumpipe.config import Budget
 from sumpipe.errors import ConfigError, SumpipeError
 from sumpipe.selection.methods import (
-    METHODS,
+    SELECTION_METHODS,
     FitContext,
     apply_selection,
     baseline_selections,
@@ -51,7 +51,7 @@ def test_first_method_on_one_document() -> None:
 
 
 def test_the_selections_are_ngram_first_and_every_selectable_scorer() -> None:
-    assert METHODS.names() == sorted(SELECTABLE + ["first", "ngram"])
+    assert SELECTION_METHODS.names() == sorted(SELECTABLE + ["first", "ngram"])
 
 
 DOC = [s.split() for s in ["the storm hit the coast .", "thousands of homes lost power after the storm .",

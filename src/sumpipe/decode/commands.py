@@ -160,14 +160,14 @@ METHOD_HELP = "extractive method"
 
 class SummarizeCommand(Command):
     """`sumpipe summarize`'s command: its --help lists every extractive method of the registry
-    (`sumpipe.extractive.scorers.SCORERS`), imported only when the help is shown."""
+    (`sumpipe.extractive.methods.METHODS`), imported only when the help is shown."""
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         from typer.core import TyperOption
 
-        from sumpipe.extractive.scorers import all_scorers
+        from sumpipe.extractive.methods import all_methods
 
-        names = [f"{n} (reads the reference: refused)" if cls.uses_reference else n for n, cls in all_scorers().items()]
+        names = [f"{n} (reads the reference: refused)" if cls.uses_reference else n for n, cls in all_methods().items()]
         for param in self.params:
             if param.name == "method" and isinstance(param, TyperOption):  # --method: an option, with a help
                 param.help = f"{METHOD_HELP}: {', '.join(names)}"

@@ -1,4 +1,4 @@
-"""`sumpipe summarize`: raw text -> an extractive summary with any method of `sumpipe.extractive.scorers`.
+"""`sumpipe summarize`: raw text -> an extractive summary with any method of `sumpipe.extractive.methods`.
 
 The text goes through the pipeline's preprocessing (as `sumpipe decode` does); the method ranks the
 sentences and the best ones within the budget come out in document order, as the input wrote them
@@ -25,11 +25,11 @@ def summarize_text(source: str, method_name: str, sentences: int | None, tokens:
     """The summary of file `source` ("-" = stdin) as text (module docstring)."""
     from sumpipe.decode.api import cap_raw
     from sumpipe.decode.interactive import NO_TEXT, read_input
-    from sumpipe.extractive.scorers import SCORERS, Analyzer, Limit, build_method
-    from sumpipe.extractive.scorers.lsa_collection import SPACE_FILE
+    from sumpipe.extractive.methods import METHODS, Analyzer, Limit, build_method
+    from sumpipe.extractive.methods.lsa_collection import SPACE_FILE
     from sumpipe.text.preprocess import preprocess_sentences
 
-    cls = SCORERS.get(method_name, "--method")
+    cls = METHODS.get(method_name, "--method")
     if cls.uses_reference:
         raise SumpipeError(f"--method: {method_name} reads the reference summary; it cannot summarize new text")
     if sentences is None and tokens is None:

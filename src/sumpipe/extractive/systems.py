@@ -7,7 +7,7 @@ Two stages (dvc.yaml):
   the references, `sumpipe.extractive.keywords`), under `paths.extractive`:
       corpus.parquet     term, idf, entropy (row "" holds the unseen-term idf and the document count)
       lsa_collection.parquet   term, entropy, loadings: seed 000's collection-level LSA space
-                         (`sumpipe.extractive.scorers.lsa_collection`, read by `lsa_collection`)
+                         (`sumpipe.extractive.methods.lsa_collection`, read by `lsa_collection`)
       keywords.parquet   topic, rank, word, weight;  topics.parquet  split, id, topic (each reference's)
 - `sumpipe extractive --system NAME` (DVC foreach over `extractive.systems`) writes
       predictions/<NAME>/<decode.split>.parquet   id, prediction, reference(, references),
@@ -34,7 +34,7 @@ from sumpipe.names import SPLITS
 from sumpipe.schemas import CORPUS_STATS, PROCESSED
 
 if TYPE_CHECKING:
-    from sumpipe.extractive.scorers import CorpusStats
+    from sumpipe.extractive.methods import CorpusStats
 
 CORPUS_FILE = "corpus.parquet"
 
@@ -50,17 +50,17 @@ class SystemResult:
 def check_systems(cfg: ExtractiveConfig) -> None:
     """Every `extractive.systems` / `options` name is a method (the registry's one-line error naming the
     key); every method's options are typed, in range, and build."""
-    from sumpipe.extractive.scorers import SCORERS, build_method, checked_options
+    from sumpipe.extractive.methods import METHODS, build_method, checked_options
 
     # Types and ranges first: a typo fails before any method object is built.
     for name, options in cfg.options.items():
-        method = SCORERS.get(name, f"extractive.options.{name}")
+        method = METHODS.get(name, f"extractive.options.{name}")
         try:
             checked_options(method, options)
         except ConfigError as exc:
             raise ConfigError(f"extractive.options.{name}: extractive method {name!r}: bad option {exc}") from None
     for i, name in enumerate(cfg.systems):
-        SCORERS.get(name, f"extractive.systems[{i}]")
+        METHODS.get(name, f"extractive.systems[{i}]")
     for name, options in cfg.options.items():
         try:
             build_method(name, options)
@@ -70,7 +70,7 @@ def check_systems(cfg: ExtractiveConfig) -> None:
 
 def load_corpus(extractive_dir: str | Path) -> CorpusStats:
     """The `CorpusStats` written by `extractive-fit`."""
-    from sumpipe.extractive.scorers import CorpusStats
+    from sumpipe.extractive.methods import CorpusStats
     from sumpipe.io import read_parquet
 
     path = Path(extractive_dir) / CORPUS_FILE
@@ -89,7 +89,7 @@ def load_state(needs: str, paths: PathsConfig) -> Any:
         from sumpipe.vocab.ngrams import NGRAMS_FILE, NgramTable
 
         return NgramTable.load(Path(paths.vocab) / NGRAMS_FILE)
-    from sumpipe.extractive.scorers.lsa_collection import SPACE_FILE, LsaSpace
+    from sumpipe.extractive.methods.lsa_collection import SPACE_FILE, LsaSpace
     from sumpipe.io import read_parquet
 
     path = Path(paths.extractive) / SPACE_FILE
@@ -104,8 +104,8 @@ def fit_stage(paths: PathsConfig, cfg: ExtractiveConfig) -> dict[str, Any]:
     import pandas as pd
 
     from sumpipe.extractive.keywords import extract_keywords
-    from sumpipe.extractive.scorers import Analyzer, fit_corpus
-    from sumpipe.extractive.scorers.lsa_collection import SPACE_FILE, LsaSpace, term_stream
+    from sumpipe.extractive.methods import Analyzer, fit_corpus
+    from sumpipe.extractive.methods.lsa_collection import SPACE_FILE, LsaSpace, term_stream
     from sumpipe.io import read_parquet, write_parquet
 
     out = Path(paths.extractive)
@@ -136,12 +136,12 @@ def system_stage(name: str, paths: PathsConfig, cfg: ExtractiveConfig, split: st
     """Write predictions/<name>/<split>.parquet for the extractive method `name` (module docstring)."""
     import pandas as pd
 
-    from sumpipe.extractive.scorers import SCORERS, Analyzer, Limit, build_method
+    from sumpipe.extractive.methods import METHODS, Analyzer, Limit, build_method
     from sumpipe.io import read_parquet, write_parquet
     from sumpipe.schemas import references_of
 
     check_systems(cfg)
-    cls = SCORERS.get(name, "extractive.systems")
+    cls = METHODS.get(name, "extractive.systems")
     corpus = load_corpus(paths.extractive) if cls.uses_corpus else None
     method = build_method(name, cfg.options.get(name), corpus, load_state(cls.needs, paths))
     frame = read_parquet(Path(paths.processed) / f"{split}.parquet", contract=PROCESSED)

@@ -15,7 +15,7 @@ maps a model's `input` back to its budget, `apply_selection` runs a method on on
 extract stage and `sumpipe decode`'s `prepare_raw` both use it).
 
 Where the methods come from: `ngram` and `first` are registered below (the thesis's own); every
-extractive scorer (`sumpipe.extractive.scorers.SCORERS`) that may feed a model is a selection too
+extractive scorer (`sumpipe.extractive.methods.METHODS`) that may feed a model is a selection too
 (`method: lsa, tokens: 400` gives `lsa400`): each scorer but the reference-reading oracle and those
 with fitted state of their own (`needs`). So a new scorer (one module plus one line in that registry)
 is a selection with nothing added here. A selection that is not a sentence scorer is a
@@ -47,8 +47,8 @@ from typing import Any
 
 from sumpipe.config import Budget
 from sumpipe.errors import ConfigError, SumpipeError
-from sumpipe.extractive.scorers import SCORERS, Analyzer, CorpusStats, Limit, Method, build_method, fit_corpus
-from sumpipe.extractive.scorers import Document as ParsedDocument
+from sumpipe.extractive.methods import METHODS, Analyzer, CorpusStats, Limit, Method, build_method, fit_corpus
+from sumpipe.extractive.methods import Document as ParsedDocument
 from sumpipe.registry import Registry
 
 Document = list[list[str]]
@@ -93,15 +93,15 @@ def selectable(scorer: type[Method]) -> bool:
 
 class SelectionRegistry(Registry[SelectionMethod]):
     """The selection methods: those registered with `register_method` (the shipped ones named in
-    `BUILTIN`), and every `selectable` scorer of `SCORERS`, made a selection on first use
+    `BUILTIN`), and every `selectable` scorer of `METHODS`, made a selection on first use
     (`scorer_selection`). Unknown names are `Registry`'s error."""
 
     def names(self) -> list[str]:
-        scorers = (name for name in SCORERS.names() if selectable(SCORERS.get(name, "method")))
+        scorers = (name for name in METHODS.names() if selectable(METHODS.get(name, "method")))
         return sorted(set(self.entries) | set(self.builtin) | set(scorers))
 
     def get(self, name: str, key: str) -> SelectionMethod:
-        if name not in self.entries and name in SCORERS.names() and selectable(SCORERS.get(name, key)):
+        if name not in self.entries and name in METHODS.names() and selectable(METHODS.get(name, key)):
             self.register(name, scorer_selection(name))
         return super().get(name, key)
 
@@ -112,17 +112,17 @@ BUILTIN: dict[str, str] = {
     "ngram": "sumpipe.selection.methods",  # seed 001 Alg. 1 (below)
     "first": "sumpipe.selection.methods",  # the first N tokens (below)
 }
-METHODS = SelectionRegistry("selection method", BUILTIN)
+SELECTION_METHODS = SelectionRegistry("selection method", BUILTIN)
 
 
 def register_method(method: SelectionMethod) -> SelectionMethod:
     """Add `method` to the registry (a second registration under the same name replaces the first)."""
-    return METHODS.register(method.name, method)
+    return SELECTION_METHODS.register(method.name, method)
 
 
 def get_method(name: str, key: str = "method") -> SelectionMethod:
     """The registered method `name`; an unknown name is a one-line ConfigError naming `key`."""
-    return METHODS.get(name, key)
+    return SELECTION_METHODS.get(name, key)
 
 
 def selection_name(budget: Budget) -> str:
@@ -278,13 +278,13 @@ class ScorerState:
     def method(self, options: dict[str, Any]) -> Method:
         key = repr(sorted(options.items()))
         if key not in self._built:
-            corpus = self.shared.corpus if SCORERS.get(self.name, "method").uses_corpus else None
+            corpus = self.shared.corpus if METHODS.get(self.name, "method").uses_corpus else None
             self._built[key] = build_method(self.name, options, corpus)
         return self._built[key]
 
 
 def scorer_selection(name: str) -> SelectionMethod:
-    """The extractive scorer `name` (of `SCORERS`) as a selection method (section comment)."""
+    """The extractive scorer `name` (of `METHODS`) as a selection method (section comment)."""
     def fit(ctx: FitContext) -> ScorerState:
         return ScorerState(name, shared_analysis(None if ctx.processed_dir is None else str(ctx.processed_dir)))
 
