@@ -45,7 +45,7 @@ BUILTIN: dict[str, str] = {
     "sumbasic": "sumpipe.extractive.methods.sumbasic",
     "klsum": "sumpipe.extractive.methods.klsum",
     "reduction": "sumpipe.extractive.methods.reduction",
-    "random": "sumpipe.extractive.methods.random_order",
+    "random": "sumpipe.extractive.methods.random",
     "oracle": "sumpipe.extractive.methods.oracle",
     "ngram": "sumpipe.extractive.methods.ngram",
     "lsa_collection": "sumpipe.extractive.methods.lsa_collection",

@@ -1,7 +1,7 @@
 """Random: seeded, per-document, a permutation."""
 
 from sumpipe.extractive.methods import Analyzer, Limit
-from sumpipe.extractive.methods.random_order import RandomOrder
+from sumpipe.extractive.methods.random import RandomOrder
 
 TEXT = "\n".join(f"sentence number{i} here" for i in range(20))
 
