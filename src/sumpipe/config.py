@@ -519,7 +519,7 @@ def _default_systems() -> list[str]:
 
 @dataclass(frozen=True)
 class ExtractiveConfig:
-    """The extractive summarizers as systems (sumpipe.extractive.systems): each named method's best
+    """The extractive summarizers as systems (sumpipe.extractive.stage): each named method's best
     `sentences` sentences (and at most `tokens` tokens, when set) of every `decode.split` document,
     evaluated like a model. `options`: per method, its keyword options (e.g. lexrank: {threshold: 0.1}).
     `keywords`: topics and top words of the corpus's references (seed 000 §4.2, NMF)."""
@@ -532,7 +532,7 @@ class ExtractiveConfig:
     keyword_words: int = 10
 
     def check(self, key: str) -> None:
-        # method names are checked against the scorers' catalogue where they are used (sumpipe.extractive.systems)
+        # method names are checked against the scorers' catalogue where they are used (sumpipe.extractive.stage)
         require(len(set(self.systems)) == len(self.systems), _k(key, "systems"), "lists a method twice")
         require(self.sentences is not None or self.tokens is not None, _k(key, "sentences"),
                 "a budget needs sentences or tokens")

@@ -173,7 +173,7 @@ def toy(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_toy_scorer_is_an_extractive_system(toy, tmp_path) -> None:
-    from sumpipe.extractive.systems import check_systems, system_stage
+    from sumpipe.extractive.stage import check_systems, system_stage
 
     doc = Analyzer().parse("\n".join(SENTENCES))
     assert list(doc.lengths) == [15, 12, 14, 13]
@@ -222,7 +222,7 @@ def test_a_toy_scorer_is_an_input_selection(toy, tmp_path) -> None:
 
 
 def test_unknown_names_are_the_registry_s_one_line_error() -> None:
-    from sumpipe.extractive.systems import check_systems
+    from sumpipe.extractive.stage import check_systems
     from sumpipe.selection.methods import resolve_selections
 
     cfg = params_from_dict({"extractive": {"systems": ["lead", "tfidf", "foo"]}}).extractive

@@ -37,7 +37,7 @@ def summarize_text(source: str, method_name: str, sentences: int | None, tokens:
     options, corpus, state = {}, None, None
     if Path(params_path).is_file():
         from sumpipe.config import load_params
-        from sumpipe.extractive.systems import CORPUS_FILE, load_corpus, load_state
+        from sumpipe.extractive.stage import CORPUS_FILE, load_corpus, load_state
 
         p = load_params(params_path)
         options = p.extractive.options.get(method_name, {})

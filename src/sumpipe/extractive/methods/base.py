@@ -122,7 +122,7 @@ class Method(ABC):
     upper bound, not a summarizer, and is labelled so wherever it appears. `needs` names fitted state
     of its own that the method takes as the constructor keyword of that name (`ngrams`: the vocab
     stage's 3-gram table; `space`: the collection-level LSA space of `extractive-fit`); loaded by
-    `sumpipe.extractive.systems.load_state`. `Options`: the dataclass of its constructor's options
+    `sumpipe.extractive.stage.load_state`. `Options`: the dataclass of its constructor's options
     (module docstring).
     """
 

@@ -9,7 +9,7 @@ import pytest
 
 from sumpipe.config import params_from_dict
 from sumpipe.errors import ConfigError, SumpipeError
-from sumpipe.extractive.systems import fit_stage, load_corpus, system_stage
+from sumpipe.extractive.stage import fit_stage, load_corpus, system_stage
 
 SOURCES = [
     "the storm hit the coast .\nthousands lost power .\nofficials said repairs take weeks .",
