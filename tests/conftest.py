@@ -244,7 +244,7 @@ def make_eval_model() -> Callable[..., Path]:
 
 
 # --------------------------------------------------------------------------------------------
-# A 3-gram table and a five-sentence document (seed 001 Alg. 1: extract.select, the ngram scorer)
+# A 3-gram table and a five-sentence document (seed 001 Alg. 1: selection.select, the ngram extractive method)
 # --------------------------------------------------------------------------------------------
 def _ngram_table(grams: dict[str, int]):
     """A table from {"w1 w2 w3": count}."""

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from sumpipe.cli import app
-from sumpipe.extractive.methods import BUILTIN as SCORER_MODULES
+from sumpipe.extractive.methods import BUILTIN as EXTRACTIVE_MODULES
 from sumpipe.models.registry import BUILTIN
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -63,8 +63,8 @@ def imported_modules(roots: list[str]) -> set[str]:
         todo += _imports(ast.walk(_tree(name)))
         if name == "sumpipe.models.registry":  # it imports the family modules by name (`BUILTIN`)
             todo += list(BUILTIN.values())
-        if name == "sumpipe.extractive.methods":  # likewise the scorer modules
-            todo += list(SCORER_MODULES.values())
+        if name == "sumpipe.extractive.methods":  # likewise the extractive methods' modules
+            todo += list(EXTRACTIVE_MODULES.values())
     return seen
 
 
@@ -104,9 +104,9 @@ def _stage_body(stage: dict) -> dict:
 NOT_RUN = {
     "train": {"src/sumpipe/selection/select.py":
               "train looks its input selection up by name (selection/methods.py); selecting is extract's work",
-              "src/sumpipe/extractive": "the scorers are selection methods of that registry, never run by train"},
+              "src/sumpipe/extractive": "the extractive methods are selection methods too, never run by train"},
     "evaluate": {"src/sumpipe/selection/select.py": "evaluate only lists the baseline selections by name",
-                 "src/sumpipe/extractive": "a scorer selection is never a baseline: evaluate only reads the flag",
+                 "src/sumpipe/extractive": "an extractive selection is never a baseline: evaluate only reads the flag",
                  "src/sumpipe/vocab": "the 3-gram table is loaded by a selection method's fit, never by evaluate"},
 }
 

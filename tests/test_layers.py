@@ -22,8 +22,8 @@ LAYERS: list[set[str]] = [
     {"io"},                                                      # atomic writes, checked Parquet reads
     {"timings", "config"},                                       # run figures; params.yaml, typed
     {"text", "data", "vocab", "subword"},                         # text and corpus stages
-    {"extractive"},                                              # sentence scorers, extractive systems
-    {"selection"},                                               # input selection (scorers + Alg. 1)
+    {"extractive"},                                              # extractive methods and systems
+    {"selection"},                                               # input selection (methods + Alg. 1)
     {"models"},                                                  # families, layers, model folders
     {"train"},
     {"decode"},

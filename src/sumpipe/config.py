@@ -532,7 +532,7 @@ class ExtractiveConfig:
     keyword_words: int = 10
 
     def check(self, key: str) -> None:
-        # method names are checked against the scorers' catalogue where they are used (sumpipe.extractive.stage)
+        # method names are checked against the extractive-method registry where they are used (sumpipe.extractive.stage)
         require(len(set(self.systems)) == len(self.systems), _k(key, "systems"), "lists a method twice")
         require(self.sentences is not None or self.tokens is not None, _k(key, "sentences"),
                 "a budget needs sentences or tokens")

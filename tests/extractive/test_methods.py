@@ -1,5 +1,5 @@
-"""The scorer registry: every method (budgets and document order, degenerate documents), their typed
-options, one-line errors, and a toy scorer added from this file alone (one class plus one line)."""
+"""The extractive-method registry: every method (budgets and document order, degenerate documents), their typed
+options, one-line errors, and a toy method added from this file alone (one class plus one line)."""
 
 import inspect
 from collections.abc import Iterable
@@ -133,7 +133,7 @@ def test_only_given_options_are_passed_ints_become_floats() -> None:
     assert build_method("lexrank").damping == 0.85  # the method's own default stays the source
 
 
-# --- adding a scorer: one class (with its options) and one registry line, nothing else ----------
+# --- adding a method: one class (with its options) and one registry line, nothing else ----------
 @dataclass(frozen=True)
 class LastFirstOptions:
     lead: int = 0
@@ -143,7 +143,7 @@ class LastFirstOptions:
 
 
 class LastFirst(RankingMethod):
-    """A toy scorer: the first `lead` sentences, then the others from the last one backwards."""
+    """A toy method: the first `lead` sentences, then the others from the last one backwards."""
 
     name = "toy"
     uses_terms = False  # ranks by position alone
@@ -163,7 +163,7 @@ SENTENCES = [" ".join(f"w{s}{t}" for t in range(n - 1)) + " ." for s, n in enume
 
 @pytest.fixture
 def toy(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The toy scorer registered for one test (the registries are restored afterwards)."""
+    """The toy method registered for one test (the registries are restored afterwards)."""
     from sumpipe.selection import methods
 
     monkeypatch.setattr(METHODS, "entries", dict(METHODS.entries))
@@ -172,7 +172,7 @@ def toy(monkeypatch: pytest.MonkeyPatch) -> None:
     register(LastFirst)  # the one line
 
 
-def test_a_toy_scorer_is_an_extractive_system(toy, tmp_path) -> None:
+def test_a_toy_method_is_an_extractive_system(toy, tmp_path) -> None:
     from sumpipe.extractive.stage import check_systems, system_stage
 
     doc = Analyzer().parse("\n".join(SENTENCES))
@@ -195,7 +195,7 @@ def test_a_toy_scorer_is_an_extractive_system(toy, tmp_path) -> None:
     assert frame["prediction"].tolist() == [SENTENCES[3], SENTENCES[1]]
 
 
-def test_a_toy_scorer_is_an_input_selection(toy, tmp_path) -> None:
+def test_a_toy_method_is_an_input_selection(toy, tmp_path) -> None:
     from sumpipe.selection.methods import FitContext, find_selection, get_method, resolve_selections, select_text
     from sumpipe.selection.stage import extract
 

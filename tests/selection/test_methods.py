@@ -1,5 +1,5 @@
 """The selection-method registry: names, look-ups, one-line errors, select_text = the extract stage, and
-every selectable scorer as an input selection (`lsa30` etc.)."""
+every selectable extractive method as an input selection (`lsa30` etc.)."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def test_first_method_on_one_document() -> None:
     assert select_text(Budget("first", 50), doc, None) == doc
 
 
-def test_the_selections_are_ngram_first_and_every_selectable_scorer() -> None:
+def test_the_selections_are_ngram_first_and_every_selectable_extractive_method() -> None:
     assert SELECTION_METHODS.names() == sorted(SELECTABLE + ["first", "ngram"])
 
 
@@ -76,9 +76,9 @@ def test_every_method_selects_within_the_budget_in_document_order(name, processe
     assert sum(map(len, kept)) <= 16
 
 
-def test_the_oracle_and_scorers_with_state_of_their_own_are_not_model_inputs():
+def test_the_oracle_and_methods_with_state_of_their_own_are_not_model_inputs():
     assert "oracle" not in SELECTABLE and "lsa_collection" not in SELECTABLE
-    assert get_method("ngram").name == "ngram" and get_method("ngram").check is None  # Alg. 1, not the scorer
+    assert get_method("ngram").name == "ngram" and get_method("ngram").check is None  # Alg. 1 itself
     with pytest.raises(ConfigError, match="unknown selection method 'oracle'"):
         resolve_selections([Budget("oracle", 30)])
 

@@ -15,23 +15,23 @@ maps a model's `input` back to its budget, `apply_selection` runs a method on on
 extract stage and `sumpipe decode`'s `prepare_raw` both use it).
 
 Where the methods come from: `ngram` and `first` are registered below (the thesis's own); every
-extractive scorer (`sumpipe.extractive.methods.METHODS`) that may feed a model is a selection too
-(`method: lsa, tokens: 400` gives `lsa400`): each scorer but the reference-reading oracle and those
-with fitted state of their own (`needs`). So a new scorer (one module plus one line in that registry)
-is a selection with nothing added here. A selection that is not a sentence scorer is a
-`SelectionMethod` passed to `register_method`:
+extractive method (`sumpipe.extractive.methods.METHODS`) that may feed a model is a selection method
+too (`method: lsa, tokens: 400` gives `lsa400`): each one but the reference-reading oracle and those
+with fitted state of their own (`needs`). So a new extractive method (one module plus one line in that
+registry) is a selection method with nothing added here. A selection method that is not an extractive
+method is a `SelectionMethod` passed to `register_method`:
 
     SelectionMethod(
         name="last",
         fit=lambda ctx: ...,               # FitContext -> state (None if none); picklable, deterministic
-        prepare=lambda state, docs: ...,   # (state, list[Document]) -> per-document analysis, once per
+        prepare=lambda state, docs: ...,   # (state, list[Sentences]) -> per-document analysis, once per
                                            #   batch and shared by every budget of the method
         choose=lambda doc, analysis, budget: ...,   # -> sentence indices, document order
         baseline=False,                    # True: `evaluate` also scores the selection as a system
         check=None,                        # (budget, key) -> None: validates `budget.options`
     )
 
-`Document` is a list of sentences, each a list of tokens. `fit` sees `FitContext(vocab_dir,
+`Sentences` is a list of sentences, each a list of tokens. `fit` sees `FitContext(vocab_dir,
 processed_dir)`: state is fitted on (or loaded from) the training split, e.g. an idf table; it is
 fitted once per process and reused for every document. The chosen sentences are cut at the budget
 by `apply_selection` (a method may overshoot with its last sentence).
@@ -47,11 +47,10 @@ from typing import Any
 
 from sumpipe.config import Budget
 from sumpipe.errors import ConfigError, SumpipeError
-from sumpipe.extractive.methods import METHODS, Analyzer, CorpusStats, Limit, Method, build_method, fit_corpus
-from sumpipe.extractive.methods import Document as ParsedDocument
+from sumpipe.extractive.methods import METHODS, Analyzer, CorpusStats, Document, Limit, Method, build_method, fit_corpus
 from sumpipe.registry import Registry
 
-Document = list[list[str]]
+Sentences = list[list[str]]  # a preprocessed document: its sentences, each a list of tokens
 
 
 @dataclass(frozen=True)
@@ -69,8 +68,8 @@ class SelectionMethod:
 
     name: str
     fit: Callable[[FitContext], Any]
-    prepare: Callable[[Any, Sequence[Document]], Sequence[Any]]
-    choose: Callable[[Document, Any, Budget], list[int]]
+    prepare: Callable[[Any, Sequence[Sentences]], Sequence[Any]]
+    choose: Callable[[Sentences, Any, Budget], list[int]]
     baseline: bool = False
     check: Callable[[Budget, str], None] | None = None  # validates a budget's `options`; errors name `key`
 
@@ -84,29 +83,29 @@ class Selection:
     budget: Budget
 
 
-def selectable(scorer: type[Method]) -> bool:
-    """Whether an extractive scorer may be a model input: not the oracle (it reads the reference, which
+def selectable(method: type[Method]) -> bool:
+    """Whether an extractive method may be a model input: not the oracle (it reads the reference, which
     a model input must never see) and not a method with fitted state of its own (`needs`: the `ngram`
-    scorer's 3-gram table is the `ngram` selection's, registered below)."""
-    return not scorer.uses_reference and not scorer.needs
+    extractive method's 3-gram table is the `ngram` selection's, registered below)."""
+    return not method.uses_reference and not method.needs
 
 
 class SelectionRegistry(Registry[SelectionMethod]):
     """The selection methods: those registered with `register_method` (the shipped ones named in
-    `BUILTIN`), and every `selectable` scorer of `METHODS`, made a selection on first use
-    (`scorer_selection`). Unknown names are `Registry`'s error."""
+    `BUILTIN`), and every `selectable` extractive method of `METHODS`, made a selection method on first
+    use (`extractive_selection`). Unknown names are `Registry`'s error."""
 
     def names(self) -> list[str]:
-        scorers = (name for name in METHODS.names() if selectable(METHODS.get(name, "method")))
-        return sorted(set(self.entries) | set(self.builtin) | set(scorers))
+        extractive = (name for name in METHODS.names() if selectable(METHODS.get(name, "method")))
+        return sorted(set(self.entries) | set(self.builtin) | set(extractive))
 
     def get(self, name: str, key: str) -> SelectionMethod:
         if name not in self.entries and name in METHODS.names() and selectable(METHODS.get(name, key)):
-            self.register(name, scorer_selection(name))
+            self.register(name, extractive_selection(name))
         return super().get(name, key)
 
 
-# selections that are not sentence scorers: name -> module that registers it (imported on first use;
+# selection methods that are not extractive methods: name -> module that registers it (imported on first use;
 # a spawned worker process finds a method through this map)
 BUILTIN: dict[str, str] = {
     "ngram": "sumpipe.selection.methods",  # seed 001 Alg. 1 (below)
@@ -158,8 +157,8 @@ def baseline_selections(budgets: Sequence[Budget]) -> list[str]:
     return [s.name for s in resolve_selections(budgets) if s.method.baseline]
 
 
-def apply_selection(method: SelectionMethod, budget: Budget, document: Document,
-                    analysis: Any) -> tuple[list[int], Document]:
+def apply_selection(method: SelectionMethod, budget: Budget, document: Sentences,
+                    analysis: Any) -> tuple[list[int], Sentences]:
     """(indices of the kept sentences, the kept sentences cut at `budget.tokens`) for one document."""
     from sumpipe.selection.select import cut
 
@@ -168,7 +167,7 @@ def apply_selection(method: SelectionMethod, budget: Budget, document: Document,
     return chosen[: len(kept)], kept
 
 
-def select_text(budget: Budget, document: Document, state: Any) -> Document:
+def select_text(budget: Budget, document: Sentences, state: Any) -> Sentences:
     """One document's selection under `budget`, from the method's fitted `state` (decode time)."""
     method = get_method(budget.method)
     analysis = method.prepare(state, [document])[0]
@@ -188,13 +187,13 @@ def _fit_ngram(ctx: FitContext) -> Any:
     return NgramTable.load(Path(ctx.vocab_dir) / NGRAMS_FILE)
 
 
-def _choose_ngram(document: Document, scores: Any, budget: Budget) -> list[int]:
+def _choose_ngram(document: Sentences, scores: Any, budget: Budget) -> list[int]:
     from sumpipe.selection.select import choose_sentences
 
     return choose_sentences([len(s) for s in document], scores, budget.tokens, budget.leading_sentences)
 
 
-def _choose_first(document: Document, _analysis: Any, budget: Budget) -> list[int]:
+def _choose_first(document: Sentences, _analysis: Any, budget: Budget) -> list[int]:
     from sumpipe.selection.select import select_first
 
     return select_first(document, budget.tokens)
@@ -216,9 +215,9 @@ register_method(SelectionMethod(
 
 
 # --------------------------------------------------------------------------------------------
-# Every selectable extractive scorer as a selection
+# Every selectable extractive method as a selection method
 # --------------------------------------------------------------------------------------------
-# Per document the scorer ranks the sentences and keeps the best that fit `tokens` (`base.take`), in
+# Per document the method ranks the sentences and keeps the best that fit `tokens` (`base.take`), in
 # document order; `options` are the method's keyword options (e.g. `{threshold: 0.2}` for lexrank),
 # checked when params are read. State: the methods that use corpus statistics (`CorpusStats`: idf,
 # entropy weights) fit them on the training split, `<processed_dir>/train.parquet`, once per process
@@ -226,7 +225,7 @@ register_method(SelectionMethod(
 # (`SharedAnalysis`). Without a processed folder (raw text at decode time) they fall back to
 # statistics of the document itself.
 class SharedAnalysis:
-    """What every scorer selection shares within one process: the analyzer (its stem cache), the
+    """What every extractive selection shares within one process: the analyzer (its stem cache), the
     corpus statistics (fitted on first use) and the parsed documents of the batch being selected, so a
     batch is analysed once for all the methods (the extract stage prepares each method in turn on
     the same list of documents)."""
@@ -235,8 +234,8 @@ class SharedAnalysis:
         self.processed_dir = processed_dir
         self.analyzer = Analyzer()
         self._corpus: CorpusStats | None = None
-        self._batch: Sequence[Document] | None = None
-        self._documents: list[ParsedDocument] = []
+        self._batch: Sequence[Sentences] | None = None
+        self._documents: list[Document] = []
 
     @property
     def corpus(self) -> CorpusStats:
@@ -256,7 +255,7 @@ class SharedAnalysis:
         sources = read_table(path, columns=["source"], contract=PROCESSED).column("source").to_pylist()
         return fit_corpus(self.analyzer.parse(s or "") for s in sources)
 
-    def documents(self, docs: Sequence[Document]) -> list[ParsedDocument]:
+    def documents(self, docs: Sequence[Sentences]) -> list[Document]:
         if docs is not self._batch:  # the same list object: the previous method's batch
             self._batch, self._documents = docs, [self.analyzer.document(d) for d in docs]
         return self._documents
@@ -268,8 +267,8 @@ def shared_analysis(processed_dir: str | None) -> SharedAnalysis:
     return SharedAnalysis(processed_dir)
 
 
-class ScorerState:
-    """A scorer selection's fitted state: the shared analysis and the method built for each `options`."""
+class MethodState:
+    """An extractive selection's fitted state: the shared analysis and the method built for each `options`."""
 
     def __init__(self, name: str, shared: SharedAnalysis) -> None:
         self.name, self.shared = name, shared
@@ -283,12 +282,12 @@ class ScorerState:
         return self._built[key]
 
 
-def scorer_selection(name: str) -> SelectionMethod:
-    """The extractive scorer `name` (of `METHODS`) as a selection method (section comment)."""
-    def fit(ctx: FitContext) -> ScorerState:
-        return ScorerState(name, shared_analysis(None if ctx.processed_dir is None else str(ctx.processed_dir)))
+def extractive_selection(name: str) -> SelectionMethod:
+    """The extractive method `name` (of `METHODS`) as a selection method (section comment)."""
+    def fit(ctx: FitContext) -> MethodState:
+        return MethodState(name, shared_analysis(None if ctx.processed_dir is None else str(ctx.processed_dir)))
 
-    def prepare(state: ScorerState, docs: Sequence[Document]) -> list[tuple[ScorerState, ParsedDocument]]:
+    def prepare(state: MethodState, docs: Sequence[Sentences]) -> list[tuple[MethodState, Document]]:
         # the analysis carries the state: `choose` receives only the document and its analysis
         return [(state, doc) for doc in state.shared.documents(docs)]
 
@@ -298,10 +297,10 @@ def scorer_selection(name: str) -> SelectionMethod:
         except SumpipeError as exc:
             raise ConfigError(f"{key}.options: {exc}") from None
 
-    return SelectionMethod(name=name, fit=fit, prepare=prepare, choose=_choose_scored, check=check)
+    return SelectionMethod(name=name, fit=fit, prepare=prepare, choose=_choose_extractive, check=check)
 
 
-def _choose_scored(document: Document, analysis: tuple[ScorerState, ParsedDocument], budget: Budget) -> list[int]:
+def _choose_extractive(document: Sentences, analysis: tuple[MethodState, Document], budget: Budget) -> list[int]:
     """The method's best sentences within `budget.tokens`, in document order."""
     state, doc = analysis
     return state.method(budget.options).select(doc, Limit(tokens=budget.tokens))

@@ -1,4 +1,4 @@
-"""The document view every scorer reads: content terms, stems, counts."""
+"""The document view every extractive method reads: content terms, stems, counts."""
 
 import numpy as np
 

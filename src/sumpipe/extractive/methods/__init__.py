@@ -1,4 +1,4 @@
-"""Extractive methods: sentence scorers over a preprocessed `Document`, chosen under a `Limit`.
+"""Extractive methods: each ranks or picks the sentences of a preprocessed `Document` under a `Limit`.
 
 One module per method, each named in the one registry `METHODS`. A method is built with its options
 (params; typed by the options dataclass its module defines beside it), fitted once on the training

@@ -1,4 +1,4 @@
-"""The document every sentence scorer reads: sentences of tokens plus their content-term counts.
+"""The document every extractive method reads: sentences of tokens plus their content-term counts.
 
 Preprocessed text (data/processed, the extract selections) stores a document as tokens joined by
 spaces and sentences joined by "\n". Every method scores the same view of it, built once per
@@ -39,7 +39,7 @@ _NOT_CONTENT = None   # a stop word or a number: a word, but no term
 
 
 class Document:
-    """One preprocessed document as the scorers see it (module docstring). Shapes: S sentences, T terms.
+    """One preprocessed document as the extractive methods see it (module docstring). Shapes: S sentences, T terms.
 
     The term view (`terms`, `counts`, `words`) is computed on first use, so methods that never look
     at words (lead, random) cost nothing beyond splitting the text."""
