@@ -132,7 +132,7 @@ def test_layer_rule(importer, imported, allowed):
 def test_from_import_resolves_to_the_module_it_names(tmp_path):
     source = tmp_path / "m.py"
     source.write_text("from sumpipe.models import rnn\nfrom sumpipe.io import write_json\n"
-                      "def f():\n    import sumpipe.decode.api\n", encoding="utf-8")
-    known = {"sumpipe.models", "sumpipe.models.rnn", "sumpipe.io", "sumpipe.decode.api"}
+                      "def f():\n    import sumpipe.decode.batches\n", encoding="utf-8")
+    known = {"sumpipe.models", "sumpipe.models.rnn", "sumpipe.io", "sumpipe.decode.batches"}
     assert imported_modules(source, known) == {"sumpipe.models", "sumpipe.models.rnn", "sumpipe.io",
-                                               "sumpipe.decode.api"}
+                                               "sumpipe.decode.batches"}

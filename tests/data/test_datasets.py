@@ -43,7 +43,7 @@ def test_a_data_set_registered_from_a_test_file_downloads(tmp_path: Path) -> Non
 
 
 def test_decoding_takes_the_cap_from_the_registered_entry() -> None:
-    from sumpipe.decode.api import resolve_max_length
+    from sumpipe.decode.batches import resolve_max_length
 
     card = SimpleNamespace(dataset="toy", max_summary_tokens=50)
     assert resolve_max_length(DecodeConfig(), card) == 7

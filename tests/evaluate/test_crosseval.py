@@ -60,7 +60,7 @@ class Loaded(Exception):
 
 
 def test_decode_corpus_loads_the_model_on_the_decode_device(monkeypatch, tmp_path: Path):
-    from sumpipe.decode import api
+    from sumpipe.decode import batches
 
     asked = []
 
@@ -68,7 +68,7 @@ def test_decode_corpus_loads_the_model_on_the_decode_device(monkeypatch, tmp_pat
         asked.append((model_dir, device))
         raise Loaded
 
-    monkeypatch.setattr(api, "load_model", load_model)
+    monkeypatch.setattr(batches, "load_model", load_model)
     with pytest.raises(Loaded):
         decode_corpus(tmp_path / "M1", ["a text ."], str(tmp_path), DecodeConfig(device="cpu"))
     assert asked == [(tmp_path / "M1", torch.device("cpu"))]

@@ -170,7 +170,7 @@ def _params(root: Path, **models: Any):
 
 
 def test_toy_family_and_method_run_through_every_stage(tmp_path: Path, toy_registries: None) -> None:
-    from sumpipe.decode.api import load_model
+    from sumpipe.decode.batches import load_model
     from sumpipe.decode.stage import decode_stage
     from sumpipe.evaluate.stage import run_evaluate
     from sumpipe.selection.stage import extract

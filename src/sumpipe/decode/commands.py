@@ -106,7 +106,7 @@ def _decode_config(base, overrides: dict):
 
 def _run_input(input: str, params: Path, model: str | None, overrides: dict, per_line: bool,
                per_block: bool, as_json: bool, as_tokens: bool) -> None:
-    from sumpipe.decode.api import MAX_RAW_CHARS
+    from sumpipe.decode.batches import MAX_RAW_CHARS
     from sumpipe.decode.interactive import (
         MAX_STREAM_BYTES,
         find_model_dir,

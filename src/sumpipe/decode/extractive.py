@@ -23,7 +23,7 @@ MAX_BYTES = 20_000_000
 def summarize_text(source: str, method_name: str, sentences: int | None, tokens: int | None,
                    params_path: str | Path = "params.yaml", as_tokens: bool = False) -> str:
     """The summary of file `source` ("-" = stdin) as text (module docstring)."""
-    from sumpipe.decode.api import cap_raw
+    from sumpipe.decode.batches import cap_raw
     from sumpipe.decode.interactive import NO_TEXT, read_input
     from sumpipe.extractive.methods import METHODS, Analyzer, Limit, build_method
     from sumpipe.extractive.methods.lsa_collection import SPACE_FILE

@@ -211,7 +211,7 @@ def summarize_input(
     tokenized form with `as_tokens`, or JSON Lines with per-token p_gen and attention); returns the
     number summarised. `note` (`model_note`) goes to `warn` once the summaries are ready, so a
     failing run ends in its one error line alone."""
-    from sumpipe.decode.api import has_words, prepare_raw
+    from sumpipe.decode.batches import has_words, prepare_raw
     from sumpipe.decode.readable import readable
     from sumpipe.models.card import read_card
 
@@ -223,7 +223,7 @@ def summarize_input(
         where = "the input has" if len(documents) == 1 else "no document has"
         raise SumpipeError(f"{where} {NO_TEXT}")
 
-    from sumpipe.decode.api import load_model, summarize
+    from sumpipe.decode.batches import load_model, summarize
     from sumpipe.device import resolve_device, torch_threads
 
     # A few documents make tiny per-step matrices: thread hand-offs cost more than they save, and on

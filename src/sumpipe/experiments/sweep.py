@@ -63,7 +63,7 @@ def run_sweep_point(cfg: SweepConfig, base: Path) -> dict[str, Any]:
     """Train `cfg.model_name` with the sweep's settings, score its validation summaries, write metrics."""
     import pandas as pd
 
-    from sumpipe.decode.api import load_model, summarize
+    from sumpipe.decode.batches import load_model, summarize
     from sumpipe.evaluate.abstractiveness import abstractiveness
     from sumpipe.evaluate.rouge import FastRouge, score_pairs
     from sumpipe.evaluate.stage import lead_sentences

@@ -1,4 +1,5 @@
-"""Summaries from a trained model directory: the Python API behind `sumpipe decode` and the report.
+"""Decoding in batches: the internal layer under the public `sumpipe.load` (`sumpipe.decode.summarizer`),
+the decode stage, crosseval and the report.
 
     model, vocab, card = load_model("models/M1")
     docs = [prepare_raw(raw, card, vocab_dir="data/vocab") for raw in raw_texts]
@@ -44,8 +45,8 @@ SENTENCE_END = frozenset({".", "!", "?"})
 
 
 @dataclass
-class Summary:
-    """One summary. tokens/text: words (text convention: sentences on lines); score: log P / lp.
+class Decoded:
+    """One decoded summary. tokens/text: words (text convention: sentences on lines); score: log P / lp.
 
     With details: p_gen[t] is the generation probability when tokens[t] was produced, and
     attention (T, S) float32 numpy the copy attention of step t over `source_tokens` (the S tokens
@@ -150,7 +151,7 @@ def summarize(
     details: bool | Collection[int] = False,
     progress: Any = None,
     generator: Any = None,
-) -> list[Summary]:
+) -> list[Decoded]:
     """Summaries of preprocessed `documents` (text convention), in the given order.
 
     cfg is a `sumpipe.config.DecodeConfig`. Documents are batched `cfg.batch_size` at a time in
@@ -181,7 +182,7 @@ def summarize(
         examples.append(codec.encode(str(i), doc))
     order = sorted(range(len(examples)), key=lambda i: -len(examples[i].src))
     wanted = None if isinstance(details, bool) else frozenset(details)
-    results: list[Summary | None] = [None] * len(examples)
+    results: list[Decoded | None] = [None] * len(examples)
     with torch.inference_mode():
         for start in range(0, len(order), cfg.batch_size):
             started = time.perf_counter()
@@ -198,7 +199,7 @@ def summarize(
                     attention = hyp.attention[:, : len(example.src)].numpy()
                 if keep and hyp.head_attention is not None:  # (T, H, S) -> (H, T, S)
                     heads = hyp.head_attention[:, :, : len(example.src)].permute(1, 0, 2).numpy()
-                results[i] = Summary(tokens, summary_text(tokens), hyp.score, hyp.p_gen if keep else None,
+                results[i] = Decoded(tokens, summary_text(tokens), hyp.score, hyp.p_gen if keep else None,
                                      attention, codec.source_tokens(documents[i]), heads)
             if progress is not None:
                 if device.type == "cuda":

@@ -1,4 +1,4 @@
-"""The decoding API (`sumpipe.decode.api`), on tiny real models saved with `save_pretrained` and on a
+"""The decoding API (`sumpipe.decode.batches`), on tiny real models saved with `save_pretrained` and on a
 hand-built copying model."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from sumpipe.config import Budget, DecodeConfig
-from sumpipe.decode.api import has_words, load_model, prepare_raw, resolve_max_length, summarize, summary_text
+from sumpipe.decode.batches import has_words, load_model, prepare_raw, resolve_max_length, summarize, summary_text
 from sumpipe.decode.search import beam_search, sample_search
 from sumpipe.errors import SumpipeError
 from sumpipe.models.batching import WordCodec, collate, encode_example
