@@ -100,58 +100,21 @@ class SplitRatios:
 
 
 @dataclass(frozen=True)
-class PydocConfig:
-    """The embedded default corpus: docstring summary line -> extended description."""
-
-    packages: list[str] = field(default_factory=lambda: ["stdlib", "numpy", "pandas", "sklearn", "torch", "scipy"])
-    min_source_words: int = 12
-    max_source_words: int = 400
-    min_reference_words: int = 3
-    max_reference_words: int = 40
-    workers: int = 2  # processes parsing the source files; the corpus does not depend on it
-
-    def check(self, key: str) -> None:
-        require(self.workers >= 1, _k(key, "workers"), "must be >= 1")
-        require_at_most(self.workers, MAX_WORKERS, _k(key, "workers"))
-        require(self.min_source_words >= 1, _k(key, "min_source_words"), "must be >= 1")
-        require(self.max_source_words >= self.min_source_words, _k(key, "max_source_words"),
-                "must be >= min_source_words")
-        require(self.min_reference_words >= 1, _k(key, "min_reference_words"), "must be >= 1")
-        require(self.max_reference_words >= self.min_reference_words, _k(key, "max_reference_words"),
-                "must be >= min_reference_words")
-
-
-@dataclass(frozen=True)
-class NumeralsConfig:
-    """Seed 004's synthetic data: ordered sequences -> continuation, random -> numbers in words."""
-
-    size: int = 2000
-    max_length: int = 10
-    max_number: int = 100
-
-    def check(self, key: str) -> None:
-        require(self.size >= 3, _k(key, "size"), "must be >= 3")
-        require(self.max_length >= 2, _k(key, "max_length"), "must be >= 2")
-        require_at_most(self.size, MAX_COUNT, _k(key, "size"))
-        require_at_most(self.max_length, MAX_POSITIONS, _k(key, "max_length"))
-        require_at_most(self.max_number, MAX_COUNT, _k(key, "max_number"))
-        require(self.max_number >= 2 * self.max_length - 1, _k(key, "max_number"),
-                "must be >= 2 * max_length - 1 (an ordered sequence and its continuation must fit)")
-
-
-@dataclass(frozen=True)
 class DataConfig:
     """A corpus for the download stage (and crosseval). `dataset` names an entry of the data-set
     registry (`sumpipe.data.datasets`), which checks the name and what that data set needs (e.g.
-    `path` for `local`) where the config is used: this module sits below the loaders."""
+    `path` for `local`) where the config is used: this module sits below the loaders.
+
+    `options`: per data set, its own options (`data.options.pydoc.packages`), typed by the dataclass
+    its loader module defines beside it and validated by the registry where the config is used, as a
+    model family validates its arch section (`sumpipe.data.datasets.dataset_of`)."""
 
     dataset: str = "pydoc"
     path: str | None = None
     split_ratios: SplitRatios = field(default_factory=SplitRatios)
     max_examples: int | None = None
     seed: int = 13
-    pydoc: PydocConfig = field(default_factory=PydocConfig)
-    numerals: NumeralsConfig = field(default_factory=NumeralsConfig)
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def check(self, key: str) -> None:
         require(self.max_examples is None or self.max_examples > 0, _k(key, "max_examples"), "must be > 0")
@@ -485,7 +448,7 @@ class ReportConfig:
 
 
 def _crosseval_data() -> DataConfig:
-    return DataConfig(dataset="pydoc", pydoc=PydocConfig(packages=["matplotlib"]))
+    return DataConfig(dataset="pydoc", options={"pydoc": {"packages": ["matplotlib"]}})
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,6 @@ from sumpipe.config import (
     DataConfig,
     DecodeConfig,
     EvaluateConfig,
-    NumeralsConfig,
     PathsConfig,
 )
 from sumpipe.data.download import cap_examples, download, load_examples
@@ -44,7 +43,7 @@ def test_a_bad_corpus_is_refused_naming_the_crosseval_key(tmp_path: Path, data: 
 
 
 def test_load_corpus_takes_the_download_stages_split_and_caps_it(tmp_path: Path) -> None:
-    data = DataConfig(dataset="numerals", seed=3, numerals=NumeralsConfig(size=40, max_length=3, max_number=9))
+    data = DataConfig(dataset="numerals", seed=3, options={"numerals": {"size": 40, "max_length": 3, "max_number": 9}})
     download(data, tmp_path)
     raw = pq.read_table(tmp_path / "valid.parquet").to_pylist()
     valid = load_corpus(CrossEvalConfig(data=data, split="valid", max_examples=None))
