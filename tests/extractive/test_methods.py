@@ -1,9 +1,10 @@
 """The extractive-method registry: every method (budgets and document order, degenerate documents), their typed
-options, one-line errors, and a toy method added from this file alone (one class plus one line)."""
+options, one-line errors, and a toy method added as one module plus one registry line."""
 
 import inspect
-from collections.abc import Iterable
-from dataclasses import dataclass
+import sys
+from collections.abc import Iterator
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -11,18 +12,15 @@ import pytest
 from sumpipe.config import Budget, ExtractConfig, params_from_dict
 from sumpipe.errors import ConfigError, SumpipeError
 from sumpipe.extractive.methods import (
+    BUILTIN,
     METHODS,
     Analyzer,
-    Document,
     Limit,
-    RankingMethod,
     all_methods,
     build_method,
     checked_options,
     fit_corpus,
-    register,
 )
-from sumpipe.validation import require
 
 STORY = """the storm hit the coast on monday .
 thousands of homes lost power as the storm moved inland .
@@ -133,7 +131,17 @@ def test_only_given_options_are_passed_ints_become_floats() -> None:
     assert build_method("lexrank").damping == 0.85  # the method's own default stays the source
 
 
-# --- adding a method: one class (with its options) and one registry line, nothing else ----------
+# --- adding a method: one module (the method and its options) and one registry line, nothing else -
+TOY_MODULE = """
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sumpipe.extractive.methods import register
+from sumpipe.extractive.methods.base import RankingMethod
+from sumpipe.extractive.methods.document import Document
+from sumpipe.validation import require
+
+
 @dataclass(frozen=True)
 class LastFirstOptions:
     lead: int = 0
@@ -142,8 +150,9 @@ class LastFirstOptions:
         require(self.lead >= 0, "lead", "must be >= 0")
 
 
+@register
 class LastFirst(RankingMethod):
-    """A toy method: the first `lead` sentences, then the others from the last one backwards."""
+    \"\"\"A toy method: the first `lead` sentences, then the others from the last one backwards.\"\"\"
 
     name = "toy"
     uses_terms = False  # ranks by position alone
@@ -155,6 +164,7 @@ class LastFirst(RankingMethod):
     def rank(self, doc: Document) -> Iterable[int]:
         lead = list(range(min(self.lead, doc.n_sentences)))
         return lead + list(range(doc.n_sentences - 1, len(lead) - 1, -1))
+"""
 
 
 # four sentences of 15, 12, 14 and 13 tokens (54)
@@ -162,14 +172,31 @@ SENTENCES = [" ".join(f"w{s}{t}" for t in range(n - 1)) + " ." for s, n in enume
 
 
 @pytest.fixture
-def toy(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The toy method registered for one test (the registries are restored afterwards)."""
+def toy(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """The toy method's module written to a folder on sys.path and its one line in `BUILTIN`, for one
+    test (the registries are restored afterwards and the module imported afresh by each test)."""
     from sumpipe.selection import methods
 
+    (tmp_path / "mods").mkdir()
+    (tmp_path / "mods" / "sumpipe_toy_method.py").write_text(TOY_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path / "mods"))
     monkeypatch.setattr(METHODS, "entries", dict(METHODS.entries))
     # the selections made from it
     monkeypatch.setattr(methods.SELECTION_METHODS, "entries", dict(methods.SELECTION_METHODS.entries))
-    register(LastFirst)  # the one line
+    monkeypatch.setitem(BUILTIN, "toy", "sumpipe_toy_method")  # the one line
+    yield
+    sys.modules.pop("sumpipe_toy_method", None)
+
+
+def test_a_toy_method_is_listed_everywhere_the_methods_are(toy, cli, tmp_path) -> None:
+    from sumpipe.selection.methods import SELECTION_METHODS
+
+    assert "toy" in all_methods() and all_methods()["toy"].__module__ == "sumpipe_toy_method"
+    assert "toy" in SELECTION_METHODS.names()                                 # an input selection
+    assert "toy" in cli("summarize", "--help").stdout                          # `--method`'s listing
+    (tmp_path / "doc.txt").write_text("The storm hit the coast. Power failed. Markets were calm.")
+    done = cli("summarize", "--method", "toy", "--sentences", "1", "doc.txt", cwd=tmp_path)
+    assert (done.exit_code, done.stdout) == (0, "Markets were calm.\n")         # the last sentence first
 
 
 def test_a_toy_method_is_an_extractive_system(toy, tmp_path) -> None:
