@@ -42,6 +42,9 @@ class LexRankOptions:
 
 @register
 class LexRank(ScoringMethod):
+    """LexRank (Erkan & Radev 2004): PageRank over the tf-idf cosine graph, edges below `threshold`
+    (0.1) dropped."""
+
     name = "lexrank"
     uses_corpus = True
     Options: ClassVar[type[Any]] = LexRankOptions
@@ -60,6 +63,9 @@ class LexRank(ScoringMethod):
 
 @register
 class ContinuousLexRank(LexRank):
+    """Continuous LexRank (Erkan & Radev 2004): PageRank over the tf-idf cosine graph, every cosine
+    an edge weight."""
+
     name = "lexrank_continuous"
     Options = DampingOptions
 

@@ -94,6 +94,9 @@ class LsaOptions:
 
 @register
 class LsaSteinbergerJezek(ScoringMethod):
+    """LSA after Steinberger & Jezek: log-entropy weights, SVD; a sentence scores its length in the
+    space of the first `dimensions` concepts."""
+
     name = "lsa"
     uses_corpus = True
     Options = LsaOptions
@@ -108,6 +111,9 @@ class LsaSteinbergerJezek(ScoringMethod):
 
 @register
 class LsaGongLiu(RankingMethod):
+    """LSA after Gong & Liu: log-entropy weights, SVD; one sentence per concept, the strongest concept
+    first."""
+
     name = "lsa_gongliu"
     uses_corpus = True
     Options = LsaOptions

@@ -107,7 +107,8 @@ def greedy_oracle(sentences: list[list[int]], reference: list[int], lengths: Seq
 
 @register
 class GreedyOracle(Method):
-    """Upper bound, not a summarizer: needs `Document.reference`."""
+    """The greedy ROUGE-1+2 oracle (Nallapati et al. 2017): the extractive upper bound, not a
+    summarizer; it reads the reference (`Document.reference`)."""
 
     name = "oracle"
     uses_reference = True
