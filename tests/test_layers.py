@@ -28,7 +28,7 @@ LAYERS: list[set[str]] = [
     {"train"},
     {"decode"},
     {"evaluate"},
-    {"report", "experiments"},
+    {"report", "experiments", "docs"},                          # artifacts -> report, docs' figures
     {"cli"},                                                     # the `sumpipe` command
 ]
 RANK = {unit: rank for rank, layer in enumerate(LAYERS) for unit in layer}

@@ -15,6 +15,7 @@ import typer
 
 from sumpipe.data import commands as data_commands
 from sumpipe.decode import commands as decode_commands
+from sumpipe.docs import commands as docs_commands
 from sumpipe.evaluate import commands as evaluate_commands
 from sumpipe.experiments import commands as experiment_commands
 from sumpipe.extractive import commands as extractive_commands
@@ -66,6 +67,7 @@ app.command("evaluate", cls=Command)(evaluate_commands.evaluate)
 app.command("rouge", cls=Command)(evaluate_commands.rouge)
 app.command("crosseval", cls=Command)(evaluate_commands.crosseval)
 app.command("report", cls=Command)(report_commands.report)
+app.command("docs", cls=Command)(docs_commands.docs)
 app.add_typer(experiment_commands.numerals, name="numerals")
 app.command("sweep", cls=Command)(experiment_commands.sweep)
 

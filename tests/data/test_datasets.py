@@ -80,7 +80,8 @@ def test_an_unknown_data_set_is_refused_before_any_work(tmp_path: Path) -> None:
 
 
 # --- a data set with an option of its own: one module (its options beside its loader) + one line -----
-COUNTDOWN_MODULE = """
+COUNTDOWN_MODULE = """\"\"\"Countdowns: n numbers down to 1.\"\"\"
+
 from dataclasses import dataclass
 
 from sumpipe.config import DataConfig
@@ -113,6 +114,8 @@ def countdown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     (tmp_path / "mods").mkdir()
     (tmp_path / "mods" / "sumpipe_toy_countdown.py").write_text(COUNTDOWN_MODULE)
     monkeypatch.syspath_prepend(str(tmp_path / "mods"))
+    for name in DATASETS.builtin:  # the shipped ones registered first (their modules register only once)
+        DATASETS.get(name, "data.dataset")
     monkeypatch.setattr(DATASETS, "entries", dict(DATASETS.entries))
     monkeypatch.setitem(DATASETS.builtin, "countdown", "sumpipe_toy_countdown")   # the one line
     yield tmp_path
@@ -127,6 +130,9 @@ def test_a_data_set_with_its_own_option_is_one_module_and_one_line(countdown: Pa
     assert stats["countdown"] == {"size": 5} and stats["counts"] == {"train": 4, "valid": 0, "test": 1}
     assert pq.read_table(countdown / "raw" / "train.parquet").column("source").to_pylist()[-1] == "5 4 3 2 1"
     assert options_of(params_from_dict({"data": {"dataset": "countdown"}}).data, "countdown").size == 3  # default
+    from sumpipe.docs.blocks import BLOCKS, Sources  # docs/datasets.md's list
+    assert "| `countdown` | Countdowns: n numbers down to 1. | `sumpipe_toy_countdown.py` | `size` (3) | 1.2 x " \
+           "the model's summary length |" in BLOCKS["datasets"](Sources(countdown, params))
 
 
 @pytest.mark.parametrize(("options", "message"), [

@@ -180,6 +180,7 @@ def toy(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     (tmp_path / "mods").mkdir()
     (tmp_path / "mods" / "sumpipe_toy_method.py").write_text(TOY_MODULE)
     monkeypatch.syspath_prepend(str(tmp_path / "mods"))
+    all_methods()  # the shipped ones registered first: their modules register only once, in the real entries
     monkeypatch.setattr(METHODS, "entries", dict(METHODS.entries))
     # the selections made from it
     monkeypatch.setattr(methods.SELECTION_METHODS, "entries", dict(methods.SELECTION_METHODS.entries))
@@ -197,6 +198,11 @@ def test_a_toy_method_is_listed_everywhere_the_methods_are(toy, cli, tmp_path) -
     (tmp_path / "doc.txt").write_text("The storm hit the coast. Power failed. Markets were calm.")
     done = cli("summarize", "--method", "toy", "--sentences", "1", "doc.txt", cwd=tmp_path)
     assert (done.exit_code, done.stdout) == (0, "Markets were calm.\n")         # the last sentence first
+
+    from sumpipe.docs.blocks import BLOCKS, Sources  # docs/extractive.md's list
+    listing = BLOCKS["extractive-methods"](Sources(tmp_path, params_from_dict({})))
+    assert ("| `toy` | A toy method: the first `lead` sentences, then the others from the last one backwards. "
+            "| positions only | yes (`toy<N>`) |") in listing
 
 
 def test_a_toy_method_is_an_extractive_system(toy, tmp_path) -> None:
