@@ -82,3 +82,13 @@ def test_data_sets_with_their_options_and_families_with_their_models(project: So
     families = BLOCKS["families"](project).split("\n")[2:]
     assert [row.split(" | ")[0] for row in families] == ["| `bert2stage`", "| `rnn`", "| `transformer`"]
     assert families[2].split(" | ")[3] == "A" and families[1].split(" | ")[3] == "B"   # the models of params
+
+
+def test_the_numerals_table_from_that_pipeline_s_metrics(project: Sources) -> None:
+    folder = project.root / "experiments" / "numerals"
+    (folder / "reports").mkdir(parents=True)
+    (folder / "params.yaml").write_text("max_lengths: [5]\nruns: [random-none, random-bahdanau]\n")
+    run = {"valid_token_accuracy": 0.5, "valid_sequence_accuracy": 0.25, "train_loss": 1.5}
+    (folder / "reports" / "numerals.json").write_text(json.dumps(
+        {"random-bahdanau-5": run | {"valid_token_accuracy": 0.9}, "random-none-5": run}))
+    assert BLOCKS["numerals"](project).split("\n")[2:] == ["| 5 | 50.0 % (25.0 %) / 1.500 | 90.0 % (25.0 %) / 1.500 |"]

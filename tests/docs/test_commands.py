@@ -22,6 +22,10 @@ def copy(repo_root: Path, tmp_path: Path) -> Path:
         shutil.copy(repo_root / name, tmp_path / name)
     shutil.copytree(repo_root / "docs", tmp_path / "docs")
     shutil.copytree(repo_root / "metrics", tmp_path / "metrics")
+    numerals = Path("experiments") / "numerals"
+    (tmp_path / numerals / "reports").mkdir(parents=True)
+    for name in ("params.yaml", "reports/numerals.json"):
+        shutil.copy(repo_root / numerals / name, tmp_path / numerals / name)
     return tmp_path
 
 

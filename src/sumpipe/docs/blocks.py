@@ -11,6 +11,7 @@ the docs are regenerated. Where each block is used:
 | `results` | README.md | metrics/{rouge,rare_words,abstractiveness}.json, params.yaml's models, systems, baselines |
 | `extractive-results` | docs/extractive.md | metrics/rouge.json of `extractive.systems` |
 | `crosseval` | docs/datasets.md | metrics/crosseval.json |
+| `numerals` | docs/numerals.md | experiments/numerals/reports/numerals.json (that pipeline's metrics) |
 | `extractive-methods` | docs/extractive.md | the extractive-method registry (class flags, docstrings) |
 | `datasets` | docs/datasets.md | the data-set registry (options dataclasses, lengths) |
 | `families` | docs/models.md | the model-family registry, the models of params.yaml and params-paper.yaml |
@@ -157,6 +158,26 @@ def crosseval_table(src: Sources) -> str:
     rows = [[name, str(entry.get("n", MISSING)), *(with_interval(entry, key) for key in ("rouge1", "rouge2", "rougeL")),
              figure(entry, "distinct", 1)] for name, entry in scores.items()]
     return table(["model (corpus)", "n", "R-1", "R-2", "R-L", "distinct %"], rows, right=1)
+
+
+NUMERALS = Path("experiments") / "numerals"
+
+
+@block("numerals")
+def numerals_table(src: Sources) -> str:
+    """docs/numerals.md: the numerals experiment's table (`reports/numerals.json` of its pipeline, in the
+    report's own format, `sumpipe.experiments.numerals_report.markdown_table`)."""
+    from sumpipe.config import load_config
+    from sumpipe.experiments.numerals import NumeralsExperiment
+    from sumpipe.experiments.numerals_report import markdown_table
+
+    cfg = load_config(src.root / NUMERALS / "params.yaml", NumeralsExperiment)
+    path = src.root / NUMERALS / cfg.reports / "numerals.json"
+    if not path.is_file():
+        raise SumpipeError(f"{path}: not found (`dvc repro {NUMERALS / 'dvc.yaml'}` writes it)")
+    flat = json.loads(path.read_text(encoding="utf-8"))
+    metrics = {run: {length: flat[f"{run}-{length}"] for length in cfg.max_lengths} for run in cfg.runs}
+    return markdown_table(metrics, cfg.max_lengths).strip()
 
 
 # --------------------------------------------------------------------------------------------
