@@ -4,6 +4,8 @@ options and their one-line errors, one text or a list, lazy weights, and the pro
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -88,8 +90,9 @@ def test_one_text_gives_a_summary_and_a_list_gives_a_list(project: Path) -> None
     many = s.summarize([TEXT, "Привет", TEXT], beam=2)
     assert isinstance(one, Summary) and [type(x) for x in many] == [Summary] * 3
     assert many[0] == many[2] and (many[0].tokens, many[0].score) == (one.tokens, one.score)
-    assert many[1] == Summary("", [], "", None, [], error="no Latin-script text to summarise (preprocessing "
-                                                           "keeps ASCII only)")
+    assert many[1] == Summary([], "", None, [], error="no Latin-script text to summarise (preprocessing keeps "
+                                                      "ASCII only)", source="Привет")
+    assert many[1].text == ""
     assert one.p_gen is None and one.attention is None                          # details only when asked
     assert one.tokens == one.tokenized.split() and str(one) == one.text
     assert one.source_tokens == "police said the man was arrested on monday . the dog ate the bone .".split()
@@ -107,3 +110,11 @@ def test_nothing_to_summarise_is_one_line(project: Path, texts, message: str) ->
 def test_summarizer_is_built_from_a_folder_and_a_project(project: Path) -> None:
     s = Summarizer(project / "models" / "M2", open_project(project), device="cpu")
     assert (s.name, s.device, s.config) == ("M2", "cpu", DecodeConfig())
+
+
+def test_the_readable_text_is_made_when_first_read(project: Path) -> None:
+    # NLTK's detokenizer takes longer to import than the decode stage takes to decode the test split
+    code = ("import sys, sumpipe; s = sumpipe.load('M1').summarize('The dog ate the bone.'); "
+            "print('nltk' in sys.modules, end=' '); text = s.text; print('nltk' in sys.modules, text == str(s))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False True True"

@@ -91,12 +91,12 @@ class ExtractiveSummarizer:
         pairs = preprocess_sentences(cap_raw(raw))
         text = "\n".join(line for _, line in pairs)
         if not any(c.isalnum() for c in text):
-            return Summary("", [], "", None, [], error=NO_TEXT)
+            return Summary([], "", None, [], error=NO_TEXT, source=raw)
         doc = analyzer.parse(text)  # one sentence per pair: preprocessed lines are never empty
         selected = self.method.select(doc, limit)
         tokens = [token for i in selected for token in doc.sentences[i]]
-        return Summary(" ".join(pairs[i][0] for i in selected), tokens, doc.text(selected), None,
-                       [token for sentence in doc.sentences for token in sentence], sentences=list(selected))
+        return Summary(tokens, doc.text(selected), None, [token for sentence in doc.sentences for token in sentence],
+                       sentences=list(selected), source=raw, prose=" ".join(pairs[i][0] for i in selected))
 
 
 def _fitted(project: Project, method_cls: type[Method]) -> tuple[Any, Any]:

@@ -27,9 +27,10 @@ input fails before torch is imported. `Summary` is the one result type of every 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
 
@@ -53,7 +54,9 @@ class Summary:
     """One summary of one input text.
 
     `text` is readable prose (what `sumpipe decode` prints: detokenised, sentences capitalised, every
-    word spelled as the input spells it; an extractive method's: the input's own sentences);
+    word spelled as the input spells it; an extractive method's: the input's own sentences); it is
+    made on first use (`sumpipe.decode.readable`: NLTK's detokenizer, whose import alone takes longer
+    than decoding the 454 test documents), so a run that reads only `tokenized` never pays for it.
     `tokens` are the pipeline's lowercased tokens and `tokenized` the same as text, one sentence a
     line (what ROUGE scores, `--tokens`). `score` is log P / length penalty (None for an extractive
     method). `source_tokens` (S,) are what the summarizer read (after preprocessing and the input
@@ -61,10 +64,10 @@ class Summary:
     `attention` (T, S) float32 the copy attention, `head_attention` (H, T, S) per head for a
     multi-head copy attention (the transformer's); None otherwise. `sentences`: the indices of the
     sentences an extractive method chose. `error` says why a text got no summary (nothing left to
-    summarise: `text` is then "").
+    summarise: `text` is then ""). `source` is the input text (its spellings make `text`); `prose`
+    the readable text when it is known at once (an extractive method's).
     """
 
-    text: str
     tokens: list[str]
     tokenized: str
     score: float | None
@@ -74,6 +77,16 @@ class Summary:
     head_attention: Any = None
     sentences: list[int] | None = None
     error: str | None = None
+    source: str = field(default="", repr=False)
+    prose: str | None = field(default=None, repr=False)
+
+    @functools.cached_property
+    def text(self) -> str:
+        if self.prose is not None or self.error:
+            return self.prose or ""
+        from sumpipe.decode.readable import readable
+
+        return readable(self.tokenized, self.source)
 
     def __str__(self) -> str:
         return self.text
@@ -225,12 +238,10 @@ class Summarizer:
 
     @staticmethod
     def _summary(raw: str, decoded: Any) -> Summary:
-        from sumpipe.decode.readable import readable
-
         if decoded is None:
-            return Summary("", [], "", None, [], error=NO_TEXT)
-        return Summary(readable(decoded.text, raw), decoded.tokens, decoded.text, decoded.score,
-                       decoded.source_tokens, decoded.p_gen, decoded.attention, decoded.head_attention)
+            return Summary([], "", None, [], error=NO_TEXT, source=raw)
+        return Summary(decoded.tokens, decoded.text, decoded.score, decoded.source_tokens, decoded.p_gen,
+                       decoded.attention, decoded.head_attention, source=raw)
 
 
 def load(model: str | os.PathLike[str] | None = None, *, project: str | os.PathLike[str] = ".",
