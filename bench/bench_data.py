@@ -25,7 +25,7 @@ import numpy as np
 
 from sumpipe.config import DataConfig, params_from_dict
 from sumpipe.data.download import download
-from sumpipe.extract.stage import extract
+from sumpipe.selection.stage import extract
 from sumpipe.text.preprocess import preprocess
 from sumpipe.vocab import build as vocab_build
 from sumpipe.vocab.build import build_vocab, count_corpus, train_file

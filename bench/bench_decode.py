@@ -75,7 +75,7 @@ def throughput(model_dir: Path, docs: list[str], beam: int, batch_size: int, dev
     import torch
 
     from sumpipe.config import DecodeConfig
-    from sumpipe.decode.api import load_model, resolve_max_length, summarize
+    from sumpipe.decode.batches import load_model, resolve_max_length, summarize
 
     torch.set_num_threads(threads)
     model, vocab, config = load_model(model_dir, device=device)
@@ -100,7 +100,7 @@ from sumpipe.cli import app                          # what the console script i
 from sumpipe.config import Params
 from sumpipe.decode.interactive import read_input, summarize_input
 import torch
-from sumpipe.decode.api import load_model, prepare_raw, summarize, cap_raw
+from sumpipe.decode.batches import load_model, prepare_raw, summarize, cap_raw
 torch.set_num_threads(1)
 model_dir, article = Path(sys.argv[1]), sys.argv[2]
 cfg = Params().decode

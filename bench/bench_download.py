@@ -13,7 +13,7 @@ import resource
 import time
 from pathlib import Path
 
-from sumpipe.config import PydocConfig
+from sumpipe.data.pydoc_corpus import PydocOptions
 from sumpipe.data.local import load_local
 from sumpipe.data.pydoc_corpus import build_pydoc
 
@@ -30,8 +30,8 @@ def main() -> None:
     args = parser.parse_args()
 
     total_pairs = total_wall = total_cpu = 0.0
-    for package in PydocConfig().packages:
-        (pairs, info), wall, cpu = timed(lambda: build_pydoc(PydocConfig(packages=[package])))
+    for package in PydocOptions().packages:
+        (pairs, info), wall, cpu = timed(lambda: build_pydoc(PydocOptions(packages=[package])))
         version = info["packages"].get(package, "not installed")
         print(f"pydoc {package:8s} {version:22s} files {info['files']:5d}  pairs {len(pairs):5d}  "
               f"cpu {cpu:5.1f} s  wall {wall:5.1f} s")

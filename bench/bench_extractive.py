@@ -29,8 +29,8 @@ from pathlib import Path
 from threadpoolctl import threadpool_limits
 
 from sumpipe.evaluate.rouge import FastRouge, score_pairs
-from sumpipe.extractive.scorers import SCORERS, Analyzer, Limit, build_method, fit_corpus
-from sumpipe.extractive.scorers.edmundson import DEFAULT_BONUS_WORDS, DEFAULT_STIGMA_WORDS
+from sumpipe.extractive.methods import METHODS, Analyzer, Limit, build_method, fit_corpus
+from sumpipe.extractive.methods.edmundson import DEFAULT_BONUS_WORDS, DEFAULT_STIGMA_WORDS
 from sumpipe.text.preprocess import preprocess_many
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,7 +86,7 @@ def _full_chunk(args: tuple) -> int:  # type: ignore[type-arg]
     rows, corpus, sentences = args
     with threadpool_limits(1):
         analyzer = Analyzer()
-        methods = [build_method(name, corpus=corpus) for name in SCORERS.names()]
+        methods = [build_method(name, corpus=corpus) for name in METHODS.names()]
         limit = Limit(sentences=sentences)
         for row in rows:
             doc = analyzer.parse(row["source"], row["reference"], row["id"])
@@ -109,7 +109,7 @@ def full_run(rows: list[dict], corpus, sentences: int, workers: int) -> tuple[fl
 
 def report_full_run(rows: list[dict], corpus, args: argparse.Namespace) -> None:  # type: ignore[no-untyped-def]
     wall, cpu = full_run(rows, corpus, args.sentences, args.workers)
-    print(f"\nall {len(SCORERS.names())} methods over all {len(rows):,} stories, {args.workers} processes: {wall:.1f} s "
+    print(f"\nall {len(METHODS.names())} methods over all {len(rows):,} stories, {args.workers} processes: {wall:.1f} s "
           f"wall, {cpu:.1f} s CPU (about {cpu / args.workers:.1f} s wall on {args.workers} idle cores; "
           f"load average {os.getloadavg()[0]:.1f})")
 
@@ -144,7 +144,7 @@ def main() -> None:
     print("| method | sumpipe R-1 | R-2 | R-L | s | sumy R-1 | R-2 | R-L | s | speed-up |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     with threadpool_limits(1):  # tiny per-document matrices: BLAS threads only add overhead
-        for name in SCORERS.names():
+        for name in METHODS.names():
             texts, seconds = run_sumpipe(name, test, corpus, limit)
             r1, r2, rl = rouge(texts, references)
             row = f"| {name} | {r1:.2f} | {r2:.2f} | {rl:.2f} | {seconds:.2f} |"

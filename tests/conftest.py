@@ -96,8 +96,8 @@ TINY_WORDS = ("the cat sat on the mat . the dog ate the bone . a bird flew over 
 def _transformer_card(model, selection: Budget | None = None, dataset: str = "pydoc", name: str = "m",
                       seed: int | None = None):
     from sumpipe.config import ModelSpec
-    from sumpipe.extract.methods import selection_name
     from sumpipe.models.card import ModelCard
+    from sumpipe.selection.methods import selection_name
 
     input = selection_name(selection) if selection is not None else ""
     return ModelCard(family="transformer", arch=model.arch, vocab_size=model.vocab_size, name=name, seed=seed,
@@ -257,7 +257,7 @@ def make_eval_model() -> Callable[..., Path]:
 
 
 # --------------------------------------------------------------------------------------------
-# A 3-gram table and a five-sentence document (seed 001 Alg. 1: extract.select, the ngram scorer)
+# A 3-gram table and a five-sentence document (seed 001 Alg. 1: selection.select, the ngram extractive method)
 # --------------------------------------------------------------------------------------------
 def _ngram_table(grams: dict[str, int]):
     """A table from {"w1 w2 w3": count}."""

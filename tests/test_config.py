@@ -108,12 +108,16 @@ PARAMS_DATA = {
 
 
 def _arch_defaults() -> dict:
-    """The sections validated by a model family: their defaults are the family's arch type's."""
+    """The sections validated by a registry entry: their defaults are its dataclass's (a model family's
+    arch type, a data set's options)."""
+    from sumpipe.data.numerals import NumeralsOptions
+    from sumpipe.data.pydoc_corpus import PydocOptions
     from sumpipe.models.bert2stage import Bert2StageArch
     from sumpipe.models.rnn import RNNArch
     from sumpipe.models.transformer import ArchConfig
 
-    return {"model": ArchConfig(), "families.rnn": RNNArch(), "families.bert2stage": Bert2StageArch()}
+    return {"model": ArchConfig(), "families.rnn": RNNArch(), "families.bert2stage": Bert2StageArch(),
+            "data.options.pydoc": PydocOptions(), "data.options.numerals": NumeralsOptions()}
 
 
 _NO_DEFAULT = object()
@@ -154,7 +158,8 @@ def test_the_code_defaults_are_params_yaml(repo_root: Path) -> None:
 @pytest.mark.parametrize(("key", "value"), [
     ("train.lr", 0.5), ("model.max_source_tokens", 200), ("families.rnn.hidden_dim", 256),
     ("families.bert2stage.refine_positions", None), ("pretrain.train.batch_size", 32),
-    ("crosseval.data.pydoc.packages", ["numpy"]), ("report.n_heatmaps", 2), ("extractive.sentences", 3),
+    ("crosseval.data.options.pydoc.packages", ["numpy"]), ("report.n_heatmaps", 2), ("extractive.sentences", 3),
+    ("data.options.pydoc.min_source_words", 5), ("data.options.numerals.size", 10),
 ])
 def test_a_default_that_drifts_from_params_yaml_is_named(repo_root: Path, key: str, value) -> None:
     raw = yaml.safe_load((repo_root / "params.yaml").read_text())

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from sumpipe.cli import app
-from sumpipe.extractive.scorers import BUILTIN as SCORER_MODULES
+from sumpipe.extractive.methods import BUILTIN as EXTRACTIVE_MODULES
 from sumpipe.models.registry import BUILTIN
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -63,8 +63,8 @@ def imported_modules(roots: list[str]) -> set[str]:
         todo += _imports(ast.walk(_tree(name)))
         if name == "sumpipe.models.registry":  # it imports the family modules by name (`BUILTIN`)
             todo += list(BUILTIN.values())
-        if name == "sumpipe.extractive.scorers":  # likewise the scorer modules
-            todo += list(SCORER_MODULES.values())
+        if name == "sumpipe.extractive.methods":  # likewise the extractive methods' modules
+            todo += list(EXTRACTIVE_MODULES.values())
     return seen
 
 
@@ -102,11 +102,11 @@ def _stage_body(stage: dict) -> dict:
 # Code the import closure reaches but the stage never runs: lazy imports inside functions it does not
 # call. Each entry says why; anything else uncovered fails.
 NOT_RUN = {
-    "train": {"src/sumpipe/extract/select.py":
-              "train looks its input selection up by name (extract/methods.py); selecting is extract's work",
-              "src/sumpipe/extractive": "the scorers are selection methods of that registry, never run by train"},
-    "evaluate": {"src/sumpipe/extract/select.py": "evaluate only lists the baseline selections by name",
-                 "src/sumpipe/extractive": "a scorer selection is never a baseline: evaluate only reads the flag",
+    "train": {"src/sumpipe/selection/select.py":
+              "train looks its input selection up by name (selection/methods.py); selecting is extract's work",
+              "src/sumpipe/extractive": "the extractive methods are selection methods too, never run by train"},
+    "evaluate": {"src/sumpipe/selection/select.py": "evaluate only lists the baseline selections by name",
+                 "src/sumpipe/extractive": "an extractive selection is never a baseline: evaluate only reads the flag",
                  "src/sumpipe/vocab": "the 3-gram table is loaded by a selection method's fit, never by evaluate"},
 }
 
@@ -135,5 +135,5 @@ def test_the_decode_stage_runs_the_models_and_the_report_none():
     assert {"src/sumpipe/report/stage.py", "src/sumpipe/decode/attention.py"} <= report
     cards = {"src/sumpipe/models/card.py", "src/sumpipe/models/folders.py"}
     assert not [f for f in report if f.startswith("src/sumpipe/models/") and f not in cards
-                or f == "src/sumpipe/decode/api.py"]
+                or f == "src/sumpipe/decode/batches.py"]
     assert _uncovered({"src/sumpipe/models/layers.py"}, ["src/sumpipe/report"]) == ["src/sumpipe/models/layers.py"]

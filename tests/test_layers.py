@@ -22,13 +22,14 @@ LAYERS: list[set[str]] = [
     {"io"},                                                      # atomic writes, checked Parquet reads
     {"timings", "config"},                                       # run figures; params.yaml, typed
     {"text", "data", "vocab", "subword"},                         # text and corpus stages
-    {"extractive"},                                              # sentence scorers, extractive systems
-    {"extract"},                                                 # input selection (scorers + Alg. 1)
+    {"extractive"},                                              # extractive methods and systems
+    {"selection"},                                               # input selection (methods + Alg. 1)
     {"models"},                                                  # families, layers, model folders
     {"train"},
     {"decode"},
     {"evaluate"},
-    {"report", "experiments"},
+    {"report", "experiments"},                                   # artifacts -> report; own pipelines
+    {"docs"},                                                    # the docs' generated figures and lists
     {"cli"},                                                     # the `sumpipe` command
 ]
 RANK = {unit: rank for rank, layer in enumerate(LAYERS) for unit in layer}
@@ -132,7 +133,7 @@ def test_layer_rule(importer, imported, allowed):
 def test_from_import_resolves_to_the_module_it_names(tmp_path):
     source = tmp_path / "m.py"
     source.write_text("from sumpipe.models import rnn\nfrom sumpipe.io import write_json\n"
-                      "def f():\n    import sumpipe.decode.api\n", encoding="utf-8")
-    known = {"sumpipe.models", "sumpipe.models.rnn", "sumpipe.io", "sumpipe.decode.api"}
+                      "def f():\n    import sumpipe.decode.batches\n", encoding="utf-8")
+    known = {"sumpipe.models", "sumpipe.models.rnn", "sumpipe.io", "sumpipe.decode.batches"}
     assert imported_modules(source, known) == {"sumpipe.models", "sumpipe.models.rnn", "sumpipe.io",
-                                               "sumpipe.decode.api"}
+                                               "sumpipe.decode.batches"}

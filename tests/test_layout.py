@@ -3,7 +3,7 @@
 - `tests/a/b/test_c.py` tests `src/sumpipe/a/b/c.py`, or the package `src/sumpipe/a/b/c/__init__.py`;
   `tests/test_c.py` tests `src/sumpipe/c.py`. Exempt: tests/reliability/ (a cross-cutting fault suite) and
   the top-level CROSS_CUTTING files, which test the whole pipeline rather than one module.
-- Every test folder is a package (`__init__.py`), so basenames may repeat (`extract/test_stage.py`,
+- Every test folder is a package (`__init__.py`), so basenames may repeat (`selection/test_stage.py`,
   `train/test_stage.py`).
 - No test file imports another test module or a conftest: shared helpers are fixtures (conftest.py), or
   plain modules imported by package path (`tests.reliability.harness`, `tests.train.tiny_task`).
@@ -23,7 +23,8 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 SRC = TESTS.parent / "src" / "sumpipe"
 CROSS_CUTTING = {"test_pipeline_e2e.py", "test_dvc_stages.py", "test_reproducible_stages.py", "test_layers.py",
-                 "test_layout.py"}
+                 "test_layout.py",
+                 "test_public_api.py"}  # sumpipe/__init__.py's names and docs/api.md, across the packages
 
 
 def module_of(test_file: PurePosixPath) -> PurePosixPath:
@@ -73,20 +74,21 @@ def test_every_test_file_names_a_src_module() -> None:
     assert stale_test_files(per_module_test_files(), src_files()) == []
 
 
-FAKE_SRC = {PurePosixPath(p) for p in ("cli.py", "config.py", "extract/methods.py", "extractive/scorers/__init__.py",
-                                       "extractive/scorers/lsa.py")}
+FAKE_SRC = {PurePosixPath(p) for p in ("cli.py", "config.py", "selection/methods.py",
+                                       "extractive/methods/__init__.py",
+                                       "extractive/methods/lsa.py")}
 
 
 @pytest.mark.parametrize(("test_file", "stale"), [
     ("test_config.py", False),                       # a top-level module
     ("test_cli.py", False),
-    ("extract/test_methods.py", False),               # a module of a package
-    ("extractive/scorers/test_lsa.py", False),        # nested packages nest
-    ("extractive/test_scorers.py", False),            # a package: its __init__.py
-    ("extractive/scorers/test_lsaa.py", True),        # a typo
+    ("selection/test_methods.py", False),             # a module of a package
+    ("extractive/methods/test_lsa.py", False),        # nested packages nest
+    ("extractive/test_methods.py", False),            # a package: its __init__.py
+    ("extractive/methods/test_lsaa.py", True),        # a typo
     ("test_extract_methods.py", True),                # the old flat name
-    ("extract/test_lsa.py", True),                    # a module of another package
-    ("extractive/scorers/test___init__.py", True),    # a package is tested by its own name
+    ("selection/test_lsa.py", True),                  # a module of another package
+    ("extractive/methods/test___init__.py", True),    # a package is tested by its own name
     ("decode/test_cli.py", True),                     # a folder that is no package of src
 ])
 def test_a_stale_name_is_caught(test_file: str, stale: bool) -> None:

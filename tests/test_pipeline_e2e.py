@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow
 
 MODELS = ["M1", "M2", "M1-20", "M2-20", "M1-40", "M2-40", "PG-cov", "BERT2S"]
 TINY = {
-    "data": {"dataset": "numerals", "numerals": {"size": 90, "max_length": 6, "max_number": 30}},
+    "data": {"dataset": "numerals", "options": {"numerals": {"size": 90, "max_length": 6, "max_number": 30}}},
     "preprocess": {"workers": 1},
     "vocab": {"size": 120},
     "extract": {"workers": 1},
@@ -34,8 +34,8 @@ TINY = {
               "seeds": [1, 2]},
     "decode": {"max_length": 6, "device": "cpu"},
     "evaluate": {"bootstrap_samples": 50},
-    "crosseval": {"data": {"dataset": "numerals", "seed": 99, "numerals": {"size": 20, "max_length": 6,
-                                                                           "max_number": 30}},
+    "crosseval": {"data": {"dataset": "numerals", "seed": 99,
+                           "options": {"numerals": {"size": 20, "max_length": 6, "max_number": 30}}},
                   "max_examples": 8, "name": "numerals-99"},
     "report": {"n_samples": 1, "n_heatmaps": 1},
     "extractive": {"systems": ["lead", "textrank", "oracle"]},   # the foreach, cheaply

@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from sumpipe.config import ExtractConfig, PreprocessConfig, VocabConfig
-from sumpipe.extract.stage import extract
+from sumpipe.selection.stage import extract
 from sumpipe.text.preprocess import preprocess
 from sumpipe.vocab.build import build_vocab
 

@@ -7,7 +7,7 @@
 {src,tgt}-train.txt with the vocabulary of DIR/vocab.txt, through `sumpipe.train.engine.fit` (the loop
 of the train stage), and records after every update the clock, the source and target tokens
 (padding excluded) and the loss; then saves the model to DIR/sumpipe_model.
-`decode` loads that model (untimed) and times `sumpipe.decode.api.summarize` (beam search, the decode
+`decode` loads that model (untimed) and times `sumpipe.decode.batches.summarize` (beam search, the decode
 stage's function) on DIR/src-test.txt with min = max length. SIDEBYSIDE_PROFILE=1 prints a torch.profiler
 table of the timed work.
 """
@@ -27,11 +27,11 @@ import pandas as pd
 import torch
 
 from sumpipe.config import DecodeConfig, TrainConfig
-from sumpipe.decode.api import load_model, summarize
+from sumpipe.decode.batches import load_model, summarize
 from sumpipe.models.batching import encode_examples
-from sumpipe.models.task import SummarizationTask
 from sumpipe.models.card import ModelCard
 from sumpipe.models.io import save_pretrained
+from sumpipe.models.task import SummarizationTask
 from sumpipe.models.transformer import ArchConfig, PointerGeneratorTransformer
 from sumpipe.train.engine import fit, seed_everything
 from sumpipe.vocab.vocabulary import Vocabulary

@@ -15,12 +15,13 @@ import typer
 
 from sumpipe.data import commands as data_commands
 from sumpipe.decode import commands as decode_commands
+from sumpipe.docs import commands as docs_commands
 from sumpipe.evaluate import commands as evaluate_commands
 from sumpipe.experiments import commands as experiment_commands
-from sumpipe.extract import commands as extract_commands
 from sumpipe.extractive import commands as extractive_commands
 from sumpipe.options import Command, Group, flag
 from sumpipe.report import commands as report_commands
+from sumpipe.selection import commands as selection_commands
 from sumpipe.subword import commands as subword_commands
 from sumpipe.text import commands as text_commands
 from sumpipe.train import commands as train_commands
@@ -54,7 +55,7 @@ def _options(
 app.command("download", cls=Command)(data_commands.download)
 app.command("preprocess", cls=Command)(text_commands.preprocess)
 app.command("vocab", cls=Command)(vocab_commands.vocab)
-app.command("extract", cls=Command)(extract_commands.extract)
+app.command("extract", cls=Command)(selection_commands.extract)
 app.command("extractive-fit", cls=Command)(extractive_commands.extractive_fit)
 app.command("extractive", cls=Command)(extractive_commands.extractive)
 app.command("summarize", cls=decode_commands.SummarizeCommand)(decode_commands.summarize)
@@ -67,6 +68,7 @@ app.command("rouge", cls=Command)(evaluate_commands.rouge)
 app.command("crosseval", cls=Command)(evaluate_commands.crosseval)
 app.command("compare", cls=Command)(evaluate_commands.compare)
 app.command("report", cls=Command)(report_commands.report)
+app.command("docs", cls=Command)(docs_commands.docs)
 app.add_typer(experiment_commands.numerals, name="numerals")
 app.command("sweep", cls=Command)(experiment_commands.sweep)
 

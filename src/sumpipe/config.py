@@ -102,58 +102,21 @@ class SplitRatios:
 
 
 @dataclass(frozen=True)
-class PydocConfig:
-    """The embedded default corpus: docstring summary line -> extended description."""
-
-    packages: list[str] = field(default_factory=lambda: ["stdlib", "numpy", "pandas", "sklearn", "torch", "scipy"])
-    min_source_words: int = 12
-    max_source_words: int = 400
-    min_reference_words: int = 3
-    max_reference_words: int = 40
-    workers: int = 2  # processes parsing the source files; the corpus does not depend on it
-
-    def check(self, key: str) -> None:
-        require(self.workers >= 1, _k(key, "workers"), "must be >= 1")
-        require_at_most(self.workers, MAX_WORKERS, _k(key, "workers"))
-        require(self.min_source_words >= 1, _k(key, "min_source_words"), "must be >= 1")
-        require(self.max_source_words >= self.min_source_words, _k(key, "max_source_words"),
-                "must be >= min_source_words")
-        require(self.min_reference_words >= 1, _k(key, "min_reference_words"), "must be >= 1")
-        require(self.max_reference_words >= self.min_reference_words, _k(key, "max_reference_words"),
-                "must be >= min_reference_words")
-
-
-@dataclass(frozen=True)
-class NumeralsConfig:
-    """Seed 004's synthetic data: ordered sequences -> continuation, random -> numbers in words."""
-
-    size: int = 2000
-    max_length: int = 10
-    max_number: int = 100
-
-    def check(self, key: str) -> None:
-        require(self.size >= 3, _k(key, "size"), "must be >= 3")
-        require(self.max_length >= 2, _k(key, "max_length"), "must be >= 2")
-        require_at_most(self.size, MAX_COUNT, _k(key, "size"))
-        require_at_most(self.max_length, MAX_POSITIONS, _k(key, "max_length"))
-        require_at_most(self.max_number, MAX_COUNT, _k(key, "max_number"))
-        require(self.max_number >= 2 * self.max_length - 1, _k(key, "max_number"),
-                "must be >= 2 * max_length - 1 (an ordered sequence and its continuation must fit)")
-
-
-@dataclass(frozen=True)
 class DataConfig:
     """A corpus for the download stage (and crosseval). `dataset` names an entry of the data-set
     registry (`sumpipe.data.datasets`), which checks the name and what that data set needs (e.g.
-    `path` for `local`) where the config is used: this module sits below the loaders."""
+    `path` for `local`) where the config is used: this module sits below the loaders.
+
+    `options`: per data set, its own options (`data.options.pydoc.packages`), typed by the dataclass
+    its loader module defines beside it and validated by the registry where the config is used, as a
+    model family validates its arch section (`sumpipe.data.datasets.dataset_of`)."""
 
     dataset: str = "pydoc"
     path: str | None = None
     split_ratios: SplitRatios = field(default_factory=SplitRatios)
     max_examples: int | None = None
     seed: int = 13
-    pydoc: PydocConfig = field(default_factory=PydocConfig)
-    numerals: NumeralsConfig = field(default_factory=NumeralsConfig)
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def check(self, key: str) -> None:
         require(self.max_examples is None or self.max_examples > 0, _k(key, "max_examples"), "must be > 0")
@@ -199,7 +162,7 @@ class VocabConfig:
 
 @dataclass(frozen=True)
 class Budget:
-    """One input selection of the extract stage: `method` (a name in `sumpipe.extract.methods`) under a
+    """One input selection of the extract stage: `method` (a name in `sumpipe.selection.methods`) under a
     budget of `tokens` tokens. Its name is `<method><tokens>` (`ngram200`), the folder it is written to
     and what `models.<name>.input` refers to. `first_k`: the leading sentences a method keeps first
     (`ngram`, seed Alg. 1; default `tokens // 40`: 5 for 200, 10 for 400); `options`: method-specific
@@ -228,7 +191,7 @@ def _default_budgets() -> list[Budget]:
 
 @dataclass(frozen=True)
 class ExtractConfig:
-    """The extract stage (sumpipe.extract): one selection per `budgets` entry (`method`, `tokens`)."""
+    """The extract stage (sumpipe.selection): one selection per `budgets` entry (`method`, `tokens`)."""
 
     budgets: list[Budget] = field(default_factory=_default_budgets)
     workers: int = 2  # processes, used from 10,000 documents per worker on; the output does not depend on it
@@ -511,7 +474,7 @@ class ReportConfig:
 
 
 def _crosseval_data() -> DataConfig:
-    return DataConfig(dataset="pydoc", pydoc=PydocConfig(packages=["matplotlib"]))
+    return DataConfig(dataset="pydoc", options={"pydoc": {"packages": ["matplotlib"]}})
 
 
 @dataclass(frozen=True)
@@ -545,7 +508,7 @@ def _default_systems() -> list[str]:
 
 @dataclass(frozen=True)
 class ExtractiveConfig:
-    """The extractive summarizers as systems (sumpipe.extractive.systems): each named method's best
+    """The extractive summarizers as systems (sumpipe.extractive.stage): each named method's best
     `sentences` sentences (and at most `tokens` tokens, when set) of every `decode.split` document,
     evaluated like a model. `options`: per method, its keyword options (e.g. lexrank: {threshold: 0.1}).
     `keywords`: topics and top words of the corpus's references (seed 000 §4.2, NMF)."""
@@ -558,7 +521,7 @@ class ExtractiveConfig:
     keyword_words: int = 10
 
     def check(self, key: str) -> None:
-        # method names are checked against the scorers' catalogue where they are used (sumpipe.extractive.systems)
+        # method names are checked against the extractive-method registry where they are used (sumpipe.extractive.stage)
         require(len(set(self.systems)) == len(self.systems), _k(key, "systems"), "lists a method twice")
         require(self.sentences is not None or self.tokens is not None, _k(key, "sentences"),
                 "a budget needs sentences or tokens")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from sumpipe.config import DataConfig, NumeralsConfig, SplitRatios
+from sumpipe.config import DataConfig, SplitRatios
 from sumpipe.data.download import cap_examples, download
 from sumpipe.errors import SumpipeError
 
@@ -49,7 +49,7 @@ def test_single_reference_corpus_has_no_references_column(tmp_path: Path) -> Non
 
 
 def test_numerals_download(tmp_path: Path) -> None:
-    stats = download(DataConfig(dataset="numerals", numerals=NumeralsConfig(size=50)), tmp_path)
+    stats = download(DataConfig(dataset="numerals", options={"numerals": {"size": 50}}), tmp_path)
     assert sum(stats["counts"].values()) == 50
     assert pq.read_table(tmp_path / "train.parquet").column("id").to_pylist()[0].startswith("numerals-")
 
@@ -122,7 +122,8 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_command_prints_a_summary_and_errors_are_one_line(tmp_path: Path) -> None:
-    done = _cli("download", "-p", str(_params(tmp_path, {"dataset": "numerals", "numerals": {"size": 40}})))
+    numerals = {"dataset": "numerals", "options": {"numerals": {"size": 40}}}
+    done = _cli("download", "-p", str(_params(tmp_path, numerals)))
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("download: numerals: ") and "examples -> " in done.stdout
     assert (tmp_path / "raw" / "stats.json").is_file()

@@ -3,13 +3,14 @@
 import pytest
 from num2words import num2words
 
-from sumpipe.config import NumeralsConfig, params_from_dict
-from sumpipe.data.numerals import build_numerals
+from sumpipe.config import params_from_dict
+from sumpipe.data.datasets import dataset_of
+from sumpipe.data.numerals import NumeralsOptions, build_numerals
 from sumpipe.errors import ConfigError
 
 
 def test_exact_examples_for_a_fixed_seed() -> None:
-    examples = build_numerals(NumeralsConfig(size=4, max_length=4, max_number=20), seed=0)
+    examples = build_numerals(NumeralsOptions(size=4, max_length=4, max_number=20), seed=0)
     assert examples == [
         {"id": "numerals-ordered-000000", "source": "13 14 15", "reference": "sixteen seventeen eighteen"},
         {"id": "numerals-random-000001", "source": "8 16", "reference": "eight sixteen"},
@@ -19,7 +20,7 @@ def test_exact_examples_for_a_fixed_seed() -> None:
 
 
 def test_invariants_over_many_examples() -> None:
-    cfg = NumeralsConfig(size=600, max_length=7, max_number=30)
+    cfg = NumeralsOptions(size=600, max_length=7, max_number=30)
     examples = build_numerals(cfg, seed=5)
     assert len(examples) == 600
     assert sum(e["id"].startswith("numerals-ordered-") for e in examples) == 300
@@ -41,11 +42,13 @@ def test_invariants_over_many_examples() -> None:
 
 
 def test_seed_changes_the_data_and_is_reproducible() -> None:
-    cfg = NumeralsConfig(size=20)
+    cfg = NumeralsOptions(size=20)
     assert build_numerals(cfg, seed=1) == build_numerals(cfg, seed=1)
     assert build_numerals(cfg, seed=1) != build_numerals(cfg, seed=2)
 
 
 def test_max_number_must_leave_room_for_the_continuation() -> None:
-    with pytest.raises(ConfigError, match=r"data\.numerals\.max_number: must be >= 2 \* max_length - 1"):
-        params_from_dict({"data": {"numerals": {"max_length": 45, "max_number": 50}}})
+    params = params_from_dict({"data": {"dataset": "numerals",
+                                        "options": {"numerals": {"max_length": 45, "max_number": 50}}}})
+    with pytest.raises(ConfigError, match=r"^data\.options\.numerals\.max_number: must be >= 2 \* max_length - 1"):
+        dataset_of(params.data)

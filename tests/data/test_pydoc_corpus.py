@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sumpipe.config import PydocConfig
-from sumpipe.data.pydoc_corpus import build_pydoc, clean_markup, docstrings, split_docstring
+from sumpipe.data.pydoc_corpus import PydocOptions, build_pydoc, clean_markup, docstrings, split_docstring
 
 
 def split(doc: str) -> tuple[str, str] | None:
@@ -254,7 +253,7 @@ def test_build_on_a_package_is_sorted_filtered_and_deduplicated(
 ) -> None:
     _write_package(tmp_path, order)
     monkeypatch.syspath_prepend(str(tmp_path))
-    cfg = PydocConfig(packages=["tinypkg_sumpipe", "no_such_package_xyz"], min_source_words=8, workers=workers)
+    cfg = PydocOptions(packages=["tinypkg_sumpipe", "no_such_package_xyz"], min_source_words=8, workers=workers)
     pairs, info = build_pydoc(cfg)
     assert pairs == [
         {"id": "tinypkg_sumpipe:tinypkg_sumpipe",
@@ -272,7 +271,7 @@ def test_build_on_a_package_is_sorted_filtered_and_deduplicated(
 
 @pytest.fixture(scope="module")
 def stdlib_corpus() -> tuple[list[dict], dict]:
-    return build_pydoc(PydocConfig(packages=["stdlib"]))
+    return build_pydoc(PydocOptions(packages=["stdlib"]))
 
 
 @pytest.mark.slow

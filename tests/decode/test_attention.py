@@ -12,8 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from sumpipe.config import Budget, DecodeConfig
-from sumpipe.decode.api import load_model, summarize
 from sumpipe.decode.attention import ReportExamples, attention_path, attention_table, pick_examples, read_attention
+from sumpipe.decode.batches import load_model, summarize
 from sumpipe.decode.stage import decode_stage
 from sumpipe.errors import SumpipeError
 
@@ -92,12 +92,12 @@ def test_an_empty_input_gets_no_attention_row(decoded) -> None:
 
 
 def test_attention_file_round_trip_and_errors(tmp_path: Path) -> None:
-    from sumpipe.decode.api import Summary
+    from sumpipe.decode.batches import Decoded
     from sumpipe.io import write_parquet
 
     heads = np.arange(12, dtype=np.float32).reshape(2, 2, 3) / 10
-    summaries = [Summary(["a", "."], "a .", -1.0, [0.5, 0.25], heads.mean(axis=0), ["x", "y", "z"], heads),
-                 Summary(["b"], "b", -2.0, None, None, ["w"], None)]  # a family without copy attention
+    summaries = [Decoded(["a", "."], "a .", -1.0, [0.5, 0.25], heads.mean(axis=0), ["x", "y", "z"], heads),
+                 Decoded(["b"], "b", -2.0, None, None, ["w"], None)]  # a family without copy attention
     path = write_parquet(attention_table(["i1", "i2"], summaries), tmp_path / "test.attention.parquet")
     assert pq.read_schema(path).field("attention").type == pa.list_(pa.list_(pa.float32()))
     kept = read_attention(path)

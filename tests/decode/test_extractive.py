@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from sumpipe.errors import SumpipeError
+
 STORY = ("The storm hit the coast on Monday. Thousands of homes lost power as the storm moved inland. "
          "Markets were calm. Officials said the storm damage would take weeks to repair.")
 
@@ -46,14 +48,14 @@ def test_errors_are_one_line(tmp_path: Path, monkeypatch, cli, args, message):
 
 
 def test_help_lists_every_method_of_the_registry(monkeypatch, cli):
-    from sumpipe.extractive.scorers import SCORERS
+    from sumpipe.extractive.methods import METHODS
 
     monkeypatch.setenv("COLUMNS", "400")
     code, out, _ = cli("summarize", "--help")
     listed = re.search(r"extractive method: (.*?)\s+\[default", out).group(1)
-    assert code == 0 and listed.replace(" (reads the reference: refused)", "").split(", ") == SCORERS.names()
+    assert code == 0 and listed.replace(" (reads the reference: refused)", "").split(", ") == METHODS.names()
     assert "oracle (reads the reference: refused)" in listed
-    assert {"lead", "lsa", "lsa_gongliu", "lexrank_continuous", "klsum", "oracle"} <= set(SCORERS.names())
+    assert {"lead", "lsa", "lsa_gongliu", "lexrank_continuous", "klsum", "oracle"} <= set(METHODS.names())
 
 
 def test_latin1_input_is_a_one_line_error(tmp_path: Path, monkeypatch, cli):
@@ -83,3 +85,45 @@ def test_ngram_and_lsa_collection_summarize(tmp_path: Path, monkeypatch, cli):
     code, out, _ = cli("summarize", "--method", "lsa_collection", "--sentences", "2",
                        "--tokens", "a.txt")
     assert code == 0 and len(out.strip().split("\n")) == 2 and "markets were calm ." not in out
+
+
+# --------------------------------------------------------------------------------------------
+# The public API the command runs: sumpipe.load_extractive
+# --------------------------------------------------------------------------------------------
+def test_the_api_gives_what_the_command_prints(tmp_path: Path, monkeypatch, cli):
+    from sumpipe.decode.extractive import load_extractive
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.txt").write_text(STORY)
+    _, out, _ = cli("summarize", "--method", "textrank", "--sentences", "2", "a.txt")
+    summary = load_extractive("textrank").summarize(STORY, sentences=2)
+    assert summary.text + "\n" == out and summary.sentences == [0, 1] and summary.score is None
+    assert summary.tokenized == ("the storm hit the coast on monday .\n"
+                                 "thousands of homes lost power as the storm moved inland .")
+    assert summary.tokens == summary.tokenized.split() and len(summary.source_tokens) == 34  # 8 + 11 + 4 + 11
+
+
+def test_options_are_keywords_over_params_yaml(tmp_path: Path):
+    import yaml
+
+    from sumpipe.decode.extractive import load_extractive
+
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"extractive": {"options": {"lexrank": {"threshold": 0.3}}}}))
+    assert load_extractive("lexrank", project=tmp_path).method.threshold == 0.3
+    assert load_extractive("lexrank", project=tmp_path, threshold=0.2).method.threshold == 0.2
+    assert load_extractive("lexrank").method.threshold == 0.1                   # no params.yaml here: the default
+
+
+def test_a_list_gives_a_list_and_empty_texts_say_why():
+    from sumpipe.decode.extractive import load_extractive
+
+    lead = load_extractive("lead")
+    out = lead.summarize([STORY, "!!!", "One sentence here."], sentences=1)
+    assert [s.text for s in out] == ["The storm hit the coast on Monday.", "", "One sentence here."]
+    assert out[1].error is not None and out[0].error is None and out[0].sentences == [0]
+    with pytest.raises(SumpipeError, match="^the input has no Latin-script text"):
+        lead.summarize("!!!")
+    with pytest.raises(SumpipeError, match="^give sentences or max_tokens$"):
+        lead.summarize(STORY, sentences=None)
+    with pytest.raises(SumpipeError, match="^method: oracle reads the reference summary"):
+        load_extractive("oracle")

@@ -17,7 +17,6 @@ from sumpipe.config import (
     DataConfig,
     DecodeConfig,
     EvaluateConfig,
-    NumeralsConfig,
     PathsConfig,
 )
 from sumpipe.data.download import cap_examples, download, load_examples
@@ -44,7 +43,7 @@ def test_a_bad_corpus_is_refused_naming_the_crosseval_key(tmp_path: Path, data: 
 
 
 def test_load_corpus_takes_the_download_stages_split_and_caps_it(tmp_path: Path) -> None:
-    data = DataConfig(dataset="numerals", seed=3, numerals=NumeralsConfig(size=40, max_length=3, max_number=9))
+    data = DataConfig(dataset="numerals", seed=3, options={"numerals": {"size": 40, "max_length": 3, "max_number": 9}})
     download(data, tmp_path)
     raw = pq.read_table(tmp_path / "valid.parquet").to_pylist()
     valid = load_corpus(CrossEvalConfig(data=data, split="valid", max_examples=None))
@@ -60,7 +59,7 @@ class Loaded(Exception):
 
 
 def test_decode_corpus_loads_the_model_on_the_decode_device(monkeypatch, tmp_path: Path):
-    from sumpipe.decode import api
+    from sumpipe.decode import batches
 
     asked = []
 
@@ -68,7 +67,7 @@ def test_decode_corpus_loads_the_model_on_the_decode_device(monkeypatch, tmp_pat
         asked.append((model_dir, device))
         raise Loaded
 
-    monkeypatch.setattr(api, "load_model", load_model)
+    monkeypatch.setattr(batches, "load_model", load_model)
     with pytest.raises(Loaded):
         decode_corpus(tmp_path / "M1", ["a text ."], str(tmp_path), DecodeConfig(device="cpu"))
     assert asked == [(tmp_path / "M1", torch.device("cpu"))]

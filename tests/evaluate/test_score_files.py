@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from sumpipe.errors import SumpipeError
 from sumpipe.io import write_parquet
 
 PREDS = ["the cat sat on the mat", "a dog ran home"]
@@ -123,3 +124,30 @@ def test_split_sentences_makes_rouge_lsum_summary_level(tmp_path: Path, cli) -> 
     assert split["scores"]["rougeLsum"]["fmeasure"] == pytest.approx(100.0)   # union LCS over sentences
     assert split["scores"]["rougeL"]["fmeasure"] == plain["scores"]["rougeL"]["fmeasure"]
     assert "Punkt" in split["config_line"] and "Punkt" not in plain["config_line"]
+
+
+# --- the public sumpipe.rouge: the same numbers, as data -----------------------------------------
+def test_rouge_of_lists_is_what_the_command_prints(tmp_path: Path, cli) -> None:
+    from sumpipe.evaluate.score_files import RougeScore, rouge
+
+    (tmp_path / "p.txt").write_text("\n".join(PREDS) + "\n")
+    (tmp_path / "r.txt").write_text("\n".join(REFS) + "\n")
+    printed = json.loads(cli("rouge", str(tmp_path / "p.txt"), str(tmp_path / "r.txt"), "--json").stdout)
+    result = rouge(PREDS, REFS)
+    assert result.n == 2 and result.scores["rouge1"].fmeasure == pytest.approx(expected_r1(), abs=1e-4)
+    assert isinstance(result.scores["rougeLsum"], RougeScore)
+    mine = result.as_dict()
+    assert {k: v for k, v in printed.items() if k not in ("predictions", "references", "scoring_seconds")} == \
+        {k: v for k, v in mine.items() if k != "scoring_seconds"}
+    assert list(printed) == ["predictions", "references", *mine]                  # the same keys, in order
+    assert result.table().splitlines()[1].split() == ["R-1", "79.17", "79.17", "79.17", "[", "75.00,", "83.33]"]
+
+
+def test_rouge_takes_one_pair_and_several_references() -> None:
+    from sumpipe.evaluate.score_files import rouge
+
+    assert rouge("the cat sat", "the cat sat").scores["rouge1"].fmeasure == 100.0
+    multi = rouge(["the cat sat"], [["a dog ran", "the cat sat"]])               # best of the references
+    assert multi.scores["rougeL"].fmeasure == 100.0 and multi.n == 1
+    with pytest.raises(SumpipeError, match="^2 predictions but 1 references"):
+        rouge(PREDS, REFS[:1])

@@ -1,7 +1,7 @@
 """NMF keyword extraction over references (seed 000 §4.2)."""
 
 from sumpipe.extractive.keywords import extract_keywords
-from sumpipe.extractive.scorers import Analyzer
+from sumpipe.extractive.methods import Analyzer
 
 SPORT = ["striker scores goal in final", "goal keeper saves penalty in final", "striker goal wins cup final"]
 POLITICS = ["senate passes budget vote", "budget vote delayed in senate", "senate budget talks collapse"]

@@ -15,11 +15,11 @@ from torch import nn
 
 from sumpipe.config import Budget, params_from_dict
 from sumpipe.errors import ConfigError
-from sumpipe.extract import methods
 from sumpipe.io import write_parquet
 from sumpipe.models import registry
 from sumpipe.models.batching import Batch, WordCodec, bucket_batches, collate, encode_examples, example_lengths
 from sumpipe.names import PAD, UNK
+from sumpipe.selection import methods
 from sumpipe.vocab.vocabulary import Vocabulary
 
 WORDS = "the a cat dog sat on mat ran fast red blue big house tree river bird".split()
@@ -142,7 +142,7 @@ LAST = methods.SelectionMethod(name="last", fit=_fit_last, prepare=lambda n, doc
 def toy_registries(monkeypatch: pytest.MonkeyPatch) -> None:
     """Register the toy family and method for one test (the registries are restored afterwards)."""
     monkeypatch.setattr(registry.FAMILIES, "entries", dict(registry.FAMILIES.entries))
-    monkeypatch.setattr(methods.METHODS, "entries", dict(methods.METHODS.entries))
+    monkeypatch.setattr(methods.SELECTION_METHODS, "entries", dict(methods.SELECTION_METHODS.entries))
     registry.register_family(TOY)
     methods.register_method(LAST)
 
@@ -171,10 +171,10 @@ def _params(root: Path, **models: Any):
 
 
 def test_toy_family_and_method_run_through_every_stage(tmp_path: Path, toy_registries: None) -> None:
-    from sumpipe.decode.api import load_model
+    from sumpipe.decode.batches import load_model
     from sumpipe.decode.stage import decode_stage
     from sumpipe.evaluate.stage import run_evaluate
-    from sumpipe.extract.stage import extract
+    from sumpipe.selection.stage import extract
     from sumpipe.train.stage import resolve_inputs, train_model
 
     params = _params(tmp_path, toy={"family": "toy", "input": "last10", "arch": {"max_summary_tokens": 4}})

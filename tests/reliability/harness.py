@@ -179,7 +179,7 @@ def sumpipe_argv(*args: str) -> list[str]:
 # A tiny pipeline, run in-process once per session: download .. decode on 60 numerals examples
 # --------------------------------------------------------------------------------------------
 TINY = {
-    "data": {"dataset": "numerals", "numerals": {"size": 60, "max_length": 6, "max_number": 30}},
+    "data": {"dataset": "numerals", "options": {"numerals": {"size": 60, "max_length": 6, "max_number": 30}}},
     "preprocess": {"workers": 1},
     "vocab": {"size": 120},
     "extract": {"workers": 1, "budgets": [{"method": "first", "tokens": 400}, {"method": "ngram", "tokens": 200}]},
@@ -193,7 +193,8 @@ TINY = {
     "decode": {"max_length": 4, "device": "cpu", "beam_size": 2},
     "evaluate": {"bootstrap_samples": 20},
     "crosseval": {"models": ["M1"], "data": {"dataset": "numerals", "seed": 99,
-                                             "numerals": {"size": 20, "max_length": 6, "max_number": 30}},
+                                             "options": {"numerals": {"size": 20, "max_length": 6,
+                                                                      "max_number": 30}}},
                   "max_examples": 8, "name": "numerals-99"},
     "report": {"n_samples": 1, "n_heatmaps": 1},
 }

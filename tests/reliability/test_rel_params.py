@@ -83,8 +83,10 @@ CASES = {
     "model input not a selection (train)": ("models:\n  X: {family: transformer, input: tfidf900}\n",
                                             "error: models.X.input", ["train", "--model", "X"]),
     "billion laughs at an unknown key": (_bomb_at("surprise"), "error: surprise: unknown key"),
-    "billion laughs in a list of str": (_bomb_at("data.pydoc.packages"), "error: data.pydoc.packages"),
-    "billion laughs in a mapping": (_bomb_at("data.pydoc"), "error: data.pydoc"),
+    "billion laughs in a list of str (download)": (_bomb_at("data.options.pydoc.packages"),
+                                                   "error: data.options.pydoc.packages", ["download"]),
+    "billion laughs in a mapping (download)": (_bomb_at("data.options.pydoc"), "error: data.options.pydoc",
+                                                ["download"]),
     # --- issue 22: every key checked, sizes bounded, options typed, paths and names checked
     "bootstrap_samples 200,000,000": (_with("evaluate", "bootstrap_samples", 200_000_000),
                                       "error: evaluate.bootstrap_samples: must be <= 100,000"),

@@ -89,32 +89,33 @@ def test_torchrun_trains_the_real_command_and_resumes_after_a_kill(tmp_path: Pat
     proc = _torchrun(straight, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err[-2000:]
-    card = json.loads((tmp_path / "straight/models/T1/config.json").read_text())
+    card = json.loads((tmp_path / "straight/models/T1/seed-1/config.json").read_text())
     assert card["family"] == "transformer" and card["name"] == "T1"
     training = card["training"]
-    assert [line for line in out.splitlines() if line.startswith("T1: ")] == [  # rank 0 alone speaks
-        f"T1: 24 steps, best valid loss {training['best_valid_loss']:.4f} at step {training['best_step']} "
-        f"-> {tmp_path / 'straight/models/T1'}"]
+    assert [line for line in out.splitlines() if line.startswith("T1/seed-1: ")] == [  # rank 0 alone speaks
+        f"T1/seed-1: 24 steps, best valid loss {training['best_valid_loss']:.4f} at step {training['best_step']} "
+        f"-> {tmp_path / 'straight/models/T1/seed-1'}"]
     assert (training["steps"], training["train_examples"]) == (24, 24)
-    assert json.loads((tmp_path / "straight/timings/train/T1.json").read_text())["resumed_from_step"] == 0
+    assert json.loads((tmp_path / "straight/timings/train/T1/seed-1.json").read_text())["resumed_from_step"] == 0
     assert training["early_stopping"] == {"metric": "loss", "patience": 2, "best_valid_accuracy": None}
 
     killed = write_fixture(tmp_path / "killed", **settings)
-    state = tmp_path / "killed/checkpoints/T1/state.pt"
+    state = tmp_path / "killed/checkpoints/T1/seed-1/state.pt"
     # SIGTERM, as a scheduler stops a job: torchrun passes it to both workers, which die mid-run. (A SIGKILL
     # of the launcher alone would leave the workers running on: they are in sessions of their own.)
     saved = kill_at_checkpoint(_torchrun(killed, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL), state,
                                signal.SIGTERM)
     assert not saved["done"] and saved["step"] > 0, "the kill should land mid-run"
-    assert not (tmp_path / "killed/models/T1/model.safetensors").exists()
+    assert not (tmp_path / "killed/models/T1/seed-1/model.safetensors").exists()
 
     proc = _torchrun(killed, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err[-2000:]
-    resumed = json.loads((tmp_path / "killed/models/T1/config.json").read_text())["training"]
+    resumed = json.loads((tmp_path / "killed/models/T1/seed-1/config.json").read_text())["training"]
     assert resumed["steps"] == 24
     # resume provenance lives in timings/ (the card must keep its bytes: DVC hashes it)
-    assert json.loads((tmp_path / "killed/timings/train/T1.json").read_text())["resumed_from_step"] == saved["step"]
+    timings = json.loads((tmp_path / "killed/timings/train/T1/seed-1.json").read_text())
+    assert timings["resumed_from_step"] == saved["step"]
     # exact resume under DDP: both ranks' RNG states are in the checkpoint
-    assert (tmp_path / "killed/models/T1/model.safetensors").read_bytes() == \
-           (tmp_path / "straight/models/T1/model.safetensors").read_bytes()
+    assert (tmp_path / "killed/models/T1/seed-1/model.safetensors").read_bytes() == \
+           (tmp_path / "straight/models/T1/seed-1/model.safetensors").read_bytes()

@@ -132,7 +132,7 @@ def test_pretrain_folder_is_written_as_one_unit(tmp_path: Path) -> None:
 
 
 def test_bert2stage_trains_from_the_encoder_resumes_bit_identical_and_decodes(tmp_path: Path, monkeypatch) -> None:
-    from sumpipe.decode.api import load_model, summarize
+    from sumpipe.decode.batches import load_model, summarize
     from sumpipe.models.bert import load_encoder
 
     params = {}

@@ -1,11 +1,12 @@
 """The data sets `data.dataset` names: one registry, one loader module per corpus.
 
-An entry says how to load its examples from a `DataConfig` (rows {id, source, reference, references,
-split}: `references` may be empty, `split` None where the corpus has none and the stable id hash
-decides), what it needs in that config (`check`, run at the stage boundary before any work is spent:
-`sumpipe.config` sits below data/ and cannot ask the registry) and its length defaults for decoding.
-Adding a data set is one module that calls `DATASETS.register(name, Dataset(...))` and its line in
-`DATASETS.builtin`.
+An entry says how to load its examples from a `DataConfig` and its own options (rows {id, source,
+reference, references, split}: `references` may be empty, `split` None where the corpus has none and
+the stable id hash decides), what it needs in that config (`check`, run at the stage boundary before
+any work is spent: `sumpipe.config` sits below data/ and cannot ask the registry), its options
+dataclass (`data.options.<name>`, defined beside the loader and validated here, like a model family's
+arch section) and its length defaults for decoding. Adding a data set is one module that calls
+`DATASETS.register(name, Dataset(...))` and its line in `DATASETS.builtin`.
 """
 
 from __future__ import annotations
@@ -13,9 +14,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from sumpipe.config import DataConfig
+from sumpipe.errors import ConfigError
 from sumpipe.registry import Registry
+from sumpipe.validation import child_key, from_dict
 
 Rows = tuple[list[dict], dict]  # the examples and the loader's stats (written under its name in stats.json)
 
@@ -45,12 +49,20 @@ def _no_check(cfg: DataConfig, key: str) -> None:
 
 
 @dataclass(frozen=True)
-class Dataset:
-    """One corpus: `load` its examples, `check` (cfg, key prefix) what it needs in the config, its
-    `lengths`, and `aliases`: other names a model card may give it (decoding only, e.g. "cnndm")."""
+class NoOptions:
+    """A data set without options of its own: any key under `data.options.<name>` is unknown."""
 
-    load: Callable[[DataConfig], Rows]
+
+@dataclass(frozen=True)
+class Dataset:
+    """One corpus: `load` (config, its options) its examples, `check` (cfg, key prefix) what it needs
+    in the config, `options` the frozen dataclass of `data.options.<name>` (validated like params.yaml:
+    a wrong key or type is one line naming it; its `check(key)` holds the range checks), its `lengths`,
+    and `aliases`: other names a model card may give it (decoding only, e.g. "cnndm")."""
+
+    load: Callable[[DataConfig, Any], Rows]
     check: Callable[[DataConfig, str], None] = _no_check
+    options: type = NoOptions
     lengths: Lengths = Lengths()
     aliases: tuple[str, ...] = ()
 
@@ -67,10 +79,30 @@ DATASETS: Registry[Dataset] = Registry("dataset", {
 
 def dataset_of(cfg: DataConfig, key: str = "data") -> Dataset:
     """The entry `cfg.dataset` names, with its config checked; `key` is the section's params key
-    ("data", "crosseval.data"): an unknown name or a missing setting is a one-line ConfigError naming it."""
+    ("data", "crosseval.data"): an unknown name, a missing setting or a bad option of any data set
+    under `<key>.options` is a one-line ConfigError naming it."""
     dataset = DATASETS.get(cfg.dataset, f"{key}.dataset")
+    for name in cfg.options:
+        options_of(cfg, name, key)  # every section given, so a typo in another data set's is caught too
     dataset.check(cfg, key)
     return dataset
+
+
+def options_of(cfg: DataConfig, name: str, key: str = "data") -> Any:
+    """Data set `name`'s options: `<key>.options.<name>` validated into its dataclass (its defaults
+    for the keys not given)."""
+    where = child_key(child_key(key, "options"), name)
+    if name not in DATASETS.names():
+        raise ConfigError(f"{where}: unknown dataset {name!r} (known: {', '.join(DATASETS.names())})")
+    options = DATASETS.get(name, where).options
+    if options is NoOptions and cfg.options.get(name):
+        raise ConfigError(f"{where}: the {name!r} data set takes no options")
+    return from_dict(options, cfg.options.get(name), where)
+
+
+def load_dataset(cfg: DataConfig, key: str = "data") -> Rows:
+    """The examples of `cfg.dataset` and its loader's stats, config and options checked first."""
+    return dataset_of(cfg, key).load(cfg, options_of(cfg, cfg.dataset, key))
 
 
 def lengths_of(name: str) -> Lengths:

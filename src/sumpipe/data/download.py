@@ -13,7 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from sumpipe.config import DataConfig
-from sumpipe.data.datasets import Rows, dataset_of
+from sumpipe.data.datasets import Rows, load_dataset
 from sumpipe.data.split import stable_split, unit_hash
 from sumpipe.errors import SumpipeError
 from sumpipe.io import write_json, write_parquet
@@ -23,7 +23,7 @@ from sumpipe.names import SPLITS
 def load_examples(cfg: DataConfig, key: str = "data") -> Rows:
     """Rows {id, source, reference, references, split (or None)} of `cfg.dataset`, and its stats.
     `key` names the config section in errors ("data", "crosseval.data")."""
-    rows, info = dataset_of(cfg, key).load(cfg)
+    rows, info = load_dataset(cfg, key)
     if not rows:
         raise SumpipeError(f"{key}.dataset: {cfg.dataset}: no examples (empty data set)")
     return rows, info

@@ -10,7 +10,7 @@ import functools
 from dataclasses import dataclass
 
 from sumpipe.config import DataConfig
-from sumpipe.data.datasets import DATASETS, Dataset, Lengths, Rows
+from sumpipe.data.datasets import DATASETS, Dataset, Lengths, NoOptions, Rows
 from sumpipe.data.split import normalize_split
 from sumpipe.errors import SumpipeError
 
@@ -26,7 +26,7 @@ class HubCorpus:
 OFFLINE_HINT = "or, offline, set data.dataset: local and data.path: a JSONL/CSV/Parquet file or folder"
 
 
-def load_hub(corpus: HubCorpus, cfg: DataConfig) -> Rows:
+def load_hub(corpus: HubCorpus, cfg: DataConfig, options: NoOptions) -> Rows:
     """All splits of `corpus` as rows {id, source, reference, references, split}, and stats; ids and
     messages name it `cfg.dataset`."""
     name = cfg.dataset

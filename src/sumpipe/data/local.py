@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from sumpipe.config import DataConfig
-from sumpipe.data.datasets import DATASETS, Dataset, Rows
+from sumpipe.data.datasets import DATASETS, Dataset, NoOptions, Rows
 from sumpipe.data.split import content_id, normalize_split
 from sumpipe.errors import SumpipeError
 from sumpipe.io import decode_text, read_bytes, read_jsonl, read_user_table
@@ -211,7 +211,7 @@ def check_local(cfg: DataConfig, key: str) -> None:
             f"required when {key}.dataset is 'local' (a JSONL, CSV or Parquet file or a folder)")
 
 
-def load_local_dataset(cfg: DataConfig) -> Rows:
+def load_local_dataset(cfg: DataConfig, options: NoOptions) -> Rows:
     """The `local` data set: the file or folder `cfg.path` (`check_local` makes sure there is one)."""
     assert cfg.path is not None
     return load_local(cfg.path)

@@ -21,11 +21,31 @@ needs a test split too, so the stable id hash with `data.split_ratios` decides. 
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 
 from num2words import num2words
 
-from sumpipe.config import DataConfig, NumeralsConfig
+from sumpipe.config import DataConfig
 from sumpipe.data.datasets import DATASETS, Dataset, Rows
+from sumpipe.validation import MAX_COUNT, MAX_POSITIONS, child_key, require, require_at_most
+
+
+@dataclass(frozen=True)
+class NumeralsOptions:
+    """`data.options.numerals`: how many examples, the longest sequence, the largest number."""
+
+    size: int = 2000
+    max_length: int = 10
+    max_number: int = 100
+
+    def check(self, key: str) -> None:
+        require(self.size >= 3, child_key(key, "size"), "must be >= 3")
+        require(self.max_length >= 2, child_key(key, "max_length"), "must be >= 2")
+        require_at_most(self.size, MAX_COUNT, child_key(key, "size"))
+        require_at_most(self.max_length, MAX_POSITIONS, child_key(key, "max_length"))
+        require_at_most(self.max_number, MAX_COUNT, child_key(key, "max_number"))
+        require(self.max_number >= 2 * self.max_length - 1, child_key(key, "max_number"),
+                "must be >= 2 * max_length - 1 (an ordered sequence and its continuation must fit)")
 
 
 def _words(numbers: list[int]) -> str:
@@ -53,7 +73,7 @@ def random_example(rng: random.Random, length: int, max_number: int) -> tuple[st
             return _digits(numbers), _words(numbers)
 
 
-def build_numerals(cfg: NumeralsConfig, seed: int) -> list[dict]:
+def build_numerals(cfg: NumeralsOptions, seed: int) -> list[dict]:
     """`cfg.size` examples with ids "numerals-ordered-000000", "numerals-random-000001", ..."""
     rng = random.Random(seed)
     examples = []
@@ -66,9 +86,9 @@ def build_numerals(cfg: NumeralsConfig, seed: int) -> list[dict]:
     return examples
 
 
-def load_numerals(cfg: DataConfig) -> Rows:
-    """The `numerals` data set of `cfg.numerals`, generated from `cfg.seed`."""
-    return build_numerals(cfg.numerals, cfg.seed), {"size": cfg.numerals.size}
+def load_numerals(cfg: DataConfig, options: NumeralsOptions) -> Rows:
+    """The `numerals` data set of `data.options.numerals`, generated from `cfg.seed`."""
+    return build_numerals(options, cfg.seed), {"size": options.size}
 
 
-DATASETS.register("numerals", Dataset(load=load_numerals))
+DATASETS.register("numerals", Dataset(load=load_numerals, options=NumeralsOptions))

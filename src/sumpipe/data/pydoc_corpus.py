@@ -1,7 +1,7 @@
 """The embedded default corpus: Python docstrings as (extended description -> summary line) pairs.
 
 Real English written by people, already on every machine that runs sumpipe, so `dvc repro` works
-offline. For each package in `data.pydoc.packages` ("stdlib" = the standard library) the source
+offline. For each package in `data.options.pydoc.packages` ("stdlib" = the standard library) the source
 files are found without importing anything (importing runs module code: `antigravity` opens a
 browser, tkinter needs a display, torch submodules are slow) and parsed with `ast`; every module,
 class and function docstring gives at most one pair:
@@ -21,7 +21,7 @@ math, a lower-case paragraph right after a removed block (the rest of its senten
 licence/warranty text, capitals-only notices, TODO notes and sklearn's "Read more in the User
 Guide" are dropped too. A first paragraph that is a call signature ("f(x, y) -> z") is skipped and
 the next one is the summary; docstrings that are templates (pandas' "%(klass)s") give no pair.
-A pair is kept when both sides are within `data.pydoc` word limits and read as prose (`is_prose`).
+A pair is kept when both sides are within `data.options.pydoc` word limits and read as prose (`is_prose`).
 
 Determinism: files are read in sorted order, pairs are sorted by id before deduplication (same
 source -> keep the first), so the corpus depends only on the installed versions (recorded in
@@ -29,7 +29,7 @@ stats). Skipped: tests and test harnesses (test/, tests/, testing/, test_*.py, c
 describe tests, not APIs), vendored third-party code (_vendor/, externals/, ...) and files over
 1 MB (generated tables such as pydoc_data/topics.py). Cost: parsing is the whole cost, about 20 s
 for the six default packages on an idle core (torch is 40 MB of source); drop torch from
-`data.pydoc.packages` for a faster, smaller corpus.
+`data.options.pydoc.packages` for a faster, smaller corpus.
 """
 
 from __future__ import annotations
@@ -47,13 +47,37 @@ import sysconfig
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from tqdm import tqdm
 
-from sumpipe.config import DataConfig, PydocConfig
+from sumpipe.config import DataConfig
 from sumpipe.data.datasets import DATASETS, Dataset, Lengths, Rows
+from sumpipe.validation import MAX_WORKERS, child_key, require, require_at_most
+
+
+@dataclass(frozen=True)
+class PydocOptions:
+    """`data.options.pydoc`: which packages' docstrings, and the word limits a pair must meet."""
+
+    packages: list[str] = field(default_factory=lambda: ["stdlib", "numpy", "pandas", "sklearn", "torch", "scipy"])
+    min_source_words: int = 12
+    max_source_words: int = 400
+    min_reference_words: int = 3
+    max_reference_words: int = 40
+    workers: int = 2  # processes parsing the source files; the corpus does not depend on it
+
+    def check(self, key: str) -> None:
+        require(self.workers >= 1, child_key(key, "workers"), "must be >= 1")
+        require_at_most(self.workers, MAX_WORKERS, child_key(key, "workers"))
+        require(self.min_source_words >= 1, child_key(key, "min_source_words"), "must be >= 1")
+        require(self.max_source_words >= self.min_source_words, child_key(key, "max_source_words"),
+                "must be >= min_source_words")
+        require(self.min_reference_words >= 1, child_key(key, "min_reference_words"), "must be >= 1")
+        require(self.max_reference_words >= self.min_reference_words, child_key(key, "max_reference_words"),
+                "must be >= min_reference_words")
+
 
 # Tests and test harnesses (docstrings about tests, not APIs), vendored third-party code (another
 # project's docs, often duplicated across packages) and installed packages below the stdlib.
@@ -394,7 +418,7 @@ def is_prose(summary: str, description: str) -> bool:
     return wordy >= 0.75 * len(words) and plain >= 0.6 * len(words)
 
 
-def _file_pairs(path: Path, cfg: PydocConfig) -> tuple[PydocStats, list[tuple[str, str, str]]]:
+def _file_pairs(path: Path, cfg: PydocOptions) -> tuple[PydocStats, list[tuple[str, str, str]]]:
     """One source file's (qualname, source, reference) pairs, and the counts of what it dropped."""
     stats = PydocStats(files=1)
     try:
@@ -436,7 +460,7 @@ def _file_mapper(workers: int) -> Iterator[Callable]:
         yield functools.partial(pool.map, chunksize=16)
 
 
-def build_pydoc(cfg: PydocConfig) -> tuple[list[dict], dict]:
+def build_pydoc(cfg: PydocOptions) -> tuple[list[dict], dict]:
     """All (id, source, reference) pairs of the configured packages, sorted by id, and stats."""
     stats = PydocStats()
     versions: dict[str, str] = {}
@@ -476,12 +500,12 @@ def build_pydoc(cfg: PydocConfig) -> tuple[list[dict], dict]:
     return kept, info
 
 
-def load_pydoc(cfg: DataConfig) -> Rows:
-    """The `pydoc` data set of `cfg.pydoc`."""
-    return build_pydoc(cfg.pydoc)
+def load_pydoc(cfg: DataConfig, options: PydocOptions) -> Rows:
+    """The `pydoc` data set of `data.options.pydoc`."""
+    return build_pydoc(options)
 
 
-# References keep at most data.pydoc.max_reference_words (40 by default), so the decode cap is 48;
+# References keep at most data.options.pydoc.max_reference_words (40 by default), so the decode cap is 48;
 # without that bound it was 72, which barely trained models fill with repetitions.
-DATASETS.register("pydoc", Dataset(load=load_pydoc,
-                                   lengths=Lengths(longest_reference=PydocConfig().max_reference_words)))
+DATASETS.register("pydoc", Dataset(load=load_pydoc, options=PydocOptions,
+                                   lengths=Lengths(longest_reference=PydocOptions().max_reference_words)))

@@ -14,7 +14,7 @@ report draws without loading a model:
         head_attention  list<list<list<float>>>    (H, T, S) each copy head's (the mean is `attention`);
                                                    null: a single attention (the RNN's)
 
-The weights are the float32 values `sumpipe.decode.api.summarize` returns, stored as float32. The
+The weights are the float32 values `sumpipe.decode.batches.summarize` returns, stored as float32. The
 choice of examples lives here, below both stages, because both need it.
 """
 
@@ -92,7 +92,7 @@ def _nested(values: Any) -> list | None:
 
 
 def attention_table(ids: Sequence[str], summaries: Sequence[Any]) -> pa.Table:
-    """The file's table from `sumpipe.decode.api.Summary` objects decoded with details, one per id."""
+    """The file's table from `sumpipe.decode.batches.Decoded` objects decoded with details, one per id."""
     return pa.Table.from_pylist([
         {"id": i, "prediction": s.text, "tokens": list(s.tokens), "source_tokens": list(s.source_tokens),
          "attention": _nested(s.attention), "head_attention": _nested(s.head_attention)}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,16 +11,6 @@ from sumpipe.errors import SumpipeError
 from sumpipe.options import Command, ParamsOption, flag
 
 DEFAULT_PARAMS = Path("params.yaml")
-
-
-def _load_params(params: Path, input_mode: bool):
-    """params.yaml; in INPUT mode a missing *default* params file means built-in defaults, so the
-    command works from any folder with `--model DIR`."""
-    from sumpipe.config import Params, load_params
-
-    if input_mode and params == DEFAULT_PARAMS and not params.is_file():
-        return Params()
-    return load_params(params)
 
 
 def decode(
@@ -57,67 +46,41 @@ def decode(
     params: ParamsOption = DEFAULT_PARAMS,
 ) -> None:
     """Summarise raw text with a trained model (INPUT), or run the decode stage (no INPUT)."""
-    options: dict[str, float | int | None] = {
-        "beam_size": beam, "top_k": top_k, "top_p": top_p, "temperature": temperature, "seed": seed,
-        "min_length": min_length, "max_length": max_length, "length_penalty": length_penalty,
-        "block_ngram_repeat": block_ngram,
+    # the public API's decoding keywords (`sumpipe.decode.summarizer`), spelled as options in errors
+    options: dict[str, Any] = {
+        "beam": beam, "greedy": greedy, "sample": sample, "top_k": top_k, "top_p": top_p,
+        "temperature": temperature, "seed": seed, "min_length": min_length, "max_length": max_length,
+        "length_penalty": length_penalty, "block_ngram": block_ngram,
     }
-    # DecodeConfig overrides: the numeric options given, plus the strategy they imply
-    overrides: dict[str, float | int | str] = {k: v for k, v in options.items() if v is not None}
+    given = {k: v for k, v in options.items() if v is not None and v is not False}
     if greedy and sample:
         raise SumpipeError("--greedy and --sample exclude each other")
     if per_line and per_block:
         raise SumpipeError("--per-line and --per-block exclude each other")
-    if greedy or sample:
-        overrides["strategy"] = "greedy" if greedy else "sample"
-    elif "beam_size" in overrides:
-        overrides["strategy"] = "beam"
-
     if input is None:
-        if overrides or per_line or per_block or as_json or as_tokens:
+        if given or per_line or per_block or as_json or as_tokens:
             raise SumpipeError("decoding options apply to an INPUT file; the stage reads `decode:` in params.yaml")
         _run_stage(params, model, train_seed)
         return
-    _run_input(input, params, model, train_seed, overrides, per_line, per_block, as_json, as_tokens)
+    _run_input(input, params, model, train_seed, given, per_line, per_block, as_json, as_tokens)
 
 
-# DecodeConfig field -> the option that sets it, so an out-of-range value is reported as typed
-OPTION_NAMES = {
-    "beam_size": "--beam", "top_k": "--top-k", "top_p": "--top-p", "temperature": "--temperature",
-    "seed": "--seed", "min_length": "--min-length", "max_length": "--max-length",
-    "length_penalty": "--length-penalty", "block_ngram_repeat": "--block-ngram",
-}
+def _option_name(keyword: str) -> str:
+    """The command's spelling of a summarize() keyword: `top_k` -> `--top-k`."""
+    return "--" + keyword.replace("_", "-")
 
 
-def _decode_config(base, overrides: dict):
-    """`decode:` of params.yaml with the command-line overrides, validated by DecodeConfig.check;
-    a bad option value is a one-line error naming the option (`--beam: must be >= 1`)."""
-    from sumpipe.config import DecodeConfig
-    from sumpipe.errors import ConfigError
-    from sumpipe.validation import from_dict
-
-    try:
-        return from_dict(DecodeConfig, {**dataclasses.asdict(base), **overrides}, "")
-    except ConfigError as exc:
-        key, _, why = str(exc).partition(": ")
-        if key in overrides:
-            for field, option in OPTION_NAMES.items():
-                why = why.replace(field, option)
-            raise SumpipeError(f"{OPTION_NAMES[key]}: {why}") from None
-        raise ConfigError(f"decode.{exc}") from None
-
-
-def _run_input(input: str, params: Path, model: str | None, train_seed: int | None, overrides: dict,
+def _run_input(input: str, params: Path, model: str | None, train_seed: int | None, options: dict,
                per_line: bool, per_block: bool, as_json: bool, as_tokens: bool) -> None:
-    from sumpipe.decode.api import MAX_RAW_CHARS
+    from sumpipe.decode.batches import MAX_RAW_CHARS
     from sumpipe.decode.interactive import (
         MAX_STREAM_BYTES,
-        find_model_dir,
         model_note,
         read_input,
         split_documents,
         summarize_input,
     )
+    from sumpipe.decode.summarizer import Summarizer, decode_config, open_project
 
     single = not (per_line or per_block)
     text = read_input(input, limit_bytes=4 * MAX_RAW_CHARS if single else None,
@@ -125,23 +88,25 @@ def _run_input(input: str, params: Path, model: str | None, train_seed: int | No
     documents = split_documents(text, per_line, per_block)
     if not documents:
         raise SumpipeError(f"{'stdin' if input == '-' else input}: is empty")
-    p = _load_params(params, input_mode=True)
-    cfg = _decode_config(p.decode, overrides)
-    metrics_file = Path(p.paths.metrics) / "rouge.json"
-    model_dir = find_model_dir(model, Path(p.paths.models), metrics_file, list(p.models), seed=train_seed)
-    summarize_input(documents, model_dir, cfg, Path(p.paths.vocab), as_json, one_line=per_line,
-                    echo=typer.echo, warn=lambda m: typer.echo(m, err=True), as_tokens=as_tokens,
-                    note=model_note(model_dir, Path(p.paths.models), metrics_file, seed_given=train_seed is not None))
+    # without --params, a folder without params.yaml means built-in defaults (`--model DIR` from anywhere)
+    project = open_project(".", None if params == DEFAULT_PARAMS else params)
+    decode_config(project.params.decode, options, _option_name)  # a bad option: one line, before any work
+    summarizer = Summarizer.open(project, model, seed=train_seed)
+    note = model_note(summarizer.model_dir, project.models_root, project.metrics_file,
+                      seed_given=train_seed is not None)
+    summarize_input(documents, summarizer, options, as_json, one_line=per_line, echo=typer.echo,
+                    warn=lambda m: typer.echo(m, err=True), as_tokens=as_tokens, note=note)
 
 
 def _run_stage(params: Path, model: str | None, train_seed: int | None) -> None:
     """The decode stage: `models/<model>/seed-<s>/` -> `predictions/<model>/seed-<s>/`, for the model and
     seed given, else for every trained seed of every model of params.yaml."""
+    from sumpipe.config import load_params
     from sumpipe.decode.attention import ReportExamples
     from sumpipe.decode.stage import decode_stage
     from sumpipe.names import seed_folder
 
-    p = _load_params(params, input_mode=False)
+    p = load_params(params)
     root = Path(p.paths.models)
     if model is not None and model not in p.models:
         raise SumpipeError(f"unknown model {model!r}; params.yaml `models:` has {', '.join(p.models) or 'none'}")
@@ -169,14 +134,14 @@ METHOD_HELP = "extractive method"
 
 class SummarizeCommand(Command):
     """`sumpipe summarize`'s command: its --help lists every extractive method of the registry
-    (`sumpipe.extractive.scorers.SCORERS`), imported only when the help is shown."""
+    (`sumpipe.extractive.methods.METHODS`), imported only when the help is shown."""
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         from typer.core import TyperOption
 
-        from sumpipe.extractive.scorers import all_scorers
+        from sumpipe.extractive.methods import all_methods
 
-        names = [f"{n} (reads the reference: refused)" if cls.uses_reference else n for n, cls in all_scorers().items()]
+        names = [f"{n} (reads the reference: refused)" if cls.uses_reference else n for n, cls in all_methods().items()]
         for param in self.params:
             if param.name == "method" and isinstance(param, TyperOption):  # --method: an option, with a help
                 param.help = f"{METHOD_HELP}: {', '.join(names)}"
@@ -191,10 +156,12 @@ def summarize(
     as_tokens: Annotated[bool, flag(
         "--tokens", help="print the pipeline's tokenized form (lowercased, one sentence a line) instead of "
                          "the input's own sentences")] = False,
-    params: ParamsOption = Path("params.yaml"),
+    params: ParamsOption = DEFAULT_PARAMS,
 ) -> None:
     """Summarize raw text with an extractive method (same preprocessing as the pipeline; corpus
     statistics from the last `dvc repro` when present, else from the input alone)."""
     from sumpipe.decode.extractive import summarize_text
 
-    typer.echo(summarize_text(input, method, sentences, max_tokens, params, as_tokens=as_tokens))
+    # without --params, a folder without params.yaml means built-in defaults
+    typer.echo(summarize_text(input, method, sentences, max_tokens, None if params == DEFAULT_PARAMS else params,
+                              as_tokens=as_tokens))

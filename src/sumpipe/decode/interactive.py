@@ -35,7 +35,6 @@ from sumpipe.models.folders import is_trained, model_group, pick_seed, seed_fold
 
 SNIFF_BYTES = 1 << 16
 MAX_STREAM_BYTES = 256 << 20  # several documents at once: ~1 M news articles; past it, split the input
-NO_TEXT = "no Latin-script text to summarise (preprocessing keeps ASCII only)"
 
 
 # --------------------------------------------------------------------------------------------
@@ -218,9 +217,8 @@ def model_note(model_dir: Path, models_root: Path, metrics_file: Path, seed_give
 
 def summarize_input(
     documents: list[str],
-    model_dir: Path,
-    cfg: Any,
-    vocab_dir: Path,
+    summarizer: Any,
+    options: dict[str, Any],
     as_json: bool,
     one_line: bool,
     echo: Any,
@@ -228,52 +226,32 @@ def summarize_input(
     as_tokens: bool = False,
     note: str | None = None,
 ) -> int:
-    """Summarise raw `documents` with the model in `model_dir` and print them (readable text, the
-    tokenized form with `as_tokens`, or JSON Lines with per-token p_gen and attention); returns the
-    number summarised. `note` (`model_note`) goes to `warn` once the summaries are ready, so a
-    failing run ends in its one error line alone."""
-    from sumpipe.decode.api import has_words, prepare_raw
-    from sumpipe.decode.readable import readable
-    from sumpipe.models.card import read_card
-
-    # Preprocess first (the card alone says which selection): bad input fails before torch loads.
-    card = read_card(model_dir)
-    prepared = [prepare_raw(doc, card, vocab_dir) for doc in documents]  # each cut to MAX_RAW_CHARS
-    todo = [i for i, text in enumerate(prepared) if has_words(text)]
-    if not todo:
-        where = "the input has" if len(documents) == 1 else "no document has"
-        raise SumpipeError(f"{where} {NO_TEXT}")
-
-    from sumpipe.decode.api import load_model, summarize
-    from sumpipe.device import resolve_device, torch_threads
-
+    """Summarise raw `documents` with `summarizer` (a `sumpipe.decode.summarizer.Summarizer`, the public
+    API's; not imported here, as it imports this module's resolver) and `options` (its decoding
+    keywords), and print them (readable text, the tokenized form with `as_tokens`, or JSON Lines
+    with per-token p_gen and attention); returns the number summarised.
+    `note` (`model_note`) goes to `warn` once the summaries are ready, so a failing run ends in its
+    one error line alone."""
     # A few documents make tiny per-step matrices: thread hand-offs cost more than they save, and on
     # a busy machine they stall (measured: 0.05 s with 1 thread, 1-2 s with 2, under load).
-    with torch_threads(None if "OMP_NUM_THREADS" in os.environ else 1):
-        model, vocab, card = load_model(model_dir, device=resolve_device(cfg.device, "decode.device"))
-        summaries = summarize(model, vocab, card, [prepared[i] for i in todo], cfg, details=as_json)
-    by_doc = dict(zip(todo, summaries))
+    threads = None if "OMP_NUM_THREADS" in os.environ else 1
+    summaries = summarizer.summarize(documents, details=as_json, threads=threads, **options)
     if note:
         warn(note)
-
-    def shown(i: int, summary: Any) -> str:
-        return summary.text if as_tokens else readable(summary.text, documents[i])
-
-    for i in range(len(documents)):
-        summary = by_doc.get(i)
-        if summary is None:
-            warn(f"warning: document {i + 1}: {NO_TEXT}; empty summary")
+    for i, summary in enumerate(summaries):
+        if summary.error:
+            warn(f"warning: document {i + 1}: {summary.error}; empty summary")
+        shown = summary.tokenized if as_tokens else summary.text
         if as_json:
-            record: dict[str, Any] = {"document": i + 1, "model": model_group(model_dir, card).name, "seed": card.seed}
-            if summary is None:
-                record.update(summary="", error=NO_TEXT)
+            record: dict[str, Any] = {"document": i + 1, "model": summarizer.name, "seed": summarizer.card.seed}
+            if summary.error:
+                record.update(summary="", error=summary.error)
             else:
                 record.update(
-                    summary=shown(i, summary), tokens=summary.tokens, score=round(summary.score, 4),
+                    summary=shown, tokens=summary.tokens, score=_rounded(summary.score),
                     p_gen=_rounded(summary.p_gen), source_tokens=summary.source_tokens,
                     attention=_rounded(summary.attention))
             echo(json.dumps(record, ensure_ascii=False))
         else:
-            text = "" if summary is None else shown(i, summary)
-            echo(text.replace("\n", " ") if one_line else text + ("\n" if len(documents) > 1 else ""))
-    return len(todo)
+            echo(shown.replace("\n", " ") if one_line else shown + ("\n" if len(documents) > 1 else ""))
+    return sum(1 for summary in summaries if not summary.error)

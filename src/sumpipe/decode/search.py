@@ -8,7 +8,7 @@ the batch, so the remaining ones decode faster.
 
 Conventions shared by all strategies:
 - Outputs are *extended* ids: `id >= vocab_size` is a word copied from the source
-  (`Batch.oov_words`); the caller maps ids back to words (`sumpipe.decode.api`).
+  (`Batch.oov_words`); the caller maps ids back to words (`sumpipe.decode.batches`).
 - `<unk>`, `<pad>` and `<s>` are never chosen, nor extended ids beyond a document's own OOV
   words. `</s>` is masked while a hypothesis has fewer than `min_length` words, and after
   `max_length` words `</s>` is the only choice, so every hypothesis ends with `</s>` and has at

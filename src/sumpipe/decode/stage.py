@@ -6,7 +6,7 @@
            predictions/<name>/seed-<s>/<split>.attention.parquet  the copy attention of the examples the
                                                   report draws heat maps for (`sumpipe.decode.attention`)
 
-Documents are decoded in batches of similar length (`sumpipe.decode.api.summarize`). Rows keep the
+Documents are decoded in batches of similar length (`sumpipe.decode.batches.summarize`). Rows keep the
 input order. A source left empty by the selection gets an empty prediction. The attention of the
 report's examples (`ReportExamples`: `report.n_samples`, `report.n_heatmaps`, `evaluate.seed`) is
 kept from the same decoding that writes the predictions: only the batches holding one record it.
@@ -52,7 +52,7 @@ def decode_stage(
     import pandas as pd
     from tqdm import tqdm
 
-    from sumpipe.decode.api import load_model, resolve_max_length, summarize
+    from sumpipe.decode.batches import load_model, resolve_max_length, summarize
     from sumpipe.device import resolve_device
     from sumpipe.io import read_parquet, write_parquet
 

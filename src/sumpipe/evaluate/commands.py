@@ -15,7 +15,7 @@ def evaluate(params: ParamsOption = Path("params.yaml")) -> None:
     baselines on the test split, with seed-aware comparisons."""
     from sumpipe.config import load_params
     from sumpipe.evaluate.stage import run_evaluate
-    from sumpipe.extract.methods import baseline_selections
+    from sumpipe.selection.methods import baseline_selections
 
     p = load_params(params)
     extractive = [s for s in p.extractive.systems if s not in p.models]

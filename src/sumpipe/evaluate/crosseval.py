@@ -3,7 +3,7 @@
 The thesis trains on CNN/DM, XSum or Gigaword and tests every model on DUC 2004 task 1 (four
 references per document). Here `crosseval.data` names the other corpus exactly as the `data:`
 section does and is read with the download stage's loaders; each source then goes through what
-the model's own training data went through (`sumpipe.decode.api.prepare_raw`: preprocessing, and the
+the model's own training data went through (`sumpipe.decode.batches.prepare_raw`: preprocessing, and the
 model's input selection with the training n-gram table), is decoded with the `decode:` parameters,
 and is scored against every reference, preprocessed the same way, keeping the best per ROUGE type
 (as rouge-score's `score_multi`).
@@ -60,13 +60,13 @@ def load_corpus(cfg: CrossEvalConfig) -> pd.DataFrame:
 def decode_corpus(model_dir: Path, sources: list[str], vocab_dir: str, decode_cfg: DecodeConfig) -> list[str]:
     """The model's summary of each raw source ("" where preprocessing leaves no words), decoded on
     the device `decode.device` asks for."""
-    from sumpipe.decode import api
+    from sumpipe.decode import batches
     from sumpipe.device import resolve_device
 
-    model, vocab, card = api.load_model(model_dir, device=resolve_device(decode_cfg.device, "decode.device"))
-    docs = [api.prepare_raw(s, card, vocab_dir=vocab_dir) for s in sources]
-    keep = [i for i, d in enumerate(docs) if api.has_words(d)]
-    summaries = api.summarize(model, vocab, card, [docs[i] for i in keep], decode_cfg)
+    model, vocab, card = batches.load_model(model_dir, device=resolve_device(decode_cfg.device, "decode.device"))
+    docs = [batches.prepare_raw(s, card, vocab_dir=vocab_dir) for s in sources]
+    keep = [i for i, d in enumerate(docs) if batches.has_words(d)]
+    summaries = batches.summarize(model, vocab, card, [docs[i] for i in keep], decode_cfg)
     out = [""] * len(docs)
     for i, s in zip(keep, summaries):
         out[i] = s.text

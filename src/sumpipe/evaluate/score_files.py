@@ -1,9 +1,17 @@
-"""`sumpipe rouge`: corpus ROUGE of two aligned files, with bootstrap intervals."""
+"""`sumpipe rouge` and the public `sumpipe.rouge`: corpus ROUGE of aligned summaries (lists, or two
+files), with bootstrap intervals.
+
+    result = sumpipe.rouge(["the cat sat on the mat"], ["the cat lay on the mat"])
+    result.scores["rouge1"].fmeasure          # 83.3333 (F1 x 100); .precision, .recall, .fmeasure_low/high
+"""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any, cast
 
 from sumpipe.errors import SumpipeError
 from sumpipe.evaluate.files import PREDICTION_COLUMNS, REFERENCE_COLUMNS, read_summaries
@@ -23,37 +31,77 @@ def _split(value: str | list[str] | None) -> str | list[str]:
     return [punkt_lines(v) for v in value] if isinstance(value, list) else punkt_lines(value or "")
 
 
-def score_texts(predictions: list, references: list, *, bootstrap: int = 1000, seed: int = 1234,
-                confidence: float = 0.95, use_stemmer: bool = True, split_sentences: bool = False) -> dict:
-    """Corpus ROUGE of aligned lists: {"n", "config", "scores": {type: {precision, recall, fmeasure,
-    fmeasure_low, fmeasure_high}}} with every figure x 100. `split_sentences`: split every text into
-    sentences with Punkt first, so that ROUGE-Lsum is summary-level over real sentences even when a
-    file holds one summary per line (otherwise a summary's sentences are its lines)."""
+@dataclass(frozen=True)
+class RougeScore:
+    """One ROUGE type over a corpus, x 100: mean precision, recall and F1, and F1's bootstrap interval."""
+
+    precision: float
+    recall: float
+    fmeasure: float
+    fmeasure_low: float
+    fmeasure_high: float
+
+
+@dataclass(frozen=True)
+class RougeResult:
+    """What `sumpipe rouge` prints, as data: `scores` by ROUGE type (rouge1, rouge2, rougeL, rougeLsum),
+    `n` pairs, the configuration (`config`, and `config_line` in words) and the scoring time."""
+
+    n: int
+    scores: dict[str, RougeScore]
+    config: dict[str, Any]
+    config_line: str
+    split_sentences: bool
+    scoring_seconds: float
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON of `sumpipe rouge --json` (without the file names)."""
+        return {"n": self.n, "scoring_seconds": self.scoring_seconds, "config": self.config,
+                "scores": {name: asdict(score) for name, score in self.scores.items()},
+                "split_sentences": self.split_sentences, "config_line": self.config_line}
+
+    def table(self) -> str:
+        """The plain-text table `sumpipe rouge` prints."""
+        return render_rouge_table(self.as_dict())
+
+
+def rouge(predictions: str | Sequence[str], references: str | Sequence[str | Sequence[str]], *, bootstrap: int = 1000,
+          seed: int = 1234, confidence: float = 0.95, use_stemmer: bool = True,
+          split_sentences: bool = False) -> RougeResult:
+    """Corpus ROUGE-1/2/L/Lsum of aligned predictions and references (a reference may be a list:
+    several references, scored best-of), every figure x 100 with `rouge-score`'s numbers, F1 with a
+    percentile bootstrap interval (`bootstrap` resamples, `seed`, `confidence`). A summary's sentences
+    are its lines (ROUGE-Lsum); `split_sentences`: split every text into sentences with Punkt first,
+    so ROUGE-Lsum is summary-level over real sentences. One string each is one pair."""
+    preds: list[str | list[str]] = [predictions] if isinstance(predictions, str) else list(predictions)
+    refs: list[str | list[str]] = [references] if isinstance(references, str) else [
+        r if isinstance(r, str) else list(r) for r in references]
+    return _rouge(preds, refs, ScoringSetup(use_stemmer=use_stemmer, bootstrap_samples=bootstrap,
+                                            confidence=confidence, seed=seed), split_sentences)
+
+
+def _rouge(predictions: list[str | list[str]], references: list[str | list[str]], setup: ScoringSetup,
+           split_sentences: bool) -> RougeResult:
     if len(predictions) != len(references):
         raise SumpipeError(f"{len(predictions)} predictions but {len(references)} references: "
                            f"the files must have one summary per example, in the same order")
     if not predictions:
         raise SumpipeError("nothing to score: no summaries")
-    if any(isinstance(p, list) for p in predictions):
+    if not all(isinstance(p, str) for p in predictions):
         raise SumpipeError("a prediction must be one string, not a list")
-    setup = ScoringSetup(use_stemmer=use_stemmer, bootstrap_samples=bootstrap, confidence=confidence, seed=seed)
     if split_sentences:
         predictions = [_split(p) for p in predictions]
         references = [_split(r) for r in references]
     start = time.perf_counter()
-    scores = score_pairs(predictions, references, use_stemmer=use_stemmer)
+    scores = score_pairs(cast(list[str], predictions), references, use_stemmer=setup.use_stemmer)  # checked above
     seconds = time.perf_counter() - start
     summary = summarize(scores, setup)
-    table = {
-        name: {"precision": summary[f"{name}_precision"], "recall": summary[f"{name}_recall"],
-               "fmeasure": summary[name], "fmeasure_low": summary[f"{name}_low"],
-               "fmeasure_high": summary[f"{name}_high"]}
-        for name in ROUGE_TYPES
-    }
+    table = {name: RougeScore(summary[f"{name}_precision"], summary[f"{name}_recall"], summary[name],
+                              summary[f"{name}_low"], summary[f"{name}_high"]) for name in ROUGE_TYPES}
     lsum = ("summaries split into sentences by Punkt first (--split-sentences)" if split_sentences
             else "summaries not re-split: a summary's sentences are its lines")
-    return {"n": len(predictions), "scoring_seconds": round(seconds, 3), "config": setup.as_dict(), "scores": table,
-            "split_sentences": split_sentences, "config_line": f"{setup.line()}; {lsum}"}
+    return RougeResult(len(predictions), table, setup.as_dict(), f"{setup.line()}; {lsum}", split_sentences,
+                       round(seconds, 3))
 
 
 def score_files(pred: str | Path, ref: str | Path, *, column: str | None = None, ref_column: str | None = None,
@@ -61,9 +109,9 @@ def score_files(pred: str | Path, ref: str | Path, *, column: str | None = None,
                 split_sentences: bool = False) -> dict:
     predictions = read_summaries(pred, column, PREDICTION_COLUMNS)
     references = read_summaries(ref, ref_column, REFERENCE_COLUMNS)
-    result = score_texts(predictions, references, bootstrap=bootstrap, seed=seed, use_stemmer=use_stemmer,
-                         split_sentences=split_sentences)
-    return {"predictions": str(pred), "references": str(ref), **result}
+    setup = ScoringSetup(use_stemmer=use_stemmer, bootstrap_samples=bootstrap, seed=seed)
+    result = _rouge(predictions, references, setup, split_sentences)
+    return {"predictions": str(pred), "references": str(ref), **result.as_dict()}
 
 
 def render_rouge_table(result: dict) -> str:

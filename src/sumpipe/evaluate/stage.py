@@ -6,7 +6,7 @@ Systems, all on the test split (the split the decode stage summarised, `decode.s
   `predictions/<model>/seed-<s>/test.parquet` exists (decode stage);
 - each extractive system of `extractive.systems` (`predictions/<system>/test.parquet`);
 - `lead<k>`: the first `evaluate.lead_sentences` sentences of the preprocessed source (§5.4.1);
-- every extract selection whose method is a baseline (`sumpipe.extract.methods`; today `first<N>`,
+- every extract selection whose method is a baseline (`sumpipe.selection.methods`; today `first<N>`,
   the first N tokens), as written by the extract stage.
 
 A model's figure is the mean over its seeds (and its examples), shown with the standard deviation over

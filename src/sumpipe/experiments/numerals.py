@@ -30,7 +30,7 @@ from typing import Any, Literal
 import pandas as pd
 import torch
 
-from sumpipe.config import NumeralsConfig, TrainConfig
+from sumpipe.config import TrainConfig
 from sumpipe.models.rnn import RNNArch
 from sumpipe.names import TRAIN_LOG_FILE
 from sumpipe.validation import require
@@ -83,10 +83,10 @@ class NumeralsExperiment:
 
 def numerals_frames(data: NumeralsData, kind: str, max_length: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(train, valid) frames of one kind ("continuous" or "random") with lengths 2..max_length."""
-    from sumpipe.data.numerals import build_numerals
+    from sumpipe.data.numerals import NumeralsOptions, build_numerals
 
     loader_kind = "ordered" if kind == "continuous" else "random"
-    rows = build_numerals(NumeralsConfig(size=2 * data.size, max_length=max_length, max_number=data.max_number),
+    rows = build_numerals(NumeralsOptions(size=2 * data.size, max_length=max_length, max_number=data.max_number),
                           data.seed)
     frame = pd.DataFrame([r for r in rows if r["id"].startswith(f"numerals-{loader_kind}-")])
     n_train = round(len(frame) * data.train_fraction)

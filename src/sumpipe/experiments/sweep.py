@@ -86,7 +86,7 @@ def _run_seed(cfg: SweepConfig, params: Any, seed: int) -> dict[str, Any]:
     """One training run of the sweep point and its validation figures."""
     import pandas as pd
 
-    from sumpipe.decode.api import load_model, summarize
+    from sumpipe.decode.batches import load_model, summarize
     from sumpipe.evaluate.abstractiveness import abstractiveness
     from sumpipe.evaluate.rouge import FastRouge, score_pairs
     from sumpipe.evaluate.stage import lead_sentences

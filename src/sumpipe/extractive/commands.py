@@ -13,7 +13,7 @@ from sumpipe.options import ParamsOption
 def extractive_fit(params: ParamsOption = Path("params.yaml")) -> None:
     """Fit the extractive methods' corpus statistics and the NMF keyword table (seed 000 §4.2)."""
     from sumpipe.config import load_params
-    from sumpipe.extractive.systems import check_systems, fit_stage
+    from sumpipe.extractive.stage import check_systems, fit_stage
 
     p = load_params(params)
     check_systems(p.extractive)
@@ -29,7 +29,7 @@ def extractive(
 ) -> None:
     """One extractive system's summaries of the decode split, in the decode stage's format."""
     from sumpipe.config import load_params
-    from sumpipe.extractive.systems import check_systems, system_stage
+    from sumpipe.extractive.stage import check_systems, system_stage
 
     p = load_params(params)
     check_systems(p.extractive)  # options checked before any file is read

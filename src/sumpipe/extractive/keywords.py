@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from sumpipe.extractive.scorers import Analyzer
+from sumpipe.extractive.methods import Analyzer
 
 
 def extract_keywords(references: dict[str, tuple[list[str], list[str]]], analyzer: Analyzer, topics: int,

@@ -33,12 +33,12 @@ from sumpipe.config import PathsConfig, ReportConfig
 from sumpipe.decode.attention import KeptAttention, ReportExamples, attention_path, read_attention
 from sumpipe.errors import SumpipeError
 from sumpipe.evaluate.summary import LABELS, markdown_table
-from sumpipe.extract.coverage import reference_hits, reference_words
 from sumpipe.io import read_json, read_parquet, write_text
 from sumpipe.models.folders import pick_seed, seed_folders
 from sumpipe.names import TRAIN_LOG_FILE, folder_seed, seed_folder
 from sumpipe.report import plots
 from sumpipe.report.html import markdown_to_html
+from sumpipe.selection.coverage import reference_hits, reference_words
 
 TABLE_TYPES = ("rouge1", "rouge2", "rougeL")
 FRAGMENT_WORDS = 80  # words of the input shown in the sample table (the thesis shows a fragment)

@@ -33,11 +33,11 @@ import torch
 
 from sumpipe.config import Budget, ModelSpec, Params, TrainConfig
 from sumpipe.errors import ConfigError, SumpipeError
-from sumpipe.extract.methods import find_selection
 from sumpipe.io import read_parquet, require_writable_folder
 from sumpipe.models.registry import Family, TrainPhase, resolve_model
 from sumpipe.names import TRAIN_LOG_FILE, seed_folder
 from sumpipe.schemas import EXTRACTED
+from sumpipe.selection.methods import find_selection
 from sumpipe.train.ddp import context_from_env, init_process_group
 from sumpipe.train.engine import (
     FitResult,

@@ -1,0 +1,295 @@
+"""The renderers of the generated blocks (`sumpipe.docs.generated`): one small function per block name.
+
+Each takes the project's `Sources` (its params.yaml, `metrics/*.json` and the registries) and returns
+Markdown. A figure comes only from `metrics/`, a name only from params.yaml or a registry's shipped
+entries (`builtin`, so an entry a test registers never shows), so a changed metric or a new registry
+line changes the text, and `sumpipe docs --check` (and tests/docs/test_generated.py) fails until
+the docs are regenerated. Where each block is used:
+
+| block | file | from |
+|---|---|---|
+| `results` | README.md | metrics/{rouge,rare_words,abstractiveness}.json, params.yaml's models, systems, baselines |
+| `extractive-results` | docs/extractive.md | metrics/rouge.json of `extractive.systems` |
+| `crosseval` | docs/datasets.md | metrics/crosseval.json |
+| `numerals` | docs/numerals.md | experiments/numerals/reports/numerals.json (that pipeline's metrics) |
+| `extractive-methods` | docs/extractive.md | the extractive-method registry (class flags, docstrings) |
+| `datasets` | docs/datasets.md | the data-set registry (options dataclasses, lengths) |
+| `families` | docs/models.md | the model-family registry, the models of params.yaml and params-paper.yaml |
+
+A table's format lives in its one function: the results table is `results_table`.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import importlib.util
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sumpipe.config import Params, load_params
+from sumpipe.errors import SumpipeError
+
+PAPER_PARAMS = "params-paper.yaml"
+
+
+@dataclass
+class Sources:
+    """What the blocks are made of: the project folder `root` (paths in `params` are relative to it)."""
+
+    root: Path
+    params: Params
+    _metrics: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def metrics(self, name: str) -> dict[str, Any]:
+        """`<paths.metrics>/<name>.json` (read once)."""
+        if name not in self._metrics:
+            path = self.root / self.params.paths.metrics / f"{name}.json"
+            if not path.is_file():
+                raise SumpipeError(f"{path}: not found (the generated blocks are made from `dvc repro`'s metrics)")
+            self._metrics[name] = json.loads(path.read_text(encoding="utf-8"))
+        return self._metrics[name]
+
+    def paper_params(self) -> Params | None:
+        path = self.root / PAPER_PARAMS
+        return load_params(path) if path.is_file() else None
+
+
+BLOCKS: dict[str, Callable[[Sources], str]] = {}
+
+
+def block(name: str) -> Callable[[Callable[[Sources], str]], Callable[[Sources], str]]:
+    """Register the decorated function as the renderer of block `name`."""
+    def register(render: Callable[[Sources], str]) -> Callable[[Sources], str]:
+        BLOCKS[name] = render
+        return render
+    return register
+
+
+# --------------------------------------------------------------------------------------------
+# Cells and tables
+# --------------------------------------------------------------------------------------------
+MISSING = "–"
+
+
+def with_interval(entry: dict[str, Any] | None, key: str) -> str:
+    """`22.00 [20.49, 23.56]`: a mean and its bootstrap interval (`<key>_low`, `<key>_high`)."""
+    if not entry or key not in entry:
+        return MISSING
+    return f"{entry[key]:.2f} [{entry[key + '_low']:.2f}, {entry[key + '_high']:.2f}]"
+
+
+def figure(entry: dict[str, Any] | None, key: str, digits: int = 2) -> str:
+    return MISSING if not entry or key not in entry else f"{entry[key]:.{digits}f}"
+
+
+def table(header: list[str], rows: list[list[str]], right: int = 0) -> str:
+    """A pipe table; the last `right` columns right-aligned."""
+    align = ["---"] * (len(header) - right) + ["---:"] * right
+    lines = [header, align, *rows]
+    return "\n".join("| " + " | ".join(cell.replace("|", "\\|") for cell in line) + " |" for line in lines)
+
+
+def _reads_reference(method: str) -> bool:
+    from sumpipe.extractive.methods import METHODS
+
+    return method in METHODS.builtin and METHODS.get(method, "method").uses_reference
+
+
+def systems(params: Params) -> list[tuple[str, str]]:
+    """(name in metrics, what it reads) of every evaluated system, in params.yaml's order: the models,
+    the extractive systems, the Lead-k baseline and the first-N baselines."""
+    from sumpipe.selection.methods import baseline_selections, find_selection
+
+    n = params.extractive.sentences
+    rows = [(name, spec.input or "whole text") for name, spec in params.models.items()]
+    rows += [(name, f"{n} sentence{'s' if n != 1 else ''}" if n else f"{params.extractive.tokens} tokens")
+             for name in params.extractive.systems if name not in params.models]
+    k = params.evaluate.lead_sentences
+    rows.append((f"lead{k}", f"first {k} sentences"))
+    budgets = params.extract.budgets
+    rows += [(name, f"first {find_selection(name, budgets).tokens} tokens") for name in baseline_selections(budgets)]
+    return rows
+
+
+def label(name: str, params: Params) -> str:
+    """A system as the tables name it: `PG-cov (rnn)`, `oracle ‡` (reads the reference)."""
+    if name in params.models:
+        return f"{name} ({params.models[name].family})"
+    return f"{name} ‡" if _reads_reference(name) else name
+
+
+# --------------------------------------------------------------------------------------------
+# Results
+# --------------------------------------------------------------------------------------------
+@block("results")
+def results_table(src: Sources) -> str:
+    """README: every system's test ROUGE (R-1 with its interval), rare-word recall, distinct summaries
+    and summaries with a word twice in a row."""
+    rouge, rare, abstractive = src.metrics("rouge"), src.metrics("rare_words"), src.metrics("abstractiveness")
+    rows = []
+    for name, reads in systems(src.params):
+        if name not in rouge:
+            continue
+        r, a = rouge[name], abstractive.get(name)
+        rows.append([label(name, src.params), reads, with_interval(r, "rouge1"), figure(r, "rouge2"),
+                     figure(r, "rougeL"), with_interval(rare.get(name), "recall"),
+                     figure(a, "distinct", 1), figure(a, "adjacent_repeat", 1)])
+    return table(["system", "reads", "R-1", "R-2", "R-L", "rare-word recall", "distinct %", "twice %"], rows,
+                 right=2)
+
+
+@block("extractive-results")
+def extractive_results(src: Sources) -> str:
+    """docs/extractive.md: the extractive systems' R-1, R-2, R-L with intervals."""
+    rouge = src.metrics("rouge")
+    rows = [[label(name, src.params), *(with_interval(rouge[name], key) for key in ("rouge1", "rouge2", "rougeL"))]
+            for name in src.params.extractive.systems if name in rouge]
+    return table(["system", "R-1", "R-2", "R-L"], rows)
+
+
+@block("crosseval")
+def crosseval_table(src: Sources) -> str:
+    """docs/datasets.md: the crosseval stage's models on its corpus (`crosseval.name`)."""
+    scores = src.metrics("crosseval")
+    rows = [[name, str(entry.get("n", MISSING)), *(with_interval(entry, key) for key in ("rouge1", "rouge2", "rougeL")),
+             figure(entry, "distinct", 1)] for name, entry in scores.items()]
+    return table(["model (corpus)", "n", "R-1", "R-2", "R-L", "distinct %"], rows, right=1)
+
+
+NUMERALS = Path("experiments") / "numerals"
+
+
+@block("numerals")
+def numerals_table(src: Sources) -> str:
+    """docs/numerals.md: the numerals experiment's table (`reports/numerals.json` of its pipeline, in the
+    report's own format, `sumpipe.experiments.numerals_report.markdown_table`)."""
+    from sumpipe.config import load_config
+    from sumpipe.experiments.numerals import NumeralsExperiment
+    from sumpipe.experiments.numerals_report import markdown_table
+
+    cfg = load_config(src.root / NUMERALS / "params.yaml", NumeralsExperiment)
+    path = src.root / NUMERALS / cfg.reports / "numerals.json"
+    if not path.is_file():
+        raise SumpipeError(f"{path}: not found (`dvc repro {NUMERALS / 'dvc.yaml'}` writes it)")
+    flat = json.loads(path.read_text(encoding="utf-8"))
+    metrics = {run: {length: flat[f"{run}-{length}"] for length in cfg.max_lengths} for run in cfg.runs}
+    return markdown_table(metrics, cfg.max_lengths).strip()
+
+
+# --------------------------------------------------------------------------------------------
+# Registries
+# --------------------------------------------------------------------------------------------
+def _first_paragraph(doc: str | None) -> str:
+    return " ".join((doc or "").strip().split("\n\n")[0].split())
+
+
+def _module_docstring(module: str) -> str:
+    """A module's docstring, read from its file (nothing is imported: a model family imports torch)."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        return ""
+    return ast.get_docstring(ast.parse(Path(spec.origin).read_text(encoding="utf-8"))) or ""
+
+
+def _source_path(module: str) -> str:
+    return ("src/" if module.startswith("sumpipe.") else "") + module.replace(".", "/") + ".py"
+
+
+def _reads(method: Any) -> str:
+    reads = []
+    if method.uses_reference:
+        reads.append("the reference")
+    if method.uses_corpus:
+        reads.append("corpus statistics (`extractive-fit`)")
+    if method.needs == "ngrams":
+        reads.append("the vocab stage's 3-gram table")
+    elif method.needs == "space":
+        reads.append("the collection LSA space (`extractive-fit`)")
+    if not method.uses_terms:
+        reads.append("positions only")
+    return ", ".join(reads) or "the document"
+
+
+@block("extractive-methods")
+def extractive_methods(src: Sources) -> str:
+    """docs/extractive.md: every shipped extractive method, what it does and reads, and whether it can
+    feed a model (`sumpipe.selection.methods.selectable`)."""
+    from sumpipe.extractive.methods import METHODS
+    from sumpipe.selection.methods import selectable
+
+    rows = []
+    for name in sorted(METHODS.builtin):
+        method = METHODS.get(name, "method")
+        doc = method.__dict__.get("__doc__") or _module_docstring(method.__module__)
+        rows.append([f"`{name}`", _first_paragraph(doc), _reads(method),
+                     f"yes (`{name}<N>`)" if selectable(method) else "no: a system only"])
+    return table(["method", "what it does", "reads", "model input"], rows)
+
+
+def _options(options: type) -> str:
+    fields = dataclasses.fields(options)
+    if not fields:
+        return "none"
+    shown = []
+    for f in fields:
+        value = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        value = "[" + ", ".join(map(str, value)) + "]" if isinstance(value, list) else value
+        shown.append(f"`{f.name}` ({'null' if value is None else value})")
+    return ", ".join(shown)
+
+
+def _decode_cap(lengths: Any) -> str:
+    if lengths.max_summary:
+        return f"{lengths.max_summary} words"
+    if lengths.longest_reference:
+        return f"1.2 x min(the model's summary length, {lengths.longest_reference})"
+    return "1.2 x the model's summary length"
+
+
+@block("datasets")
+def datasets_table(src: Sources) -> str:
+    """docs/datasets.md: every shipped data set, its loader, its options (`data.options.<name>`,
+    defaults) and its summary-length cap for decoding."""
+    from sumpipe.data.datasets import DATASETS
+
+    rows = []
+    for name in sorted(DATASETS.builtin):
+        dataset = DATASETS.get(name, "data.dataset")
+        module = DATASETS.builtin[name]
+        rows.append([f"`{name}`", _first_paragraph(_module_docstring(module)), f"`{_source_path(module)}`",
+                     _options(dataset.options), _decode_cap(dataset.lengths)])
+    return table(["`data.dataset`", "what it is", "loader", "options (defaults)", "decode cap"], rows)
+
+
+@block("families")
+def families_table(src: Sources) -> str:
+    """docs/models.md: every shipped model family, its module and the models params.yaml (and
+    params-paper.yaml) name for it."""
+    from sumpipe.models.registry import FAMILIES
+
+    paper = src.paper_params()
+    rows = []
+    for name in sorted(FAMILIES.builtin):
+        module = FAMILIES.builtin[name]
+
+        def models(params: Params | None, family: str = name) -> str:
+            names = [m for m, spec in (params.models.items() if params else []) if spec.family == family]
+            return ", ".join(names) or MISSING
+
+        rows.append([f"`{name}`", _first_paragraph(_module_docstring(module)), f"`{_source_path(module)}`",
+                     models(src.params), models(paper)])
+    return table(["family", "what it is", "module", "params.yaml", PAPER_PARAMS], rows)
+
+
+def sources(root: Path, params_file: Path) -> Sources:
+    """The sources of the project in `root` with its params file."""
+    return Sources(root, load_params(params_file))
+
+
+def render(src: Sources) -> Callable[[str], str]:
+    """Block name -> its text for `src` (`sumpipe.docs.generated`'s renderer)."""
+    return lambda name: BLOCKS[name](src)

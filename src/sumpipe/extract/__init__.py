@@ -1,2 +1,0 @@
-"""sumpipe.extract: the input-selection stage (`sumpipe extract`): seed 001's Alg. 1, the first N tokens,
-and every selectable extractive scorer (`sumpipe.extractive.scorers`) as a model input."""

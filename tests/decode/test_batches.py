@@ -1,0 +1,180 @@
+"""The decoding API (`sumpipe.decode.batches`), on tiny real models saved with `save_pretrained` and on a
+hand-built copying model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from sumpipe.config import Budget, DecodeConfig
+from sumpipe.decode.batches import has_words, load_model, prepare_raw, resolve_max_length, summarize, summary_text
+from sumpipe.decode.search import beam_search, sample_search
+from sumpipe.errors import SumpipeError
+from sumpipe.models.batching import WordCodec, collate, encode_example
+from sumpipe.models.card import ModelCard
+from sumpipe.models.transformer import ArchConfig
+from sumpipe.names import EOS, UNK
+from sumpipe.vocab.vocabulary import Vocabulary
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory, make_model_dir):
+    model_dir = make_model_dir(tmp_path_factory.mktemp("models") / "M1", scale=1.5)
+    return load_model(model_dir)
+
+
+# --------------------------------------------------------------------------------------------
+# Small pieces
+# --------------------------------------------------------------------------------------------
+def test_ids_to_words_and_text_convention() -> None:
+    vocab = Vocabulary.from_counts({"the": 2, ".": 1}, 6)
+    codec = WordCodec(vocab, 10)
+    example = codec.encode("0", "the zebra . yak")
+    assert example.oov_words == ["zebra", "yak"]
+    assert codec.words([4, 6, 5, 7], example) == ["the", "zebra", ".", "yak"]
+    assert summary_text(["a", "b", ".", "c", "!", "d"]) == "a b .\nc !\nd"
+    assert summary_text([]) == ""
+
+
+def _card(dataset: str = "pydoc", max_summary: int = 8, selection: Budget | None = None) -> ModelCard:
+    arch = ArchConfig(vocab_size=24, max_source_tokens=40, max_summary_tokens=max_summary)
+    return ModelCard(family="transformer", arch=arch, vocab_size=24, dataset=dataset, selection=selection)
+
+
+@pytest.mark.parametrize(("dataset", "max_summary", "expected"), [
+    ("cnn_dailymail", 100, 120), ("xsum", 20, 30), ("gigaword", 18, 25), ("pydoc", 40, 48), ("local", 18, 22),
+    ("pydoc", 60, 48), ("pydoc", 8, 10), ("local", 60, 72)])  # pydoc references have at most 40 words
+def test_max_length_by_dataset(dataset: str, max_summary: int, expected: int) -> None:
+    card = _card(dataset, max_summary)
+    assert resolve_max_length(DecodeConfig(), card) == expected
+    assert resolve_max_length(DecodeConfig(max_length=7), card) == 7
+
+
+RAW = "Alpha beta gamma delta. Short one. Zebra yak xylophone walrus."
+
+
+def test_prepare_raw_first_n_tokens() -> None:
+    assert prepare_raw(RAW, _card(selection=Budget("first", 10))) == "alpha beta gamma delta .\nshort one .\nzebra yak"
+    assert prepare_raw(RAW, _card()) == "alpha beta gamma delta .\nshort one .\nzebra yak xylophone walrus ."
+
+
+def test_prepare_raw_ngram_selection(tmp_path: Path) -> None:
+    """Alg. 1 with an empty table: every 3-gram is unknown (maximum score), so the 4-content-word
+    sentence outranks 'short one .' (no 3-gram, score 0) whenever it fits the budget."""
+    from sumpipe.vocab.ngrams import NgramTable
+
+    NgramTable(3, np.zeros(0, np.uint64), np.zeros(0, np.uint32), ["alpha"]).save(tmp_path / "ngrams.parquet")
+    config = lambda n: _card(selection=Budget("ngram", n, first_k=1))  # noqa: E731
+    assert prepare_raw(RAW, config(6), tmp_path) == "alpha beta gamma delta ."
+    assert prepare_raw(RAW, config(8), tmp_path) == "alpha beta gamma delta .\nshort one ."
+    assert prepare_raw(RAW, config(10), tmp_path) == "alpha beta gamma delta .\nzebra yak xylophone walrus ."
+    with pytest.raises(SumpipeError, match="ngrams.parquet: no such file"):
+        prepare_raw(RAW, config(10), tmp_path / "missing")
+    with pytest.raises(SumpipeError, match="pass the vocab folder"):
+        prepare_raw(RAW, config(10))
+
+
+def test_non_latin_text_leaves_no_words() -> None:
+    assert not has_words(prepare_raw("Привет, мир. 你好，世界。", _card()))
+    assert has_words(prepare_raw("Привет, мир 2024.", _card()))
+
+
+# --------------------------------------------------------------------------------------------
+# A copying model: OOV words come back as source words, never <unk>
+# --------------------------------------------------------------------------------------------
+@dataclass
+class CopyState:
+    src_ext: torch.Tensor
+    step: int
+
+    def index_select(self, idx: torch.Tensor) -> CopyState:
+        return CopyState(self.src_ext[idx], self.step)
+
+
+class CopyModel(torch.nn.Module):
+    """Copies the source, one position per step, then stops; puts even more mass on <unk>."""
+
+    def __init__(self, vocab_size: int) -> None:
+        super().__init__()
+        self.vocab_size = vocab_size
+        self.dummy = torch.nn.Parameter(torch.zeros(1))
+
+    def start_decoding(self, batch) -> CopyState:
+        return CopyState(batch.src_ext, 0)
+
+    def decode_step(self, state: CopyState, prev: torch.Tensor):
+        n, width = state.src_ext.size(0), self.vocab_size + 4
+        logits = torch.full((n, width), -10.0)
+        if state.step < state.src_ext.size(1):
+            target = state.src_ext[:, state.step].clamp(max=width - 1)
+            logits.scatter_(1, target[:, None], 0.0)
+        logits[:, EOS] = -1.0 if state.step >= 2 else -10.0
+        logits[:, UNK] = 5.0
+        info = {"p_gen": torch.zeros(n), "attn": torch.ones(n, state.src_ext.size(1))}
+        return logits.log_softmax(-1), CopyState(state.src_ext, state.step + 1), info
+
+
+def test_copied_oov_words_map_back_to_the_source_word(tiny_vocab) -> None:
+    vocab = tiny_vocab
+    model = CopyModel(len(vocab))
+    config = _card()
+    cfg = DecodeConfig(block_ngram_repeat=0, min_length=0)
+    out = summarize(model, vocab, config, ["zebra cat quixotic", "the cat"], cfg)
+    assert out[0].tokens == ["zebra", "cat"]               # "zebra" is OOV: copied by extended id
+    assert out[1].tokens == ["the", "cat"]
+    assert all("<unk>" not in s.tokens for s in out)
+    greedy = summarize(model, vocab, config, ["zebra cat quixotic"], DecodeConfig(strategy="greedy"))
+    assert greedy[0].tokens == ["zebra", "cat", "quixotic"]  # two OOVs: extended ids V and V + 1
+
+
+# --------------------------------------------------------------------------------------------
+# The real (tiny) transformer
+# --------------------------------------------------------------------------------------------
+def _batch(vocab, docs):
+    return collate([encode_example(str(i), d, "", vocab, 40, 1) for i, d in enumerate(docs)])
+
+
+def test_real_model_beam_one_is_greedy(tiny, decode_docs) -> None:
+    model, vocab, _ = tiny
+    batch = _batch(vocab, decode_docs)
+    beam = beam_search(model, batch, beam_size=1, max_length=10, min_length=1, alpha=1.0, block_ngram=3)
+    greedy = sample_search(model, batch, max_length=10, min_length=1, alpha=1.0, block_ngram=3)
+    assert [h.tokens for h in beam] == [h.tokens for h in greedy]
+    assert any(len(h.tokens) >= 3 for h in beam)
+
+
+def test_real_model_batched_equals_one_at_a_time(tiny, decode_docs) -> None:
+    model, vocab, config = tiny
+    cfg = DecodeConfig(beam_size=3, block_ngram_repeat=2, batch_size=4)
+    together = summarize(model, vocab, config, decode_docs, cfg)
+    for doc, summary in zip(decode_docs, together):
+        alone = summarize(model, vocab, config, [doc], cfg)[0]
+        assert alone.tokens == summary.tokens
+        assert alone.score == pytest.approx(summary.score, abs=1e-4)
+
+
+def test_real_model_details(tiny, decode_docs) -> None:
+    model, vocab, config = tiny
+    out = summarize(model, vocab, config, decode_docs, DecodeConfig(), details=True)
+    for doc, s in zip(decode_docs, out):
+        assert s.source_tokens == doc.split()
+        assert len(s.p_gen) == len(s.tokens) and all(0.0 <= p <= 1.0 for p in s.p_gen)
+        assert s.attention.shape == (len(s.tokens), len(s.source_tokens))
+        assert np.allclose(s.attention.sum(axis=1), 1.0, atol=1e-4)
+        # the transformer's 2 copy heads, each a distribution; the averaged map is their mean
+        assert s.head_attention.shape == (2, len(s.tokens), len(s.source_tokens))
+        assert np.allclose(s.head_attention.sum(axis=2), 1.0, atol=1e-4)
+        assert np.allclose(s.head_attention.mean(axis=0), s.attention, atol=1e-6)
+        assert "<unk>" not in s.tokens and 1 <= len(s.tokens) <= 10
+
+
+def test_greedy_details_have_the_per_head_attention(tiny, decode_docs) -> None:
+    model, vocab, config = tiny
+    (s,) = summarize(model, vocab, config, decode_docs[:1], DecodeConfig(strategy="greedy"), details=True)
+    assert s.head_attention.shape == (2, len(s.tokens), len(s.source_tokens))
+    assert np.allclose(s.head_attention.mean(axis=0), s.attention, atol=1e-6)
+    assert summarize(model, vocab, config, decode_docs[:1], DecodeConfig(strategy="greedy"))[0].head_attention is None

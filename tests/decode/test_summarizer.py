@@ -1,0 +1,120 @@
+"""`sumpipe.load` and its Summarizer (`sumpipe.decode.summarizer`): the command's resolver, the decoding
+options and their one-line errors, one text or a list, lazy weights, and the project folder."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from sumpipe.config import DecodeConfig
+from sumpipe.decode.summarizer import Summarizer, Summary, decode_config, load, open_project
+from sumpipe.errors import ConfigError, SumpipeError
+
+TEXT = "Police said the man was arrested on Monday. The dog ate the bone."
+
+
+@pytest.mark.parametrize(("options", "field", "value"), [
+    ({"beam": 2}, "beam_size", 2), ({"beam": 2}, "strategy", "beam"), ({"greedy": True}, "strategy", "greedy"),
+    ({"sample": True, "top_k": 5}, "strategy", "sample"), ({"block_ngram": 0}, "block_ngram_repeat", 0),
+    ({"batch_size": 3, "beam": None}, "batch_size", 3), ({"beam": None}, "strategy", "beam"),
+])
+def test_options_map_onto_the_decode_section(options: dict, field: str, value) -> None:
+    assert getattr(decode_config(DecodeConfig(strategy="beam", beam_size=4), options), field) == value
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"beam": 0}, "beam: must be >= 1"),
+    ({"top_p": 1.5}, "top_p: must be in (0, 1]"),
+    ({"greedy": True, "sample": True}, "greedy and sample exclude each other"),
+    ({"beem": 4}, "beem: unknown decoding option (known: batch_size, beam, block_ngram, greedy, length_penalty, "),
+])
+def test_a_bad_option_is_one_line_naming_it(options: dict, message: str) -> None:
+    with pytest.raises(SumpipeError) as info:
+        decode_config(DecodeConfig(), options)
+    assert str(info.value).startswith(message)
+
+
+def test_the_command_spells_the_option_its_way() -> None:
+    with pytest.raises(SumpipeError, match=r"^--top-p: must be in \(0, 1\]"):
+        decode_config(DecodeConfig(), {"top_p": 1.5}, lambda k: "--" + k.replace("_", "-"))
+
+
+def test_a_project_without_params_yaml_has_the_defaults(tmp_path: Path) -> None:
+    project = open_project(tmp_path)
+    assert project.models_root == tmp_path / "models" and project.metrics_file == tmp_path / "metrics" / "rouge.json"
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"paths": {"models": "trained"}, "decode": {"beam_size": 2}}))
+    project = open_project(tmp_path)
+    assert project.models_root == tmp_path / "trained" and project.params.decode.beam_size == 2
+    with pytest.raises(ConfigError, match="no such params file"):
+        open_project(tmp_path, tmp_path / "other.yaml")        # a params file asked for must be there
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory, make_model_dir) -> Path:
+    root = tmp_path_factory.mktemp("project")
+    make_model_dir(root / "models" / "M1", seed=0)
+    make_model_dir(root / "models" / "M2", seed=1)
+    return root
+
+
+def test_names_folders_and_the_default_go_through_the_command_s_resolver(project: Path) -> None:
+    assert load("M2", project=project).model_dir == project / "models" / "M2"
+    assert load(project / "models" / "M1").name == "M1"                        # a folder, from anywhere
+    assert load(project=project).name == "M1"                                  # no metrics: M1
+    (project / "metrics").mkdir()
+    (project / "metrics" / "rouge.json").write_text(json.dumps({"M1": {"rougeL": 20.0}, "M2": {"rougeL": 21.0}}))
+    try:
+        assert load(project=project).name == "M2"                              # the best R-L
+    finally:
+        (project / "metrics" / "rouge.json").unlink()
+    with pytest.raises(SumpipeError, match=r"^unknown model 'M7'; trained models in .*: M1, M2$"):
+        load("M7", project=project)
+
+
+def test_loading_reads_the_card_and_the_weights_wait(project: Path) -> None:
+    s = load("M1", project=project)
+    assert repr(s) == "<Summarizer M1: transformer, input first400>" and s.card.family == "transformer"
+    assert s._loaded is None
+    s.summarize(TEXT)
+    assert s._loaded is not None and s.weights() is s._loaded                 # loaded once, kept
+
+
+def test_one_text_gives_a_summary_and_a_list_gives_a_list(project: Path) -> None:
+    s = load("M1", project=project)
+    one = s.summarize(TEXT, beam=2)
+    many = s.summarize([TEXT, "Привет", TEXT], beam=2)
+    assert isinstance(one, Summary) and [type(x) for x in many] == [Summary] * 3
+    assert many[0] == many[2] and (many[0].tokens, many[0].score) == (one.tokens, one.score)
+    assert many[1] == Summary([], "", None, [], error="no Latin-script text to summarise (preprocessing keeps "
+                                                      "ASCII only)", source="Привет")
+    assert many[1].text == ""
+    assert one.p_gen is None and one.attention is None                          # details only when asked
+    assert one.tokens == one.tokenized.split() and str(one) == one.text
+    assert one.source_tokens == "police said the man was arrested on monday . the dog ate the bone .".split()
+
+
+@pytest.mark.parametrize(("texts", "message"), [
+    ("Привет мир", "the input has no Latin-script text"),
+    (["Привет", "!!!"], "no document has no Latin-script text"),
+])
+def test_nothing_to_summarise_is_one_line(project: Path, texts, message: str) -> None:
+    with pytest.raises(SumpipeError, match=f"^{message}"):
+        load("M1", project=project).summarize(texts)
+
+
+def test_summarizer_is_built_from_a_folder_and_a_project(project: Path) -> None:
+    s = Summarizer(project / "models" / "M2", open_project(project), device="cpu")
+    assert (s.name, s.device, s.config) == ("M2", "cpu", DecodeConfig())
+
+
+def test_the_readable_text_is_made_when_first_read(project: Path) -> None:
+    # NLTK's detokenizer takes longer to import than the decode stage takes to decode the test split
+    code = ("import sys, sumpipe; s = sumpipe.load('M1').summarize('The dog ate the bone.'); "
+            "print('nltk' in sys.modules, end=' '); text = s.text; print('nltk' in sys.modules, text == str(s))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False True True"

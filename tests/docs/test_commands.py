@@ -1,0 +1,64 @@
+"""`sumpipe docs`: the repository's README.md and docs/ are what metrics/ and the registries give, and a
+changed figure fails `--check` until the docs are regenerated."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+
+def test_the_repository_docs_are_current(repo_root: Path, cli) -> None:
+    done = cli("docs", "--check", cwd=repo_root)
+    assert (done.exit_code, done.stdout) == (0, "docs: every generated block is current\n"), done.stderr
+
+
+@pytest.fixture
+def copy(repo_root: Path, tmp_path: Path) -> Path:
+    """The docs, params files and metrics of the repository, in a folder of their own."""
+    for name in ("README.md", "params.yaml", "params-paper.yaml"):
+        shutil.copy(repo_root / name, tmp_path / name)
+    shutil.copytree(repo_root / "docs", tmp_path / "docs")
+    shutil.copytree(repo_root / "metrics", tmp_path / "metrics")
+    numerals = Path("experiments") / "numerals"
+    (tmp_path / numerals / "reports").mkdir(parents=True)
+    for name in ("params.yaml", "reports/numerals.json"):
+        shutil.copy(repo_root / numerals / name, tmp_path / numerals / name)
+    return tmp_path
+
+
+def _set(root: Path, system: str, **figures: float) -> None:
+    path = root / "metrics" / "rouge.json"
+    scores = json.loads(path.read_text())
+    scores[system].update(figures)
+    path.write_text(json.dumps(scores))
+
+
+FIGURES = {f"{key}{end}": value + shift for key, value in (("rouge1", 30.0), ("rouge2", 9.87), ("rougeL", 12.34))
+           for end, shift in (("", 0.0), ("_low", -1.0), ("_high", 1.0))}
+
+
+def test_a_changed_figure_fails_the_check_until_the_docs_are_regenerated(copy: Path, cli) -> None:
+    _set(copy, "M2", **FIGURES)                                      # in the README's table only
+    done = cli("docs", "--check", cwd=copy)
+    assert done.exit_code == 1
+    assert done.stderr == "error: generated blocks out of date: README.md (results); run `sumpipe docs`\n"
+    _set(copy, "lexrank", **FIGURES)                                 # in README.md and docs/extractive.md
+    done = cli("docs", "--check", cwd=copy)
+    assert "README.md (results); docs/extractive.md (extractive-results)" in done.stderr
+    assert "9.87" not in (copy / "README.md").read_text()            # --check writes nothing
+
+    done = cli("docs", cwd=copy)
+    assert done.stdout == "docs: rewrote README.md (results); docs/extractive.md (extractive-results)\n"
+    assert "| M2 (transformer) | first40 | 30.00 [29.00, 31.00] | 9.87 | 12.34 |" in (copy / "README.md").read_text()
+    extractive = (copy / "docs" / "extractive.md").read_text()
+    assert "| lexrank | 30.00 [29.00, 31.00] | 9.87 [8.87, 10.87] | 12.34 [11.34, 13.34] |" in extractive
+    assert cli("docs", "--check", cwd=copy).exit_code == 0
+
+
+def test_missing_metrics_are_one_line(copy: Path, cli) -> None:
+    (copy / "metrics" / "rouge.json").unlink()
+    done = cli("docs", "--check", cwd=copy)
+    assert done.exit_code == 1 and done.stderr.startswith("error: metrics/rouge.json: not found")
