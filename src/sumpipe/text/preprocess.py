@@ -178,6 +178,8 @@ class _Split:
 def _read_split(path: Path, name: str) -> _Split:
     import pyarrow.parquet as pq
 
+    from sumpipe.schemas import RAW
+
     try:
         table = pq.read_table(path, use_threads=False)  # no Arrow threads before the pool forks
     except Exception as exc:  # pyarrow raises several types for a corrupt or non-Parquet file
@@ -186,6 +188,7 @@ def _read_split(path: Path, name: str) -> _Split:
     if "source" not in columns or not columns & {"reference", "references"}:
         raise SumpipeError(f"{path}: needs columns `source` and `reference` or `references` "
                            f"(has: {', '.join(table.column_names)})")
+    RAW.check_schema(path, table.schema)  # text (or bytes), never numbers
     sources = [as_text(v) for v in table.column("source").to_pylist()]
     has_list = "references" in columns
     if has_list:
