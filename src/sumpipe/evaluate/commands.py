@@ -59,10 +59,12 @@ def crosseval(params: ParamsOption = Path("params.yaml")) -> None:
     from sumpipe.evaluate.crosseval import run_crosseval
 
     p = load_params(params)
-    result = run_crosseval(p.paths, p.crosseval, p.decode, p.evaluate, p.train.run_seeds)
+    specs = {name: p.models[name] for name in p.crosseval.models if name in p.models}
+    result = run_crosseval(p.paths, p.crosseval, p.decode, p.evaluate, p.train.run_seeds, specs)
     for note in result.notes:
         typer.echo(f"crosseval: {note}", err=True)
-    figures = ", ".join(f"{name} R-1/R-2/R-L {s['rouge1']:.2f}/{s['rouge2']:.2f}/{s['rougeL']:.2f}"
+    key = "" if p.crosseval.protocol.measure == "fmeasure" else f"_{p.crosseval.protocol.measure}"
+    figures = ", ".join(f"{name} R-1/R-2/R-L {s['rouge1' + key]:.2f}/{s['rouge2' + key]:.2f}/{s['rougeL' + key]:.2f}"
                         for name, s in result.summaries.items())
     typer.echo(f"crosseval: {figures} -> {p.paths.crosseval}/, {p.paths.metrics}/crosseval.json")
 

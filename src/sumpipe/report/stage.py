@@ -32,7 +32,7 @@ import pandas as pd
 from sumpipe.config import PathsConfig, ReportConfig
 from sumpipe.decode.attention import KeptAttention, ReportExamples, attention_path, read_attention
 from sumpipe.errors import SumpipeError
-from sumpipe.evaluate.summary import LABELS, markdown_table
+from sumpipe.evaluate.summary import LABELS, MEASURES, figure_key, markdown_table
 from sumpipe.io import read_json, read_parquet, write_text
 from sumpipe.models.folders import pick_seed, seed_folders
 from sumpipe.names import TRAIN_LOG_FILE, folder_seed, seed_folder
@@ -75,10 +75,11 @@ def _rel(path: Path, root: Path) -> str:
 # --------------------------------------------------------------------------------------------
 def config_line(config: dict) -> str:
     """The set-up a ROUGE table depends on, in one line under the table."""
+    length = f"scored length: {config['length']}; " if config.get("max_bytes") else ""
     return (f"*Configuration: rouge-score {config.get('rouge_score_version', '?')} numbers; tokenizer: "
             f"{config.get('tokenizer', '?')}; stemming: {config.get('stemming', '?')}; ROUGE-Lsum sentences: "
             f"{config.get('rougeLsum_sentences', '?')}; several references: {config.get('multi_reference', '?')}; "
-            f"intervals: {config.get('interval', '?')}.*")
+            f"{length}intervals: {config.get('interval', '?')}.*")
 
 
 def ordered_systems(summary: dict) -> dict[str, dict]:
@@ -87,11 +88,17 @@ def ordered_systems(summary: dict) -> dict[str, dict]:
     return {name: summary["systems"][name] for name in order if name in summary["systems"]}
 
 
+def measure_of(summary: dict) -> str:
+    """The measure a stage's tables lead with (its protocol's; F1 for outputs written before protocols)."""
+    return summary.get("config", {}).get("measure", "fmeasure")
+
+
 def rouge_section(summary: dict) -> list[str]:
     systems = ordered_systems(summary)
     split = summary.get("split", "test")
-    best = {t: max(systems, key=lambda s: systems[s][t]) for t in TABLE_TYPES}
-    table = markdown_table(systems, types=(*TABLE_TYPES, "rougeLsum"))
+    measure = measure_of(summary)
+    best = {t: max(systems, key=lambda s: systems[s][figure_key(t, measure)]) for t in TABLE_TYPES}
+    table = markdown_table(systems, types=(*TABLE_TYPES, "rougeLsum"), measure=measure)
     # Bold-face the best figure of each column, as the seed's tables do.
     lines = table.split("\n")
     names = list(systems)
@@ -105,20 +112,24 @@ def rouge_section(summary: dict) -> list[str]:
             cells[0] += " ‡"
         lines[row] = " | ".join(cells)
     config = summary["config"]
+    f1 = [] if measure == "fmeasure" else [
+        "F1 x 100 of the same summaries:", "", markdown_table(systems, types=TABLE_TYPES, intervals=False), ""]
     return [
         f"## ROUGE on the {split} split (seed Table 5.1)",
         "",
-        f"F1 x 100, mean over the {split} examples, with {config['confidence']:.0%} bootstrap "
+        f"{MEASURES[measure]} x 100, mean over the {split} examples, with {config['confidence']:.0%} bootstrap "
         f"intervals [low, high]; best of each column in bold. A model trained with several seeds shows the mean "
         f"over its seeds ± the standard deviation of the seeds' means, and an interval from the two-level "
         f"bootstrap (seeds, then examples): what another training run would plausibly give. "
         f"Baselines: `lead*` = the first sentences of "
-        f"the preprocessed source, `first<N>` = its first N tokens (the extract stage's selection). "
-        f"Extractive systems (`extractive.systems`) are named by their method.",
+        f"the preprocessed source, `prefix<B>` = its first B bytes, `first<N>` = its first N tokens (the extract "
+        f"stage's selection). Extractive systems (`extractive.systems`) are named by their method."
+        + (f" Scored: {config['length']}." if config.get("max_bytes") else ""),
         "",
         *lines,
         "",
         *(["‡ reads the reference summary: an extractive upper bound, not a summarizer.", ""] if readers else []),
+        *f1,
         config_line(config),
         "",
     ]
@@ -130,8 +141,14 @@ def significance_section(summary: dict) -> list[str]:
     out = ["## Which differences survive another seed (two-level bootstrap)", ""]
     if not comparisons:
         return out + ["No comparison available (needs two of the compared systems).", ""]
-    out += [
-        "Δ = mean F1 x 100 of A minus that of B, each the mean over its training seeds and the examples both "
+    return out + comparisons_table(comparisons)
+
+
+def comparisons_table(comparisons: list[dict]) -> list[str]:
+    """The seed-aware comparisons (`sumpipe.evaluate.summary.compare_seeds`) as a table with its legend."""
+    measure = MEASURES[comparisons[0].get("measure", "fmeasure")]
+    out = [
+        f"Δ = mean {measure} x 100 of A minus that of B, each the mean over its training seeds and the examples both "
         "scored; [low, high] its 95% interval and p the two-sided p-value of \"no difference\" from a two-level "
         "bootstrap that resamples each system's seeds, then the examples (shared by A and B), so the interval "
         "holds the noise of training as well as that of the test set (Davison & Hinkley 1997 §3.8; "
@@ -415,15 +432,24 @@ def training_section(
 def crosseval_section(summary: dict | None) -> list[str]:
     if not summary or not summary.get("systems"):
         return []
+    measure = measure_of(summary)
+    systems = ordered_systems(summary)
+    f1 = [] if measure == "fmeasure" else [
+        "F1 x 100 of the same summaries:", "", markdown_table(systems, types=TABLE_TYPES, intervals=False), ""]
+    comparisons = summary.get("comparisons") or []
     return [
         "## Cross-data-set evaluation (seed Table 5.22)",
         "",
         f"Models trained on this pipeline's corpus, tested on another corpus ({summary.get('corpus', '?')}, "
         f"split {summary.get('split', '?')}) with the same preprocessing and input selection; "
-        f"{summary.get('references_note', '')}",
+        f"{summary.get('references_note', '')} {MEASURES[measure]} x 100 (models: mean ± sd over seeds) "
+        "[95% interval]; `prefix<B>` = the first B bytes of the preprocessed source.",
         "",
-        markdown_table(summary["systems"], types=(*TABLE_TYPES, "rougeLsum")),
+        markdown_table(systems, types=(*TABLE_TYPES, "rougeLsum"), measure=measure),
         "",
+        *f1,
+        *(["### Which differences survive another seed, on this corpus", "", *comparisons_table(comparisons)]
+          if comparisons else []),
         *crosseval_degeneracy(summary),
         config_line(summary.get("config", {})),
         "",
@@ -448,7 +474,7 @@ def crosseval_degeneracy(summary: dict) -> list[str]:
 def config_section(summary: dict) -> list[str]:
     config = summary["config"]
     keys = ("rouge_score_version", "implementation", "tokenizer", "stemming", "rougeLsum_sentences",
-            "multi_reference", "aggregate", "interval", "significance")
+            "multi_reference", "length", "aggregate", "interval", "significance")
     return ["## Scoring configuration", "", *(f"- {k}: {config[k]}" for k in keys if k in config), ""]
 
 
