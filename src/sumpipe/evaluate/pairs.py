@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from sumpipe.config import ModelSpec
@@ -43,7 +43,8 @@ def model_pairs(models: Mapping[str, ModelSpec]) -> list[Pair]:
     return pairs
 
 
-def baseline_pairs(models: list[str], lead: str, best_extractive: str | None, others: list[str] = ()) -> list[Pair]:
+def baseline_pairs(models: list[str], lead: str, best_extractive: str | None,
+                   others: Sequence[str] = ()) -> list[Pair]:
     """Every model against Lead-k, against the best extractive system (when that is not Lead-k) and against
     each of `others` (baselines asked for by name: the byte prefixes of `evaluate.prefix_bytes`)."""
     pairs = [Pair(name, lead, f"against {lead}") for name in models]
