@@ -270,10 +270,11 @@ def coverage_section(
         "words present in the input, their share of the reference's content words, and the number of input "
         "tokens that are reference words (the thesis's count). `full` is the whole preprocessed document. "
         "`binds`: the share of documents longer than the budget, the only ones where a method had to choose "
-        "(elsewhere every selection is the whole document).",
+        "(elsewhere every selection is the whole document); `differs`: the share whose selection is not the "
+        "document's first tokens (it skipped a sentence for a later one).",
         "",
-        "| split | input | words present | share | occurrences | binds | examples |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| split | input | words present | share | occurrences | binds | differs | examples |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for split, selections in per_split.items():
         examples = coverage[split].get("examples", "")
@@ -281,7 +282,7 @@ def coverage_section(
             s = selections[name]
             out.append(f"| {split} | {name} | {s.get('words_present', float('nan')):.2f} | "
                        f"{s.get('share', float('nan')):.3f} | {s.get('occurrences', float('nan')):.2f} | "
-                       f"{s.get('binds', float('nan')):.3f} | {examples} |")
+                       f"{s.get('binds', float('nan')):.3f} | {s.get('differs', float('nan')):.3f} | {examples} |")
     made = [plots.coverage_bars(per_split, figures / "coverage.png")]
     out += ["", f"![coverage]({_rel(made[0], root)})", ""]
     if example is not None:
