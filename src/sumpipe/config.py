@@ -515,7 +515,10 @@ class CrossEvalConfig:
     `split`: which examples of that corpus (`all`: every one; fine for a corpus the models never saw);
     `max_examples`: a fixed id-hash sample to bound decoding time; `name` labels the corpus in tables.
     `protocol`: how the summaries are scored (`ScoringProtocol`; DUC: 75 bytes, recall averaged over the
-    references). Outputs go to `paths.crosseval`.
+    references). `decode`: keys of the `decode:` section set otherwise for this corpus only (DUC:
+    `{min_length: 13}`, so that a headline fills the 75 bytes it is scored on, as DUC systems since
+    Rush et al. 2015 are decoded), validated with the rest of params (`decode_config`). Outputs go to
+    `paths.crosseval`.
     """
 
     models: list[str] = field(default_factory=lambda: ["M1"])
@@ -524,6 +527,14 @@ class CrossEvalConfig:
     max_examples: int | None = 200
     name: str = "pydoc-matplotlib"
     protocol: ScoringProtocol = field(default_factory=ScoringProtocol)
+    decode: dict[str, Any] = field(default_factory=dict)
+
+    def decode_config(self, base: DecodeConfig) -> DecodeConfig:
+        """`base` (the `decode:` section) with this corpus's `decode` keys; a bad one is a one-line
+        ConfigError naming `crosseval.decode.<key>`."""
+        if not self.decode:
+            return base
+        return from_dict(DecodeConfig, {**dataclasses.asdict(base), **self.decode}, "crosseval.decode")
 
     def check(self, key: str) -> None:
         require(len(self.models) >= 1, _k(key, "models"), "needs at least one model")
@@ -605,6 +616,7 @@ class Params:
             for seed_key in ("seed", "seeds"):
                 require(seed_key not in spec.train, _k(key, f"models.{name}.train.{seed_key}"),
                         "every model trains with each seed of train.seeds (dvc.yaml's matrix)")
+        self.crosseval.decode_config(self.decode)  # its overrides of `decode:` are checked here, at load
         budgets = {f"{b.method}{b.tokens}": b.tokens for b in self.extract.budgets}
         for name, spec in self.models.items():
             base, _, tokens = name.rpartition("-")

@@ -60,7 +60,8 @@ def crosseval(params: ParamsOption = Path("params.yaml")) -> None:
 
     p = load_params(params)
     specs = {name: p.models[name] for name in p.crosseval.models if name in p.models}
-    result = run_crosseval(p.paths, p.crosseval, p.decode, p.evaluate, p.train.run_seeds, specs)
+    result = run_crosseval(p.paths, p.crosseval, p.crosseval.decode_config(p.decode), p.evaluate, p.train.run_seeds,
+                           specs)
     for note in result.notes:
         typer.echo(f"crosseval: {note}", err=True)
     key = "" if p.crosseval.protocol.measure == "fmeasure" else f"_{p.crosseval.protocol.measure}"
