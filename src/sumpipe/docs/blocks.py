@@ -12,6 +12,8 @@ the docs are regenerated. Where each block is used:
 | `extractive-results` | docs/extractive.md | metrics/rouge.json of `extractive.systems` |
 | `crosseval` | docs/datasets.md | metrics/crosseval.json |
 | `numerals` | docs/numerals.md | experiments/numerals/reports/numerals.json (that pipeline's metrics) |
+| `realtext-gigaword` | docs/realtext.md | experiments/gigaword/metrics/{rouge,crosseval}.json, beside the thesis's |
+| `realtext-cnn` | docs/realtext.md | experiments/cnn/metrics/{rouge,rare_words,coverage}.json, beside the thesis's |
 | `extractive-methods` | docs/extractive.md | the extractive-method registry (class flags, docstrings) |
 | `datasets` | docs/datasets.md | the data-set registry (options dataclasses, lengths) |
 | `families` | docs/models.md | the model-family registry, the models of params.yaml and params-paper.yaml |
@@ -178,6 +180,95 @@ def numerals_table(src: Sources) -> str:
     flat = json.loads(path.read_text(encoding="utf-8"))
     metrics = {run: {length: flat[f"{run}-{length}"] for length in cfg.max_lengths} for run in cfg.runs}
     return markdown_table(metrics, cfg.max_lengths).strip()
+
+
+# --------------------------------------------------------------------------------------------
+# The real-text experiments (issue 29): their metrics beside the thesis's published figures
+# --------------------------------------------------------------------------------------------
+EXPERIMENTS = Path("experiments")
+# Published F1 x 100 (R-1, R-2, R-L) the experiments are compared with; SEEDS.md §1.8 (Morozovskii 2022):
+# Table 5.15 (Gigaword, trained on 3,803,957 pairs), Table 5.22 (DUC 2004, M1 trained on Gigaword), Table
+# 5.1 (CNN/DM, 286,817 stories, 5 epochs); Rush et al. 2015's prefix on DUC 2004 (recall at 75 bytes) and
+# See et al. 2017's Lead-3 on CNN/DM.
+THESIS_GIGAWORD = {"M1": (33.09, 15.64, 31.14), "M2": (32.31, 14.68, 30.49)}
+THESIS_DUC2004 = {"M1": (26.35, 9.23, 24.50), "prefix75": (22.43, 6.49, 19.65)}
+THESIS_CNN = {"M1": (35.56, 12.90, 33.08), "M2": (35.59, 12.51, 33.22), "M1-200": (35.36, 12.65, 32.82),
+              "M2-200": (35.09, 11.98, 32.62), "M1-400": (36.29, 13.24, 33.90), "M2-400": (35.83, 13.09, 33.48),
+              "lead3": (40.34, 17.70, 36.57)}
+TYPES = ("rouge1", "rouge2", "rougeL")
+
+
+def _experiment_metrics(src: Sources, name: str, files: tuple[str, ...]) -> tuple[Params, dict[str, dict]] | None:
+    """experiments/<name>'s params and its metrics files (by name), or None where it has not been run."""
+    params = load_params(src.root / EXPERIMENTS / name / "params.yaml")
+    folder = src.root / EXPERIMENTS / name / params.paths.metrics
+    if not all((folder / f"{file}.json").is_file() for file in files):
+        return None
+    return params, {file: json.loads((folder / f"{file}.json").read_text(encoding="utf-8")) for file in files}
+
+
+def _not_run(name: str) -> str:
+    return (f"*Not run in this checkout yet: `dvc repro experiments/{name}/dvc.yaml` writes "
+            f"`experiments/{name}/metrics/`, then `sumpipe docs` fills this table.*")
+
+
+def _seeded(entry: dict[str, Any] | None, key: str, intervals: bool = False) -> str:
+    """A figure with its sd over seeds (and its interval), as the report's tables show it."""
+    from sumpipe.evaluate.summary import cell
+
+    return MISSING if not entry or key not in entry else cell(entry, key, intervals)
+
+
+def _published(figures: tuple[float, float, float] | None) -> str:
+    return MISSING if figures is None else " / ".join(f"{x:.2f}" for x in figures)
+
+
+@block("realtext-gigaword")
+def realtext_gigaword(src: Sources) -> str:
+    """docs/realtext.md: the headline models and baselines on the Gigaword test pairs (F1) and on DUC 2003
+    under the DUC protocol (recall at 75 bytes, averaged over the four references), beside the thesis's."""
+    found = _experiment_metrics(src, "gigaword", ("rouge", "crosseval"))
+    if found is None:
+        return _not_run("gigaword")
+    params, metrics = found
+    rouge, cross = metrics["rouge"], metrics["crosseval"]
+    corpus = params.crosseval.name
+    names = [*params.models, f"lead{params.evaluate.lead_sentences}",
+             *(f"prefix{b}" for b in params.evaluate.prefix_bytes),
+             *(n for n in rouge if n.startswith("first"))]
+    rows = []
+    for name in names:
+        test, duc = rouge.get(name), cross.get(f"{name} ({corpus})")
+        rows.append([label(name, params), _seeded(test, "rouge1", intervals=True),
+                     *(_seeded(test, key) for key in TYPES[1:]), _seeded(duc, "rouge1_recall", intervals=True),
+                     *(_seeded(duc, f"{key}_recall") for key in TYPES[1:]),
+                     _published(THESIS_GIGAWORD.get(name)), _published(THESIS_DUC2004.get(name))])
+    return table(["system", "Gigaword R-1 (F1)", "R-2", "R-L", f"{corpus} R-1 (recall)", "R-2", "R-L",
+                  "thesis Gigaword (F1)", "published DUC 2004"], rows)
+
+
+@block("realtext-cnn")
+def realtext_cnn(src: Sources) -> str:
+    """docs/realtext.md: the six models, Lead-3, the extractive systems and the oracle on the CNN test
+    stories (F1, rare-word recall), beside the thesis's Table 5.1, and how often each selection binds
+    and differs from the first tokens."""
+    found = _experiment_metrics(src, "cnn", ("rouge", "rare_words", "coverage"))
+    if found is None:
+        return _not_run("cnn")
+    params, metrics = found
+    rouge, rare, coverage = metrics["rouge"], metrics["rare_words"], metrics["coverage"].get("test", {})
+    rows = []
+    for name, reads in systems(params):
+        if name in rouge:
+            rows.append([label(name, params), reads, _seeded(rouge[name], "rouge1", intervals=True),
+                         *(_seeded(rouge[name], key) for key in TYPES[1:]),
+                         _seeded(rare.get(name), "recall"), _published(THESIS_CNN.get(name))])
+    scores = table(["system", "reads", "R-1", "R-2", "R-L", "rare-word recall", "thesis (Table 5.1)"], rows)
+    budgets = [f"{b.method}{b.tokens}" for b in params.extract.budgets]
+    inputs = [[f"`{name}`", figure(coverage.get(name), "share", 3), figure(coverage.get(name), "binds", 3),
+               figure(coverage.get(name), "differs", 3)] for name in budgets if name in coverage]
+    selections = table(["input", "reference words present (share)", "binds", "differs"], inputs, right=3)
+    return f"{scores}\n\nThe models' inputs on the {coverage.get('examples', MISSING)} test stories:\n\n{selections}"
 
 
 # --------------------------------------------------------------------------------------------
