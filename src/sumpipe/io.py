@@ -239,7 +239,7 @@ def write_parquet(df: pd.DataFrame | pa.Table, path: str | os.PathLike) -> Path:
     """Write a DataFrame or Arrow table to Parquet atomically (zstd, no pandas index)."""
     table = df if isinstance(df, pa.Table) else pa.Table.from_pandas(df, preserve_index=False)
     with atomic_path(path) as tmp:
-        pq.write_table(table, tmp, compression="zstd")
+        pq.write_table(table, native_path(tmp), compression="zstd")
     return Path(path)
 
 
@@ -254,7 +254,7 @@ def read_table(path: str | os.PathLike, columns: list[str] | None = None,
     if not path.is_file():
         raise SumpipeError(f"{path}: no such file (run the stage that writes it first, e.g. `dvc repro`)")
     try:
-        return pq.read_table(path, columns=columns)
+        return pq.read_table(native_path(path), columns=columns)
     except (pa.ArrowException, OSError) as exc:  # a corrupt file, or a column it does not have
         raise SumpipeError(f"{path}: cannot read ({(str(exc).splitlines() or [''])[0]})") from None
 
@@ -266,7 +266,7 @@ def open_parquet(path: str | os.PathLike, contract: Contract | None = None) -> p
     if not path.is_file():
         raise SumpipeError(f"{path}: no such file (run the stage that writes it first, e.g. `dvc repro`)")
     try:
-        parquet = pq.ParquetFile(path)
+        parquet = pq.ParquetFile(native_path(path))
         if contract is not None:
             contract.check_schema(path, parquet.schema_arrow)
             contract.check_nulls(path, parquet.metadata, lambda name: parquet.read(columns=[name]).column(0))
@@ -317,6 +317,21 @@ def write_weights(module: torch.nn.Module, path: str | os.PathLike, *, format: s
     with atomic_path(path) as tmp, native_write_errors():
         save_file(tensors, str(tmp), metadata=None if format is None else {"format": format})
     return Path(path)
+
+
+def native_path(path: str | os.PathLike) -> str:
+    """`path` as a native library (safetensors' Rust, Arrow's C++) can open it: those take UTF-8 text only,
+    so a path under a folder whose name is not UTF-8 (bytes of Latin-1, kept by Python as surrogates) is
+    given relative to the working directory when that spelling is UTF-8; else a one-line error."""
+    text = os.fspath(path)
+    for candidate in (text, os.path.relpath(text)):
+        try:
+            candidate.encode("utf-8")
+            return candidate
+        except UnicodeEncodeError:
+            continue
+    raise SumpipeError(f"{text.encode('utf-8', 'backslashreplace').decode()}: the path is not UTF-8 text, which "
+                       "the file's reader cannot open; rename the folder or give the path relative to it")
 
 
 MAX_HEADER_BYTES = 100 << 20  # safetensors' own limit on the JSON header
@@ -453,11 +468,19 @@ def iter_jsonl(path: Path, max_bytes: int | None = None) -> Iterator[tuple[int, 
 def read_jsonl(path: Path) -> tuple[list[dict], int]:
     """The JSON objects of a JSON Lines file (blank lines skipped) and the number of lines with
     replaced bytes; a line that is no JSON object is a one-line error naming the file and line."""
-    records, repaired = [], 0
+    records: list[dict] = []
+    repaired, limit = 0, data_rows_limit()
     for _, record, fixed in iter_jsonl(path):
+        if len(records) == limit:  # a row is a dict: short lines cost far more memory than their bytes
+            raise too_many_rows(path, limit)
         repaired += fixed
         records.append(record)
     return records, repaired
+
+
+def too_many_rows(path: Path, limit: int) -> SumpipeError:
+    return SumpipeError(f"{path}: more than {limit:,} rows, the most a file may hold here "
+                        "(docs/reliability.md#limits; the limit follows this machine's memory)")
 
 
 def check_user_table(path: Path, max_rows: int | None = None, max_bytes: int | None = None) -> pq.ParquetFile:
@@ -469,7 +492,7 @@ def check_user_table(path: Path, max_rows: int | None = None, max_bytes: int | N
     try:
         with open_regular(path):  # a FIFO or a device is refused without blocking
             pass
-        parquet = pq.ParquetFile(path)
+        parquet = pq.ParquetFile(native_path(path))
         meta = parquet.metadata
         size = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
     except (pa.ArrowException, OSError) as exc:
@@ -496,6 +519,6 @@ def read_user_table(path: Path, columns: list[str] | None = None) -> pa.Table:
 def user_table_columns(path: Path) -> list[str]:
     """The column names of a user's Parquet file, from its footer (no data read)."""
     try:
-        return pq.read_schema(path).names
+        return pq.read_schema(native_path(path)).names
     except (pa.ArrowException, OSError) as exc:
         raise SumpipeError(f"{path}: not valid Parquet ({(str(exc).splitlines() or [''])[0]})") from None

@@ -36,7 +36,7 @@ from sumpipe.data.datasets import DATASETS, Dataset, Rows
 from sumpipe.data.split import content_id, normalize_split
 from sumpipe.errors import SumpipeError
 from sumpipe.inputs import data_bytes_limit, data_rows_limit, open_regular, size_text
-from sumpipe.io import check_user_table, decode_text, iter_jsonl, read_bytes
+from sumpipe.io import check_user_table, decode_text, iter_jsonl, native_path, read_bytes
 from sumpipe.validation import require
 
 SUFFIXES = (".jsonl", ".jsonl.gz", ".csv", ".csv.gz", ".parquet")
@@ -92,7 +92,7 @@ def _read_csv(path: Path, max_rows: int) -> tuple[list[dict], int]:
     text, fixed = decode_text(read_bytes(path))
     if not text.strip():
         return [], 0
-    if text.count("\n") > max_rows:  # pandas would hold every row (and more) before we could count them
+    if text.count("\n") - 1 > max_rows:  # a header, then rows: pandas would hold them all before we could count
         raise _too_many_rows(path, max_rows)
     try:
         frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
@@ -134,7 +134,7 @@ def _parquet_records(path: Path, max_rows: int) -> Iterator[tuple[dict, bool]]:
                   and parquet.schema.column(i).path.split(".")[0] in columns]
     limit, decoded = data_bytes_limit(), 0
     try:
-        parquet = pq.ParquetFile(path, read_dictionary=text_paths)
+        parquet = pq.ParquetFile(native_path(path), read_dictionary=text_paths)
         for batch in parquet.iter_batches(batch_size=1024, columns=columns):
             decoded += sum(_decoded_bytes(column) for column in batch.columns)
             if decoded > limit:
