@@ -187,5 +187,9 @@ def summarize(
     """Summarize raw text with an extractive method (same preprocessing as the pipeline; corpus
     statistics from the last `dvc repro` when present, else from the input alone)."""
     from sumpipe.decode.extractive import summarize_text
+    from sumpipe.terminal import printable
 
-    typer.echo(summarize_text(input, method, sentences, max_tokens, params, as_tokens=as_tokens))
+    # the input's own sentences: a text from anywhere, so control sequences in it are escaped
+    summary = summarize_text(input, method, sentences, max_tokens, params, as_tokens=as_tokens,
+                             warn=lambda note: typer.echo(printable(note), err=True))
+    typer.echo(printable(summary, lines=True))

@@ -13,16 +13,22 @@ stage's 3-gram table (`<paths.vocab>/ngrams.parquet`). The oracle needs a refere
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from sumpipe.errors import SumpipeError
 
 MAX_BYTES = 20_000_000
+# Sentences of one input: textrank's similarity matrix is S x S, LSA and NMF factorise S columns. At 2,000
+# the slowest method (nmf) takes ~30 s and 0.5 GB on a busy 2-core machine; 20,000 took textrank 13 GB.
+MAX_SENTENCES = 2000
 
 
 def summarize_text(source: str, method_name: str, sentences: int | None, tokens: int | None,
-                   params_path: str | Path = "params.yaml", as_tokens: bool = False) -> str:
-    """The summary of file `source` ("-" = stdin) as text (module docstring)."""
+                   params_path: str | Path = "params.yaml", as_tokens: bool = False,
+                   warn: Callable[[str], None] | None = None) -> str:
+    """The summary of file `source` ("-" = stdin) as text (module docstring). `warn` gets a note when
+    the input is cut to MAX_SENTENCES sentences."""
     from sumpipe.decode.api import cap_raw
     from sumpipe.decode.interactive import NO_TEXT, read_input
     from sumpipe.extractive.scorers import SCORERS, Analyzer, Limit, build_method
@@ -50,8 +56,15 @@ def summarize_text(source: str, method_name: str, sentences: int | None, tokens:
                            f"folder after `dvc repro` (params.yaml paths.vocab/ngrams.parquet); no {params_path}")
     pairs = preprocess_sentences(cap_raw(read_input(source, MAX_BYTES)))
     text = "\n".join(line for _, line in pairs)
+    name = "stdin" if source == "-" else source
     if not any(c.isalnum() for c in text):
-        raise SumpipeError(f"{'stdin' if source == '-' else source}: {NO_TEXT}")
+        raise SumpipeError(f"{name}: {NO_TEXT}")
+    if len(pairs) > MAX_SENTENCES:  # like a text past MAX_RAW_CHARS: the start is summarised, and it is said
+        if warn is not None:
+            warn(f"note: {name}: {len(pairs):,} sentences; the first {MAX_SENTENCES:,} are ranked (graph and matrix "
+                 "methods compare every pair of sentences)")
+        pairs = pairs[:MAX_SENTENCES]
+        text = "\n".join(line for _, line in pairs)
     doc = Analyzer().parse(text)  # one sentence per pair: preprocessed lines are never empty
     selected = build_method(method_name, options, corpus, state).select(doc, Limit(sentences=sentences, tokens=tokens))
     if as_tokens:

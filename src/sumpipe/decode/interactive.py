@@ -29,10 +29,13 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from sumpipe.errors import SumpipeError
+from sumpipe.inputs import loads_json, open_regular, read_capped
 from sumpipe.io import text_encoding
 from sumpipe.models.card import CARD_FILE
+from sumpipe.terminal import printable
 
 SNIFF_BYTES = 1 << 16
+MAX_JSON_BYTES = 64 << 20  # metrics/rouge.json is kilobytes
 MAX_STREAM_BYTES = 256 << 20  # several documents at once: ~1 M news articles; past it, split the input
 NO_TEXT = "no Latin-script text to summarise (preprocessing keeps ASCII only)"
 
@@ -55,16 +58,12 @@ def read_input(source: str, limit_bytes: int | None = None, max_bytes: int | Non
             raise SumpipeError("stdin: is closed; give a file or pipe text in")
         data = _read_bytes(sys.stdin.buffer, limit_bytes)
     else:
-        path = Path(source)
-        if not path.exists():
-            raise SumpipeError(f"{source}: no such file")
-        if path.is_dir():
-            raise SumpipeError(f"{source}: is a directory, not a text file")
-        try:
-            with path.open("rb") as f:
+        # a regular file only: a named pipe without a writer would block forever, /dev/zero never ends
+        with open_regular(source, "; pipe its text to stdin instead, with `-` as the input") as f:
+            try:
                 data = _read_bytes(f, limit_bytes)
-        except OSError as exc:
-            raise SumpipeError(f"{source}: cannot be read ({exc.strerror or exc})") from None
+            except OSError as exc:
+                raise SumpipeError(f"{source}: cannot be read ({exc.strerror or exc})") from None
     if max_bytes is not None and len(data) > max_bytes:
         raise SumpipeError(f"{name}: larger than {max_bytes >> 20} MB, the most one run reads; split the input")
     encoding = text_encoding(data[:4])
@@ -113,12 +112,18 @@ def trained_models(models_root: Path, preferred: Iterable[str] = ()) -> list[str
     return first + [n for n in found if n not in first]
 
 
+def _read_scores(metrics_file: Path) -> Any:
+    """metrics/rouge.json, or None when it cannot be read as JSON (it only ranks models and adds a note:
+    a broken one, too large or too deeply nested, is no reason to refuse to summarise)."""
+    try:
+        return loads_json(read_capped(metrics_file, MAX_JSON_BYTES, "a metrics file"), str(metrics_file))
+    except SumpipeError:
+        return None
+
+
 def best_by_rouge(metrics_file: Path, candidates: list[str]) -> str | None:
     """The candidate with the highest rougeL in metrics/rouge.json (EVAL's schema), if any."""
-    try:
-        scores = json.loads(metrics_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    scores = _read_scores(metrics_file)
     if not isinstance(scores, dict):
         return None
     ranked = []
@@ -181,18 +186,19 @@ def model_note(model_dir: Path, models_root: Path, metrics_file: Path) -> str:
     examples = card.training.get("train_examples")
     trained_on = f"{card.dataset or 'an unnamed data set'}" + (f" ({examples:,} examples)" if examples else "")
     what = f"{card.family}, input {card.input or 'the whole text'}"
-    note = f"note: model {model_dir.name} ({what}) trained on {trained_on}"
+    # the card's strings are the model folder's, not ours: escaped, they cannot forge or hide a line
+    note = printable(f"note: model {model_dir.name} ({what}) trained on {trained_on}")
     scores = None
     if model_dir.resolve() == (models_root / model_dir.name).resolve():
-        try:
-            scores = json.loads(metrics_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            scores = None
+        scores = _read_scores(metrics_file)
     model_r1, lead_r1 = _rouge1(scores, model_dir.name), _rouge1(scores, "lead3")
     if model_r1 is None:
         return f"{note}; no test ROUGE yet (`dvc repro` writes {metrics_file})"
     lead = f", Lead-3 {lead_r1:.2f}" if lead_r1 is not None else ""
     return f"{note}; test ROUGE-1 {model_r1:.2f}{lead} ({metrics_file})"
+
+
+STREAM_DOCUMENTS = 256  # documents preprocessed, summarised and printed at a time (several batches each)
 
 
 def summarize_input(
@@ -206,53 +212,85 @@ def summarize_input(
     warn: Any,
     as_tokens: bool = False,
     note: str | None = None,
+    chunk: int = STREAM_DOCUMENTS,
 ) -> int:
     """Summarise raw `documents` with the model in `model_dir` and print them (readable text, the
     tokenized form with `as_tokens`, or JSON Lines with per-token p_gen and attention); returns the
-    number summarised. `note` (`model_note`) goes to `warn` once the summaries are ready, so a
-    failing run ends in its one error line alone."""
-    from sumpipe.decode.api import has_words, prepare_raw
+    number summarised.
+
+    Documents go `chunk` at a time, each chunk printed (and flushed) as soon as it is summarised: a
+    million one-line documents start coming out at once, not after the last. `note` (`model_note`)
+    goes to `warn` when the first summaries are ready, so a run that fails on its first documents ends
+    in its one error line alone; a run that fails later says how far it got. Documents without
+    Latin-script text get an empty summary and a warning, printed with the first summary that follows
+    them: if no document has any, nothing is printed but the error."""
+    from sumpipe.decode.api import has_words, load_model, model_device, prepare_raw, summarize
     from sumpipe.decode.readable import readable
+    from sumpipe.decode.search import make_generator
+    from sumpipe.device import resolve_device, torch_threads
     from sumpipe.models.card import read_card
 
-    # Preprocess first (the card alone says which selection): bad input fails before torch loads.
     card = read_card(model_dir)
-    prepared = [prepare_raw(doc, card, vocab_dir) for doc in documents]  # each cut to MAX_RAW_CHARS
-    todo = [i for i, text in enumerate(prepared) if has_words(text)]
-    if not todo:
-        where = "the input has" if len(documents) == 1 else "no document has"
-        raise SumpipeError(f"{where} {NO_TEXT}")
+    model = vocab = generator = None
+    held: list[int] = []  # documents without text, not yet printed (see above)
+    done = summarised = 0
 
-    from sumpipe.decode.api import load_model, summarize
-    from sumpipe.device import resolve_device, torch_threads
-
-    # A few documents make tiny per-step matrices: thread hand-offs cost more than they save, and on
-    # a busy machine they stall (measured: 0.05 s with 1 thread, 1-2 s with 2, under load).
-    with torch_threads(None if "OMP_NUM_THREADS" in os.environ else 1):
-        model, vocab, card = load_model(model_dir, device=resolve_device(cfg.device, "decode.device"))
-        summaries = summarize(model, vocab, card, [prepared[i] for i in todo], cfg, details=as_json)
-    by_doc = dict(zip(todo, summaries))
-    if note:
-        warn(note)
-
-    def shown(i: int, summary: Any) -> str:
-        return summary.text if as_tokens else readable(summary.text, documents[i])
-
-    for i in range(len(documents)):
-        summary = by_doc.get(i)
+    def show(i: int, summary: Any) -> None:
         if summary is None:
             warn(f"warning: document {i + 1}: {NO_TEXT}; empty summary")
+        text = "" if summary is None else (summary.text if as_tokens else readable(summary.text, documents[i]))
         if as_json:
             record: dict[str, Any] = {"document": i + 1, "model": model_dir.name}
             if summary is None:
                 record.update(summary="", error=NO_TEXT)
             else:
                 record.update(
-                    summary=shown(i, summary), tokens=summary.tokens, score=round(summary.score, 4),
+                    summary=text, tokens=summary.tokens, score=round(summary.score, 4),
                     p_gen=_rounded(summary.p_gen), source_tokens=summary.source_tokens,
                     attention=_rounded(summary.attention))
-            echo(json.dumps(record, ensure_ascii=False))
+            echo(printable(json.dumps(record, ensure_ascii=False)))
         else:
-            text = "" if summary is None else shown(i, summary)
+            text = printable(text, lines=True)  # the model's words, from its folder: escaped like any file's
             echo(text.replace("\n", " ") if one_line else text + ("\n" if len(documents) > 1 else ""))
-    return len(todo)
+
+    # A few documents make tiny per-step matrices: thread hand-offs cost more than they save, and on
+    # a busy machine they stall (measured: 0.05 s with 1 thread, 1-2 s with 2, under load).
+    try:
+        with torch_threads(None if "OMP_NUM_THREADS" in os.environ else 1):
+            for start in range(0, len(documents), chunk):
+                part = range(start, min(start + chunk, len(documents)))
+                # Preprocess first (the card alone says which selection): bad input fails before torch loads.
+                prepared = {i: prepare_raw(documents[i], card, vocab_dir) for i in part}  # each cut to MAX_RAW_CHARS
+                todo = [i for i in part if has_words(prepared[i])]
+                if not todo:
+                    held += list(part)
+                    continue
+                if model is None:
+                    model, vocab, card = load_model(model_dir, device=resolve_device(cfg.device, "decode.device"))
+                    if cfg.strategy == "sample":  # one random stream through every chunk
+                        generator = make_generator(cfg.seed, model_device(model))
+                summaries = summarize(model, vocab, card, [prepared[i] for i in todo], cfg, details=as_json,
+                                      generator=generator)
+                if note and not done:
+                    warn(note)
+                by_doc = dict(zip(todo, summaries))
+                for i in [*held, *part]:
+                    show(i, by_doc.get(i))
+                held, done, summarised = [], part.stop, summarised + len(todo)
+                flush = getattr(sys.stdout, "flush", None)
+                if callable(flush):
+                    flush()
+    except SumpipeError as exc:
+        if done:  # the summaries so far are out: say where it stopped
+            raise SumpipeError(f"{exc} (stopped at document {done + 1:,} of {len(documents):,}; "
+                               f"the {done:,} before it were printed)") from None
+        raise
+    except KeyboardInterrupt:
+        if done:
+            warn(f"note: interrupted at document {done + 1:,} of {len(documents):,}; "
+                 f"the {done:,} before it were printed")
+        raise
+    if not summarised:
+        where = "the input has" if len(documents) == 1 else "no document has"
+        raise SumpipeError(f"{where} {NO_TEXT}")
+    return summarised
