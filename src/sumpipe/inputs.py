@@ -62,7 +62,7 @@ def data_rows_limit() -> int:
 
 def file_kind(mode: int) -> str | None:
     """What a file that is not a regular file is ("a named pipe (FIFO)"), None for a regular file."""
-    return next((kind for test, kind in _KINDS if test(mode)), None if stat.S_ISREG(mode) else "not a regular file")
+    return next((kind for test, kind in _KINDS if test(mode)), None if stat.S_ISREG(mode) else "a special file")
 
 
 def present_but_not_a_file(path: str | os.PathLike) -> str | None:

@@ -32,7 +32,7 @@ from sumpipe.errors import SumpipeError
 from sumpipe.inputs import loads_json, open_regular, read_capped
 from sumpipe.io import text_encoding
 from sumpipe.models.card import CARD_FILE
-from sumpipe.terminal import printable
+from sumpipe.terminal import StdoutError, printable
 
 SNIFF_BYTES = 1 << 16
 MAX_JSON_BYTES = 64 << 20  # metrics/rouge.json is kilobytes
@@ -281,7 +281,7 @@ def summarize_input(
                 if callable(flush):
                     flush()
     except SumpipeError as exc:
-        if done:  # the summaries so far are out: say where it stopped
+        if done and not isinstance(exc, StdoutError):  # the summaries so far are out: say where it stopped
             raise SumpipeError(f"{exc} (stopped at document {done + 1:,} of {len(documents):,}; "
                                f"the {done:,} before it were printed)") from None
         raise
