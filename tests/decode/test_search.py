@@ -337,6 +337,28 @@ def test_temperature_sharpens() -> None:
     assert count(0.2) > count(1.0) > count(5.0)
 
 
+@pytest.mark.parametrize("temperature", [1e-45, 1e-300, 5e-324])
+def test_a_vanishing_temperature_samples_the_greedy_choice(temperature: float) -> None:
+    """Issue 32: below float32's range the logits all overflowed to -inf and softmax gave NaN (a RuntimeError
+    from multinomial). Sampling at a temperature near 0 is greedy decoding, its limit."""
+    model, batch = toy(n_docs=6, steps=8, vocab=10, seed=4, sharpness=0.5)
+    greedy = [h.tokens for h in sample_search(model, batch, max_length=6, greedy=True)]
+    cold = [h.tokens for h in sample_search(model, batch, max_length=6, greedy=False, temperature=temperature,
+                                            generator=make_generator(0))]
+    assert cold == greedy
+
+
+def test_a_huge_temperature_samples_uniformly_not_nan() -> None:
+    w = 8
+    probs = torch.tensor([0.0, 0.0, 0.0, 0.0001, 0.9, 0.0499, 0.05, 0.0])
+    model = ToyModel(probs.log().expand(300, 1, w, w).clone(), w)
+    batch = ToyBatch(torch.zeros(300, 2, dtype=torch.long), [[]] * 300)
+    hyps = sample_search(model, batch, max_length=2, greedy=False, temperature=1e300, generator=make_generator(0))
+    tokens = [t for h in hyps for t in h.tokens]
+    assert set(tokens) == {4, 5, 6}  # the words with any probability (and </s>), never an impossible one
+    assert tokens.count(5) > 100     # ~1 in 4, where its probability is 0.05
+
+
 def test_hypothesis_of_a_dead_end_is_empty() -> None:
     """Every word blocked and </s> not yet allowed: no finished hypothesis, no crash."""
     w = 5                                                    # a single word (4)

@@ -98,7 +98,26 @@ def test_bad_predictions_file_is_a_user_error(tmp_path: Path, eval_corpus) -> No
     paths = eval_corpus.make_tree(tmp_path, models={})
     write_parquet(pd.DataFrame({"id": ["ex0"], "summary": ["x"]}),
                   Path(paths.predictions) / "M1" / "seed-1" / "test.parquet")
-    with pytest.raises(SumpipeError, match="missing column"):
+    with pytest.raises(SumpipeError, match="column 'prediction' is missing"):
+        evaluate(paths, ["M1"], ["first200"])
+
+
+@pytest.mark.parametrize(("values", "message"), [
+    ([["x"]], r"column 'prediction' is list<element: string>, expected text"),  # was an Arrow cast traceback
+    ([3], r"column 'prediction' is int64, expected text"),
+])
+def test_a_prediction_column_of_another_kind_is_a_user_error(tmp_path: Path, eval_corpus, values, message) -> None:
+    paths = eval_corpus.make_tree(tmp_path, models={})
+    write_parquet(pd.DataFrame({"id": ["ex0"], "prediction": values}),
+                  Path(paths.predictions) / "M1" / "seed-1" / "test.parquet")
+    with pytest.raises(SumpipeError, match=message):
+        evaluate(paths, ["M1"], ["first200"])
+
+
+def test_a_prediction_path_that_is_a_folder_is_an_error_not_a_model_left_out(tmp_path: Path, eval_corpus) -> None:
+    paths = eval_corpus.make_tree(tmp_path, models={})
+    (Path(paths.predictions) / "M1" / "seed-1" / "test.parquet").mkdir(parents=True)
+    with pytest.raises(SumpipeError, match=r"test\.parquet: is a directory, not a Parquet file of outputs"):
         evaluate(paths, ["M1"], ["first200"])
 
 

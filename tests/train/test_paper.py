@@ -62,7 +62,8 @@ def test_seed_003_values(repo_root: Path) -> None:
     t = inputs.train
     assert (t.optimizer, t.batch_size, t.accumulate, t.epochs, t.label_smoothing) == ("adam", 2, 36, 4, 0.1)
     assert t.max_steps is None and inputs.arch.refine_positions is None  # every position, every update
-    assert resolve_inputs(params, "M1", params.train.run_seeds[0]).train.optimizer == "adagrad"  # the thesis models keep theirs
+    seed = params.train.run_seeds[0]
+    assert resolve_inputs(params, "M1", seed).train.optimizer == "adagrad"  # the thesis models keep theirs
     assert params.decode.length_penalty == 1.0
 
 

@@ -161,7 +161,9 @@ def summarize(
     """Summarize raw text with an extractive method (same preprocessing as the pipeline; corpus
     statistics from the last `dvc repro` when present, else from the input alone)."""
     from sumpipe.decode.extractive import summarize_text
+    from sumpipe.terminal import printable
 
-    # without --params, a folder without params.yaml means built-in defaults
-    typer.echo(summarize_text(input, method, sentences, max_tokens, None if params == DEFAULT_PARAMS else params,
-                              as_tokens=as_tokens))
+    # the input's own sentences: a text from anywhere, so control sequences in it are escaped
+    summary = summarize_text(input, method, sentences, max_tokens, None if params == DEFAULT_PARAMS else params,
+                             as_tokens=as_tokens, warn=lambda note: typer.echo(printable(note), err=True))
+    typer.echo(printable(summary, lines=True))

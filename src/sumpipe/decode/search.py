@@ -344,7 +344,12 @@ def sample_search(
         if greedy:
             token = masked.topk(1, dim=1).indices.view(-1)      # breaks exact ties as beam search does
         else:
-            logits = filter_top_k_top_p(masked / temperature, top_k, top_p)
+            # Shifted so the best is 0, and divided in float64: any finite temperature > 0 then works.
+            # A tiny one (1e-300) gives -inf to all but the best (greedy, its limit), a huge one (1e300)
+            # ~0 to all (uniform), where a float32 division made every logit -inf and softmax NaN.
+            best = masked.max(dim=1, keepdim=True).values
+            scaled = ((masked - best).double() / temperature).to(masked.dtype)
+            logits = filter_top_k_top_p(scaled, top_k, top_p)
             token = torch.multinomial(logits.softmax(dim=1), 1, generator=generator).view(-1)
         logp = logp + masked.gather(1, token[:, None]).view(-1)
         logp = torch.where(dead, torch.full_like(logp, NEG_INF), logp)

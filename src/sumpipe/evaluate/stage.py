@@ -49,9 +49,10 @@ from sumpipe.evaluate.pairs import Pair, baseline_pairs, model_pairs
 from sumpipe.evaluate.rare_words import rare_word_recall
 from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, score_pairs
 from sumpipe.evaluate.summary import ScoringSetup, compare_seeds, summarize, summarize_seeds
+from sumpipe.inputs import present_but_not_a_file
 from sumpipe.io import read_parquet, write_json, write_parquet
 from sumpipe.names import seed_folder
-from sumpipe.schemas import PROCESSED, references_of
+from sumpipe.schemas import PROCESSED, TEXT, Contract, references_of
 from sumpipe.vocab.ngrams import WORDS_FILE
 
 SPLIT = "test"
@@ -80,10 +81,8 @@ def setup_of(cfg: EvaluateConfig) -> ScoringSetup:
 def read_system(path: Path, column: str, refs_by_id: dict, where: str, rerun: str) -> pd.DataFrame:
     """One system's outputs (`column` of `path`) as id, prediction, references (the processed split's,
     else the file's own); a file with no example of `where` is stale: a one-line error saying `rerun`."""
-    frame = read_parquet(path)
-    missing = {"id", column} - set(frame.columns)
-    if missing:
-        raise SumpipeError(f"{path}: missing column(s) {', '.join(sorted(missing))}")
+    # the kinds from the footer first: a column of lists (or numbers) is one line, not an Arrow cast error
+    frame = read_parquet(path, contract=Contract("system outputs", {"id": TEXT, column: TEXT}, frozenset({column})))
     if not any(i in refs_by_id for i in frame["id"]):  # empty, or stale (another corpus or split)
         raise SumpipeError(f"{path}: no prediction for any example of {where} ({rerun})")
     _check_one_per_example(path, frame["id"], refs_by_id, where, rerun)
@@ -130,7 +129,11 @@ def collect_systems(paths: PathsConfig, cfg: EvaluateConfig, models: list[str], 
     skipped: list[str] = []
 
     def read(path: Path, column: str, rerun: str) -> pd.DataFrame | None:
-        return read_system(path, column, refs_by_id, where, rerun) if path.is_file() else None
+        if path.is_file():
+            return read_system(path, column, refs_by_id, where, rerun)
+        if (kind := present_but_not_a_file(path)) is not None:  # not "not decoded yet": never left out silently
+            raise SumpipeError(f"{path}: is {kind}, not a Parquet file of outputs ({rerun})")
+        return None
 
     for name in models:  # the decode stage's `prediction`, one file per seed
         runs = {seed: read(Path(paths.predictions) / name / seed_folder(seed) / f"{split}.parquet", "prediction",
