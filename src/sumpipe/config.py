@@ -401,6 +401,8 @@ class DecodeConfig:
 
     max_length None: by data set (Table 4.3: CNN/DM 120, XSum 30, Gigaword 25; pydoc 48), else 1.2 × the
     model's max_summary_tokens. length_penalty is GNMT's alpha; block_ngram_repeat 0 = off;
+    block_adjacent_repeat: never the same token twice in a row (the decode stage then also writes the
+    summaries without the rule, so the report shows both);
     top_k 0 = no cut. split: which extracted split the `decode` stage summarises.
     """
 
@@ -409,6 +411,7 @@ class DecodeConfig:
     min_length: int = 1
     max_length: int | None = None
     block_ngram_repeat: int = 2
+    block_adjacent_repeat: bool = False
     strategy: Literal["beam", "greedy", "sample"] = "beam"
     top_k: int = 0
     top_p: float = 1.0
