@@ -194,13 +194,14 @@ def decoding_rule_section(summary: dict) -> list[str]:
            "The models learnt the habit (the tied output embedding favours it); the rule hides it at decoding time, "
            "so here is every model with the rule (its figures everywhere else in this report) and without it, "
            "means over the seeds; Δ R-1 is with minus without, with the two-level bootstrap's 95% interval.", "",
-           "| model | R-1 with | R-1 without | Δ R-1 [95%] (p) | word twice % with / without | distinct % with / without "
-           "| words with / without |",
+           "| model | R-1 with | R-1 without | Δ R-1 [95%] (p) | word twice % with / without "
+           "| distinct % with / without | words with / without |",
            "|---|---:|---:|---:|---:|---:|---:|"]
     for name, v in table.items():
         w, wo, d = v["with"], v["without"], v["rouge1"]
         out.append(f"| {name} | {w['rouge1']:.2f} | {wo['rouge1']:.2f} | {d['delta']:+.2f} [{d['low']:+.2f}, "
-                   f"{d['high']:+.2f}] ({d['p_value']:.3f}) | {w['adjacent_repeat']:.1f} / {wo['adjacent_repeat']:.1f} | "
+                   f"{d['high']:+.2f}] ({d['p_value']:.3f}) | {w['adjacent_repeat']:.1f} / "
+                   f"{wo['adjacent_repeat']:.1f} | "
                    f"{w['distinct']:.1f} / {wo['distinct']:.1f} | {w['mean_words']:.1f} / {wo['mean_words']:.1f} |")
     return out + [""]
 
