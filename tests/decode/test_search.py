@@ -257,6 +257,27 @@ def test_blocking_leaves_no_repeated_ngram(n: int, strategy: str) -> None:
     assert unblocked[0].tokens[:4] == [4, 5, 4, 5]           # the loop is really there
 
 
+@pytest.mark.parametrize("strategy", ["beam", "greedy", "sample"])
+def test_the_adjacent_rule_stops_a_token_twice_in_a_row_which_2_gram_blocking_allows(strategy: str) -> None:
+    # A model that loves "4 4" then "5 5 ...": the 2-gram (4, 4) is new, so 2-gram blocking lets it
+    # through once; the adjacent rule never does, and leaves every other choice alone.
+    w = 8
+    table = torch.full((2, 1, w, w), 0.01)
+    table[:, 0, BOS, 4] = 1.0
+    table[:, 0, 4, 4], table[:, 0, 4, 5] = 1.0, 0.5
+    table[:, 0, 5, 5], table[:, 0, 5, 6] = 1.0, 0.5
+    table[:, 0, 6, 6], table[:, 0, 6, 4] = 1.0, 0.5
+    model = ToyModel(table.log_softmax(-1), w)
+    batch = ToyBatch(torch.zeros(2, 2, dtype=torch.long), [[]] * 2)
+    cfg = DecodeConfig(strategy=strategy, block_ngram_repeat=2, min_length=4, max_length=6, beam_size=3)
+    plain = decode_batch(model, batch, replace(cfg, strategy="greedy"), max_length=6)
+    assert plain[0].tokens[:2] == [4, 4]                     # the habit, through 2-gram blocking
+    for hyp in decode_batch(model, batch, replace(cfg, block_adjacent_repeat=True), max_length=6):
+        assert all(a != b for a, b in zip(hyp.tokens, hyp.tokens[1:])) and len(hyp.tokens) >= 4
+    greedy = decode_batch(model, batch, replace(cfg, strategy="greedy", block_adjacent_repeat=True), max_length=6)
+    assert greedy[0].tokens[:3] == [4, 5, 6]                 # the next best, once the repeat is barred
+
+
 def test_min_and_max_length() -> None:
     model, batch = toy(n_docs=4, steps=8, vocab=8, seed=2)
     model.table[..., EOS] = 0.0                              # wants to stop immediately

@@ -157,3 +157,23 @@ def test_a_missing_seed_is_left_out_and_said(tmp_path: Path, eval_corpus) -> Non
     paths = eval_corpus.make_tree(tmp_path, models={"M1": {1: eval_corpus.m1}})
     result = evaluate(paths, ["M1"], ["first200"], seeds=[1, 3])
     assert result.skipped == ["M1/seed-3"] and result.summaries["M1"]["n_seeds"] == 1
+
+
+def test_the_decoding_rule_is_shown_with_and_without(tmp_path: Path, eval_corpus) -> None:
+    # The decode stage kept M1's summaries decoded without the adjacent rule beside its own (with): here
+    # the "without" ones say a word twice; evaluate gives both sides' figures and their difference.
+    paths = eval_corpus.make_tree(tmp_path, models={"M1": {1: eval_corpus.m1, 2: eval_corpus.m1}})
+    twice = [p.replace(" .", " . .").replace("the ", "the the ", 1) for p in eval_corpus.m1]
+    for seed in (1, 2):
+        write_parquet(pd.DataFrame({"id": [f"ex{i}" for i in range(6)], "prediction": twice,
+                                    "reference": eval_corpus.references}),
+                      Path(paths.predictions) / "M1" / f"seed-{seed}" / "test.without-adjacent-block.parquet")
+    evaluate(paths, ["M1"], ["first200"], seeds=[1, 2])
+    rule = json.loads((Path(paths.scores) / "summary.json").read_text())["decoding_rule"]["M1"]
+    with_, without = rule["with"], rule["without"]
+    # m1 says no word twice in a row; the rewritten ones do in the 2 of 6 that have "the "
+    assert (with_["adjacent_repeat"], without["adjacent_repeat"]) == (0.0, 33.33)
+    metrics = json.loads((Path(paths.metrics) / "rouge.json").read_text())
+    assert with_["rouge1"] == pytest.approx(metrics["M1"]["rouge1"], abs=0.01)
+    assert rule["rouge1"]["delta"] == pytest.approx(with_["rouge1"] - without["rouge1"], abs=0.01)
+    assert rule["n_seeds"] == 2 and without["mean_words"] == pytest.approx(with_["mean_words"] + 2 / 6, abs=0.01)
