@@ -37,7 +37,7 @@ def decode(
     length_penalty: Annotated[float | None, typer.Option("--length-penalty", help="GNMT alpha")] = None,
     block_ngram: Annotated[int | None, typer.Option(
         "--block-ngram", help="never repeat an n-gram of this size (0 = off)")] = None,
-    block_adjacent: Annotated[bool | None, typer.Option(
+    block_adjacent: Annotated[bool | None, flag(
         "--block-adjacent/--no-block-adjacent",
         help="never the same token twice in a row (default: decode.block_adjacent_repeat)")] = None,
     per_line: Annotated[bool, flag("--per-line", help="one document per line")] = False,
