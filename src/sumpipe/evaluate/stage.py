@@ -23,6 +23,8 @@ Outputs:
 - `${paths.metrics}/rouge.json`: `{"<system>": {"rouge1": F1 x 100, "rouge1_sd", "<type>_low",
   "<type>_high", "n", "n_seeds", "seeds": {"<seed>": {"rouge1": ..}}}}` for `dvc metrics show/diff`
   (`_sd` and `seeds` for models trained with several seeds);
+- `${paths.metrics}/comparisons.json`: the comparisons of `summary.json` keyed "A vs B" (difference,
+  interval, p per ROUGE type), so `dvc metrics show` and the README's generated table carry them;
 - `${paths.metrics}/rare_words.json`: per system the mean share (x 100) of the reference's rare words
   that the summary contains, with its interval (`sumpipe.evaluate.rare_words`; word counts from
   `${paths.vocab}/words.parquet`), and the number of documents with a rare reference word;
@@ -326,6 +328,7 @@ def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, models: Mapping[str, M
                 "abstractiveness": abstractive, "reference_length": band, "rare_words": rare, "decoding_rule": rule,
                 "rare_word_max_count": cfg.rare_word_max_count, "left_out": skipped}, scores_dir / "summary.json")
     write_json(summaries, Path(paths.metrics) / "rouge.json")
+    write_json({f"{c['a']} vs {c['b']}": c for c in comparisons}, Path(paths.metrics) / "comparisons.json")
     write_json(abstractive, Path(paths.metrics) / "abstractiveness.json")
     write_json(rare, Path(paths.metrics) / "rare_words.json")
     return EvaluationResult(summaries=summaries, comparisons=comparisons, skipped=skipped)
