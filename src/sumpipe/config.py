@@ -552,7 +552,7 @@ class Params:
     model: dict[str, Any] = field(default_factory=dict)
     families: dict[str, dict[str, Any]] = field(default_factory=dict)
     models: dict[str, ModelSpec] = field(default_factory=dict)
-    train: TrainConfig = field(default_factory=lambda: TrainConfig(seeds=[1, 2, 3]))
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(seeds=[1, 2, 3], threads=1))
     decode: DecodeConfig = field(default_factory=DecodeConfig)
     evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
     report: ReportConfig = field(default_factory=ReportConfig)
