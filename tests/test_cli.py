@@ -42,3 +42,24 @@ def test_no_help_page_shows_a_bool_value_column(cli, args: list[str]) -> None:
     assert "--help" in out
     assert "<bool>" not in out   # --help itself, --version and every flag read as flags
 
+
+
+def test_under_dvc_a_watcher_ends_the_stage_with_dvc(monkeypatch) -> None:
+    """Issue 32: DVC sets DVC_STAGE for its stage commands; only then does sumpipe watch for DVC's end (a
+    SIGTERM to `dvc repro` is not passed on; tests/reliability/test_rel_hostile.py kills a real one)."""
+    import threading
+
+    from sumpipe import cli
+
+    monkeypatch.delenv("DVC_STAGE", raising=False)
+    cli._stop_with_dvc()
+    assert not [t for t in threading.enumerate() if t.name == "stop-with-dvc"]
+    monkeypatch.setenv("DVC_STAGE", "train@M1")
+    cli._stop_with_dvc(interval=3600)
+    watchers = [t for t in threading.enumerate() if t.name == "stop-with-dvc"]
+    assert len(watchers) == 1 and watchers[0].daemon  # never keeps the process alive
+
+
+def test_an_error_line_quoting_control_characters_stays_one_plain_line(cli, tmp_path) -> None:
+    code, out, err = cli("decode", "-m", "M1", "x\x1b[2J\rerror: forged\n.txt", cwd=tmp_path)
+    assert code == 1 and err.count("\n") == 1 and err.startswith("error: x\\u001b[2J\\u000derror: forged\\u000a")

@@ -49,6 +49,11 @@ def test_repository_params_file_validates(repo_root: Path) -> None:
         ({"crosseval": {"decode": {"min_lenght": 13}}}, "crosseval.decode.min_lenght: unknown key"),
         ({"crosseval": {"decode": {"min_length": 30}}, "decode": {"max_length": 25}},
          "crosseval.decode.min_length: must be <= max_length (25)"),
+        # issue 32: non-finite numbers, an overflowing length penalty, two spellings of one model name
+        ({"train": {"lr": float("inf")}}, "train.lr: must be a finite number, got inf"),
+        ({"decode": {"length_penalty": float("nan")}}, "decode.length_penalty: must be a finite number, got nan"),
+        ({"decode": {"length_penalty": 1e300}}, "decode.length_penalty: must be in [0, 10]"),
+        ({"models": {1: {"family": "transformer"}, "1": {"family": "rnn"}}}, "models.1: the name '1' is given twice"),
     ],
 )
 def test_bad_values_name_the_key(data: dict, message: str) -> None:
@@ -195,3 +200,58 @@ def test_crosseval_decodes_with_its_own_keys_over_the_decode_section() -> None:
     assert (decode.min_length, decode.max_length, decode.beam_size) == (13, 25, 3)
     assert params.decode.min_length == 1
     assert params_from_dict({}).crosseval.decode_config(params.decode) is params.decode
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 32: bounds on the params file itself, and no input inside an output folder
+# --------------------------------------------------------------------------------------------
+def test_a_params_file_past_one_mib_is_refused_before_parsing(tmp_path: Path) -> None:
+    from sumpipe.config import MAX_PARAMS_BYTES
+
+    big = tmp_path / "params.yaml"
+    big.write_bytes(b"# " + b"x" * MAX_PARAMS_BYTES + b"\n")
+    with pytest.raises(ConfigError, match=r"params\.yaml: larger than 1 MiB, the most a params file may hold"):
+        load_params(big)
+
+
+@pytest.mark.parametrize("text", [
+    "a: " + "[" * 100_000 + "]" * 100_000 + "\n",
+    "a: " + "{b: " * 50_000 + "1" + "}" * 50_000 + "\n",
+    "".join("  " * i + "k:\n" for i in range(40)) + "  " * 40 + "k: 1\n",
+])
+def test_nesting_past_the_depth_limit_is_one_line_not_a_recursion_error(tmp_path: Path, text: str) -> None:
+    deep = tmp_path / "params.yaml"
+    deep.write_text(text)
+    with pytest.raises(ConfigError, match=r"params\.yaml: nested deeper than 32 levels at line \d+$"):
+        load_params(deep)
+
+
+def test_a_named_pipe_as_params_file_is_refused_without_blocking(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "params.yaml")
+    with pytest.raises(ConfigError, match="is a named pipe"):
+        load_params(tmp_path / "params.yaml")
+
+
+@pytest.mark.parametrize(("section", "message"), [
+    ({"data": {"dataset": "local", "path": "data/raw/corpus.jsonl"}},
+     "data.path: 'data/raw/corpus.jsonl' is inside paths.raw ('data/raw'), a folder the pipeline replaces"),
+    ({"data": {"dataset": "local", "path": "models"}}, "data.path: 'models' is paths.models"),
+    ({"data": {"dataset": "local", "path": "data"}}, "data.path: 'data' holds paths.raw ('data/raw')"),
+    ({"crosseval": {"data": {"dataset": "local", "path": "predictions/x.jsonl"}}},
+     "crosseval.data.path: 'predictions/x.jsonl' is inside paths.predictions"),
+    ({"pretrain": {"init_from": "pretrain/bert-base"}},
+     "pretrain.init_from: 'pretrain/bert-base' is inside paths.pretrain ('pretrain')"),
+    ({"pretrain": {"init_from": "checkpoints/../pretrain/bert"}}, "pretrain.init_from"),  # normalised first
+])
+def test_an_input_inside_an_output_folder_is_refused(section: dict, message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        params_from_dict(section)
+    assert message in str(info.value)
+
+
+def test_inputs_beside_the_outputs_are_fine() -> None:
+    params = params_from_dict({"data": {"dataset": "local", "path": "corpora/cnndm.jsonl"},
+                               "pretrain": {"init_from": "../bert-base-uncased"}})
+    assert params.inputs() == {"data.path": "corpora/cnndm.jsonl", "pretrain.init_from": "../bert-base-uncased"}

@@ -288,3 +288,34 @@ def test_read_bytes_gunzips_by_name_and_user_parquet_errors_are_one_line(tmp_pat
         read_user_table(tmp_path / "bad.parquet")
     assert "\n" not in str(info.value)
 
+
+
+def test_a_symlinked_folder_is_replaced_where_it_points(tmp_path: Path) -> None:
+    """models/M1 -> store/M1 (issue 32): the new folder goes into the store and the link stays a link."""
+    (tmp_path / "store" / "M1").mkdir(parents=True)
+    (tmp_path / "store" / "M1" / "old").write_text("old")
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "M1").symlink_to(tmp_path / "store" / "M1")
+    with atomic_folder(tmp_path / "models" / "M1") as unit:
+        (unit / "new").write_text("new")
+    assert (tmp_path / "models" / "M1").is_symlink()
+    assert sorted(p.name for p in (tmp_path / "store" / "M1").iterdir()) == ["new"]
+    assert not list((tmp_path / "models").iterdir())[1:]  # nothing left beside the link
+
+
+def test_native_path_gives_native_readers_a_utf8_spelling(tmp_path: Path, monkeypatch) -> None:
+    import os
+
+    from sumpipe.errors import SumpipeError
+    from sumpipe.io import native_path
+
+    latin = Path(os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9"))
+    latin.mkdir()
+    assert native_path(tmp_path / "t") == str(tmp_path / "t")
+    monkeypatch.chdir(latin)  # a working directory named in Latin-1: its absolute paths are not UTF-8
+    write_parquet(pd.DataFrame({"a": [1]}), latin / "t.parquet")
+    assert native_path(latin / "t.parquet") == "t.parquet"
+    assert read_parquet(latin / "t.parquet")["a"].tolist() == [1]
+    monkeypatch.chdir(tmp_path.parent)
+    with pytest.raises(SumpipeError, match=r"caf\\udce9/t\.parquet: the path is not UTF-8 text"):
+        native_path(Path("/nonexistent") / latin.name / "t.parquet")

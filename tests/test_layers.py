@@ -18,7 +18,9 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 LAYERS: list[set[str]] = [
     {"errors", "names"},                                         # what every layer shares
-    {"registry", "schemas", "device", "options", "validation"},  # small tools with no sumpipe state
+    {"registry", "schemas", "device", "options", "validation",  # small tools with no sumpipe state
+     "terminal"},
+    {"inputs"},                                                  # user files read within bounds
     {"io"},                                                      # atomic writes, checked Parquet reads
     {"timings", "config"},                                       # run figures; params.yaml, typed
     {"text", "data", "vocab", "subword"},                         # text and corpus stages

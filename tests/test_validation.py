@@ -49,6 +49,11 @@ def test_keys_left_out_come_from_base() -> None:
     ({"tuned": [1]}, "outer.tuned: expected a mapping, got [1]"),
     ({"rate": True}, "outer.rate: expected float, got True"),
     ({"names": ["a", 2]}, "outer.names[1]: expected str, got 2"),
+    # issue 32: no infinite or NaN number passes (an infinite rate trained NaN weights with exit status 0)
+    ({"rate": float("inf")}, "outer.rate: must be a finite number, got inf"),
+    ({"rate": float("-inf")}, "outer.rate: must be a finite number, got -inf"),
+    ({"rate": float("nan")}, "outer.rate: must be a finite number, got nan"),
+    ({"rate": 10**400}, "outer.rate: must be a finite number, got 100000000000000000...0000000000000000000"),
 ])
 def test_errors_are_one_line_and_name_the_key(data: dict, message: str) -> None:
     with pytest.raises(ConfigError) as info:
@@ -64,3 +69,28 @@ def test_bounds_and_names() -> None:
     with pytest.raises(ConfigError, match=r"^models\.\.\.: '\.\.' is not a name"):
         require_name("..", "models...")
     assert (child_key("", "a"), child_key("x.y", "a")) == ("a", "x.y.a")
+
+
+@dataclass(frozen=True)
+class Named:
+    table: dict[str, int] = field(default_factory=dict)
+
+
+def test_an_int_key_and_its_string_are_one_name_given_twice() -> None:
+    """YAML's `1:` and `'1':` are two keys; as names they are one, and merging them lost a model silently."""
+    with pytest.raises(ConfigError) as info:
+        from_dict(Named, {"table": {1: 1, "1": 2}}, "named")
+    assert str(info.value).startswith("named.table.1: the name '1' is given twice")
+    assert from_dict(Named, {"table": {1: 1, "2": 2}}).table == {"1": 1, "2": 2}
+
+
+def test_the_memory_budget_is_the_lowest_limit(monkeypatch) -> None:
+    import resource
+
+    from sumpipe import validation
+
+    monkeypatch.setattr(validation, "physical_memory_bytes", lambda: 64 << 30)
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (4 << 30, resource.RLIM_INFINITY))
+    assert validation.memory_budget_bytes() <= 4 << 30
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    assert 0 < validation.memory_budget_bytes() <= 64 << 30

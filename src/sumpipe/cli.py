@@ -71,29 +71,95 @@ app.command("report", cls=Command)(report_commands.report)
 app.command("docs", cls=Command)(docs_commands.docs)
 app.add_typer(experiment_commands.numerals, name="numerals")
 app.command("sweep", cls=Command)(experiment_commands.sweep)
+app.command("decoding", cls=Command)(experiment_commands.decoding)
+
+
+def _fail(message: str, code: int = 1) -> None:
+    """One `error:` line on stderr (escaped: whatever it quotes, it is one line of plain text), then exit."""
+    from sumpipe.terminal import printable
+
+    typer.echo(f"error: {printable(message)}", err=True)
+    sys.exit(code)
+
+
+def _ppid_of(pid: int) -> int | None:
+    """The parent of process `pid` (Linux /proc), None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(f.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+SHELLS = {b"sh", b"bash", b"dash", b"zsh", b"fish", b"ksh"}
+
+
+def _stop_with_dvc(interval: float = 0.5) -> None:
+    """Under `dvc repro` (DVC sets DVC_STAGE), end when DVC ends. DVC runs a stage's command as a child
+    (through a shell that usually execs it) and does not pass on a SIGTERM it receives (from `timeout`,
+    a cancelled CI job): without this, `sumpipe train` would go on as an orphan and rewrite the model
+    folder after DVC has reported the failure. A daemon thread notices DVC (the parent, or the
+    grandparent when the parent is a shell still waiting) is gone and ends this process as SIGTERM
+    would (the atomic writes keep every artifact whole; training resumes from its checkpoint)."""
+    import os
+    import signal
+    import threading
+
+    if "DVC_STAGE" not in os.environ or not os.path.isdir("/proc"):
+        return
+    parent = os.getppid()
+    try:
+        with open(f"/proc/{parent}/comm", "rb") as f:
+            shell = f.read().strip() in SHELLS
+    except OSError:
+        shell = False
+    grandparent = _ppid_of(parent) if shell else None
+
+    def watch() -> None:
+        while True:
+            if os.getppid() != parent or (grandparent is not None and _ppid_of(parent) != grandparent):
+                typer.echo("error: dvc ended (killed or interrupted): stopping this stage with it", err=True)
+                os.kill(os.getpid(), signal.SIGTERM)
+                return
+            threading.Event().wait(interval)
+
+    threading.Thread(target=watch, name="stop-with-dvc", daemon=True).start()
 
 
 def main() -> None:
     """Console-script entry point: run the app, reporting user errors in one line.
 
     Click's own usage errors (a bad option value, a missing argument) are user errors too: they get
-    the same one `error:` line (and click's exit status 2) instead of a multi-line usage panel.
+    the same one `error:` line (and click's exit status 2) instead of a multi-line usage panel. So do
+    a stdout that refuses the output (closed, a full disk, a reader that went away) and running out
+    of memory. The error line is escaped (`sumpipe.terminal.printable`): a file name or a card's
+    string it quotes cannot put control sequences on the terminal.
     """
     from sumpipe.errors import SumpipeError
+    from sumpipe.terminal import StdoutError, checked_stdout, silence_stdout
 
+    if sys.stdout is None:  # the shell closed fd 1 (`>&-`): every result would vanish, exit 0
+        _fail("stdout is closed (`>&-`); sumpipe prints its results there: redirect it to a file or /dev/null")
+    _stop_with_dvc()
     try:
-        code = app(standalone_mode=False)
+        with checked_stdout():  # a full disk behind `> file` is a StdoutError, flushed before leaving
+            code = app(standalone_mode=False)
+    except StdoutError as exc:
+        silence_stdout()  # what stdout still holds must not fail again at exit
+        _fail(str(exc))
     except SumpipeError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        sys.exit(1)
+        _fail(str(exc))
     except (KeyboardInterrupt, typer.Abort):
         typer.echo("interrupted", err=True)
         sys.exit(130)
     except typer.TyperException as exc:  # click.UsageError and its kin
         message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
         if message:  # empty for "no arguments": the help text has been printed already
-            typer.echo(f"error: {message} (see --help)", err=True)
+            _fail(f"{message} (see --help)", getattr(exc, "exit_code", 2))
         sys.exit(getattr(exc, "exit_code", 2))
+    except MemoryError:
+        _fail("out of memory: the input needs more than this machine (or its memory limit) has; "
+              "docs/reliability.md#limits lists what sumpipe reads")
     if isinstance(code, int) and code:
         sys.exit(code)
 

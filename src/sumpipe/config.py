@@ -22,7 +22,8 @@ from typing import Any, Literal
 
 import yaml
 
-from sumpipe.errors import ConfigError
+from sumpipe.errors import ConfigError, SumpipeError
+from sumpipe.inputs import read_capped
 from sumpipe.names import SPLITS, Split
 from sumpipe.validation import (
     MAX_BATCH,
@@ -400,6 +401,8 @@ class DecodeConfig:
 
     max_length None: by data set (Table 4.3: CNN/DM 120, XSum 30, Gigaword 25; pydoc 48), else 1.2 × the
     model's max_summary_tokens. length_penalty is GNMT's alpha; block_ngram_repeat 0 = off;
+    block_adjacent_repeat: never the same token twice in a row (the decode stage then also writes the
+    summaries without the rule, so the report shows both);
     top_k 0 = no cut. split: which extracted split the `decode` stage summarises. threads: torch's CPU
     threads while decoding (null: torch's default, every core); the small models' batches gain little
     from a second thread, and on a machine whose cores are busy two threads run several times slower
@@ -411,6 +414,7 @@ class DecodeConfig:
     min_length: int = 1
     max_length: int | None = None
     block_ngram_repeat: int = 2
+    block_adjacent_repeat: bool = False
     strategy: Literal["beam", "greedy", "sample"] = "beam"
     top_k: int = 0
     top_p: float = 1.0
@@ -425,7 +429,8 @@ class DecodeConfig:
         require(self.beam_size >= 1, _k(key, "beam_size"), "must be >= 1")
         require(self.threads is None or 1 <= self.threads <= MAX_WORKERS, _k(key, "threads"),
                 f"must be between 1 and {MAX_WORKERS} (or null)")
-        require(self.length_penalty >= 0, _k(key, "length_penalty"), "must be >= 0")
+        # lp = ((5 + |Y|) / 6) ** alpha: past 10 it overflows for long summaries (and 2 is already extreme)
+        require(0 <= self.length_penalty <= 10, _k(key, "length_penalty"), "must be in [0, 10]")
         require(self.min_length >= 0, _k(key, "min_length"), "must be >= 0")
         require(self.max_length is None or self.max_length >= 1, _k(key, "max_length"), "must be >= 1")
         require(self.max_length is None or self.min_length <= self.max_length, _k(key, "min_length"),
@@ -595,7 +600,7 @@ class Params:
     model: dict[str, Any] = field(default_factory=dict)
     families: dict[str, dict[str, Any]] = field(default_factory=dict)
     models: dict[str, ModelSpec] = field(default_factory=dict)
-    train: TrainConfig = field(default_factory=lambda: TrainConfig(seeds=[1, 2, 3]))
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(seeds=[1, 2, 3], threads=1))
     decode: DecodeConfig = field(default_factory=DecodeConfig)
     evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
     report: ReportConfig = field(default_factory=ReportConfig)
@@ -612,6 +617,7 @@ class Params:
         from drifting away from them when a budget is rescaled for another corpus."""
         for name in self.models:
             require_name(name, _k(key, f"models.{name}"))
+        self._check_inputs(key)
         # dvc.yaml's `train` matrix crosses every model with every seed of train.seeds: a list it must be,
         # and a seed set anywhere else would be silently overridden by it
         require(self.train.seeds is not None, _k(key, "train.seeds"),
@@ -631,13 +637,55 @@ class Params:
                         f"{spec.input} holds {budgets[spec.input]} tokens but the name says {int(tokens)}: "
                         "rename the model or give it a selection of that budget")
 
+    def inputs(self) -> dict[str, str]:
+        """The files and folders of the user's that stages read (dotted key -> path)."""
+        found = {"data.path": self.data.path, "crosseval.data.path": self.crosseval.data.path,
+                 "pretrain.init_from": self.pretrain.init_from}
+        return {name: path for name, path in found.items() if path}
+
+    def _check_inputs(self, key: str) -> None:
+        """No input of the user's lies in a folder a stage writes, and no such folder in an input: a stage
+        replaces its output folder as a whole (and `dvc repro` deletes it before running the stage), so a
+        corpus in data/raw or a checkpoint in pretrain/ would be lost; an output inside an input folder
+        would be read back as input."""
+        names = [f.name for f in dataclasses.fields(self.paths)]
+        outputs = {name: _normalised(getattr(self.paths, name)) for name in names}
+        for name, given in self.inputs().items():
+            path = _normalised(given)
+            for out, folder in outputs.items():
+                out_key = _k(_k(key, "paths"), out)
+                if path == folder or folder in path.parents:
+                    where = "is" if path == folder else "is inside"
+                    raise ConfigError(f"{_k(key, name)}: {given!r} {where} {out_key} ({getattr(self.paths, out)!r}), "
+                                      "a folder the pipeline replaces: it would be lost; move it elsewhere")
+                if path in folder.parents:
+                    raise ConfigError(f"{_k(key, name)}: {given!r} holds {out_key} ({getattr(self.paths, out)!r}): "
+                                      "the stage would read its own outputs; give a folder that holds only input")
+
 
 # --------------------------------------------------------------------------------------------
 # Loading
 # --------------------------------------------------------------------------------------------
+MAX_PARAMS_BYTES = 1 << 20  # params.yaml is ~10 KB; PyYAML needs ~80 bytes of memory per byte it reads
+MAX_PARAMS_DEPTH = 32       # nesting of mappings and lists (params.yaml's deepest key is 5 levels down)
+
+
 class _UniqueKeySafeLoader(yaml.SafeLoader):
     """yaml.SafeLoader that rejects a key repeated in one mapping (YAML would silently keep the last
-    one, so an edit near the top of params.yaml could be overridden by a forgotten one below)."""
+    one, so an edit near the top of params.yaml could be overridden by a forgotten one below), and
+    nesting deeper than MAX_PARAMS_DEPTH (`[[[[...]]]]` would end in a RecursionError)."""
+
+    _depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        self._depth += 1
+        try:
+            if self._depth > MAX_PARAMS_DEPTH:
+                mark = self.peek_event().start_mark
+                raise ConfigError(f"nested deeper than {MAX_PARAMS_DEPTH} levels at line {mark.line + 1}")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
         seen = set()
@@ -657,10 +705,16 @@ def load_params(path: str | Path = DEFAULT_PARAMS) -> Params:
 def load_config(path: str | Path, cls: type) -> Any:
     """Read a YAML params file into dataclass `cls` (params.yaml, or an experiment's own params)."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise ConfigError(f"{path}: no such params file")
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeySafeLoader)
+        text = read_capped(path, MAX_PARAMS_BYTES, "a params file").decode("utf-8")
+    except SumpipeError as exc:
+        raise ConfigError(str(exc)) from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text") from None
+    try:
+        data = yaml.load(text, Loader=_UniqueKeySafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""

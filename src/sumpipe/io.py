@@ -11,7 +11,7 @@ import codecs
 import contextlib
 import errno
 import glob
-import gzip
+import itertools
 import json
 import os
 import re
@@ -26,6 +26,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sumpipe.errors import SumpipeError
+from sumpipe.inputs import (
+    data_bytes_limit,
+    data_rows_limit,
+    iter_lines,
+    loads_json,
+    open_regular,
+    read_capped,
+    size_text,
+)
 
 if TYPE_CHECKING:  # pandas costs ~0.3 s to import; `sumpipe decode` never needs it
     import pandas as pd
@@ -56,7 +65,9 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     except OSError as exc:
         raise _write_error(path, exc) from None
     os.close(fd)
-    tmp_path = Path(tmp)
+    # as relative as `path`: mkstemp makes it absolute, and native writers (Arrow, safetensors) cannot open
+    # a path that is not UTF-8, such as any absolute path under a working directory named in Latin-1
+    tmp_path = path.parent / Path(tmp).name
     try:
         # mkstemp creates the file 0600; give the artifact the permissions a plain open() would.
         tmp_path.chmod(0o666 & ~_current_umask())
@@ -125,11 +136,16 @@ def atomic_folder(path: str | os.PathLike) -> Iterator[Path]:
     Under `folder_lock(path)`, so two writers never interleave their files: each folder a reader
     sees holds one writer's complete set. The swap is two renames (a folder cannot be renamed over a
     non-empty one); a writer killed between them leaves no `path`, and the stage is simply re-run.
-    A refused write is a one-line SumpipeError naming `path`.
+    A refused write is a one-line SumpipeError naming `path`. A `path` that is a symbolic link (a model
+    folder kept in a model store, `models/M1 -> /store/M1`) is written where it points: the link stays,
+    and the new folder replaces the one it leads to (renaming over the link would silently turn it into
+    a plain folder, leaving the store behind).
     """
     from filelock import Timeout
 
     path = Path(path)
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         lock = folder_lock(path)
@@ -142,7 +158,8 @@ def atomic_folder(path: str | os.PathLike) -> Iterator[Path]:
     tmp: Path | None = None
     try:
         _remove_stale_temporaries(path)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent))
+        tmp = path.parent / Path(tempfile.mkdtemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp",
+                                                  dir=path.parent)).name  # relative: see atomic_path
         tmp.chmod(0o777 & ~_current_umask())  # mkdtemp makes it 0700
         yield tmp
         _swap_in(tmp, path)
@@ -222,7 +239,7 @@ def write_parquet(df: pd.DataFrame | pa.Table, path: str | os.PathLike) -> Path:
     """Write a DataFrame or Arrow table to Parquet atomically (zstd, no pandas index)."""
     table = df if isinstance(df, pa.Table) else pa.Table.from_pandas(df, preserve_index=False)
     with atomic_path(path) as tmp:
-        pq.write_table(table, tmp, compression="zstd")
+        pq.write_table(table, native_path(tmp), compression="zstd")
     return Path(path)
 
 
@@ -237,7 +254,7 @@ def read_table(path: str | os.PathLike, columns: list[str] | None = None,
     if not path.is_file():
         raise SumpipeError(f"{path}: no such file (run the stage that writes it first, e.g. `dvc repro`)")
     try:
-        return pq.read_table(path, columns=columns)
+        return pq.read_table(native_path(path), columns=columns)
     except (pa.ArrowException, OSError) as exc:  # a corrupt file, or a column it does not have
         raise SumpipeError(f"{path}: cannot read ({(str(exc).splitlines() or [''])[0]})") from None
 
@@ -249,7 +266,7 @@ def open_parquet(path: str | os.PathLike, contract: Contract | None = None) -> p
     if not path.is_file():
         raise SumpipeError(f"{path}: no such file (run the stage that writes it first, e.g. `dvc repro`)")
     try:
-        parquet = pq.ParquetFile(path)
+        parquet = pq.ParquetFile(native_path(path))
         if contract is not None:
             contract.check_schema(path, parquet.schema_arrow)
             contract.check_nulls(path, parquet.metadata, lambda name: parquet.read(columns=[name]).column(0))
@@ -302,6 +319,21 @@ def write_weights(module: torch.nn.Module, path: str | os.PathLike, *, format: s
     return Path(path)
 
 
+def native_path(path: str | os.PathLike) -> str:
+    """`path` as a native library (safetensors' Rust, Arrow's C++) can open it: those take UTF-8 text only,
+    so a path under a folder whose name is not UTF-8 (bytes of Latin-1, kept by Python as surrogates) is
+    given relative to the working directory when that spelling is UTF-8; else a one-line error."""
+    text = os.fspath(path)
+    for candidate in (text, os.path.relpath(text)):
+        try:
+            candidate.encode("utf-8")
+            return candidate
+        except UnicodeEncodeError:
+            continue
+    raise SumpipeError(f"{text.encode('utf-8', 'backslashreplace').decode()}: the path is not UTF-8 text, which "
+                       "the file's reader cannot open; rename the folder or give the path relative to it")
+
+
 MAX_HEADER_BYTES = 100 << 20  # safetensors' own limit on the JSON header
 
 
@@ -333,14 +365,16 @@ def safetensors_shapes(path: Path) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def read_json(path: str | os.PathLike) -> Any:
+MAX_JSON_BYTES = 64 << 20  # a metrics file, a model card: kilobytes; a larger one is not ours
+
+
+def read_json(path: str | os.PathLike, max_bytes: int = MAX_JSON_BYTES) -> Any:
+    """A JSON file (at most `max_bytes`); missing, oversized, invalid or too deeply nested JSON is a
+    one-line error naming the file."""
     path = Path(path)
     if not path.is_file():
         raise SumpipeError(f"{path}: no such file")
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SumpipeError(f"{path}: not valid JSON ({exc})") from None
+    return loads_json(read_capped(path, max_bytes, "a JSON file"), str(path))
 
 
 def text_encoding(head: bytes) -> str:
@@ -368,13 +402,11 @@ def file_sha256(path: str | os.PathLike) -> str:
 # Files given by the user (a `local` corpus, the summaries `sumpipe rouge` scores): JSON Lines and
 # Parquet, text gzipped when its name ends in .gz. Artifacts the stages wrote use `read_table`.
 # --------------------------------------------------------------------------------------------
-def read_bytes(path: Path) -> bytes:
-    """The bytes of `path`, gunzipped when its name ends in .gz; an unreadable file is a one-line error."""
-    try:
-        data = path.read_bytes()
-        return gzip.decompress(data) if path.name.lower().endswith(".gz") else data
-    except (OSError, EOFError) as exc:  # gzip.BadGzipFile is an OSError; a cut .gz ends in EOFError
-        raise SumpipeError(f"{path}: cannot read ({exc})") from None
+def read_bytes(path: Path, max_bytes: int | None = None) -> bytes:
+    """The bytes of `path`, gunzipped (as a stream) when its name ends in .gz, at most `max_bytes`
+    (default `sumpipe.inputs.data_bytes_limit()`) once decompressed; an unreadable, non-regular or
+    oversized file is a one-line error naming it."""
+    return read_capped(path, data_bytes_limit() if max_bytes is None else max_bytes, "a data file")
 
 
 def decode_text(data: bytes, encoding: str | None = None) -> tuple[str, bool]:
@@ -403,29 +435,83 @@ def text_lines(data: bytes) -> list[tuple[str, bool]]:
     return [(line, repaired and "\ufffd" in line) for line in lines]
 
 
+def iter_text_lines(path: Path, max_bytes: int | None = None) -> Iterator[tuple[str, bool]]:
+    """`text_lines` of file `path` as a stream: `read_bytes`'s checks and cap, but a UTF-8 file is
+    never held whole (a line at a time; UTF-16/32 files, rare, are decoded whole)."""
+    cap = data_bytes_limit() if max_bytes is None else max_bytes
+    lines = iter_lines(path, cap, "a data file")
+    first = next(lines, b"")
+    if text_encoding(first[:4]) != "utf-8-sig":
+        yield from text_lines(first + b"".join(lines))
+        return
+    for n, raw in enumerate(itertools.chain([first.removeprefix(codecs.BOM_UTF8)], lines)):
+        if not raw and n == 0:
+            return  # an empty file
+        line = raw.removesuffix(b"\n").removesuffix(b"\r")
+        for piece in line.split(b"\r"):  # a lone CR ends a line too, as in `text_lines`
+            yield decode_text(piece, "utf-8")
+
+
+def iter_jsonl(path: Path, max_bytes: int | None = None) -> Iterator[tuple[int, dict, bool]]:
+    """(line number, object, whether bytes were replaced) for each JSON object of a JSON Lines file,
+    as a stream (blank lines skipped); a line that is no JSON object, or one nested too deeply, is a
+    one-line error naming the file and line."""
+    for lineno, (line, fixed) in enumerate(iter_text_lines(path, max_bytes), start=1):
+        if not line.strip():
+            continue
+        record = loads_json(line, f"{path}:{lineno}")
+        if not isinstance(record, dict):
+            raise SumpipeError(f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}")
+        yield lineno, record, fixed
+
+
 def read_jsonl(path: Path) -> tuple[list[dict], int]:
     """The JSON objects of a JSON Lines file (blank lines skipped) and the number of lines with
     replaced bytes; a line that is no JSON object is a one-line error naming the file and line."""
-    records, repaired = [], 0
-    for lineno, (line, fixed) in enumerate(text_lines(read_bytes(path)), start=1):
-        if not line.strip():
-            continue
+    records: list[dict] = []
+    repaired, limit = 0, data_rows_limit()
+    for _, record, fixed in iter_jsonl(path):
+        if len(records) == limit:  # a row is a dict: short lines cost far more memory than their bytes
+            raise too_many_rows(path, limit)
         repaired += fixed
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise SumpipeError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
-        if not isinstance(record, dict):
-            raise SumpipeError(f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}")
         records.append(record)
     return records, repaired
 
 
-def read_user_table(path: Path, columns: list[str] | None = None) -> pa.Table:
-    """A Parquet file given by the user (only `columns`, when given); one that is not Parquet is a
-    one-line error."""
+def too_many_rows(path: Path, limit: int) -> SumpipeError:
+    return SumpipeError(f"{path}: more than {limit:,} rows, the most a file may hold here "
+                        "(docs/reliability.md#limits; the limit follows this machine's memory)")
+
+
+def check_user_table(path: Path, max_rows: int | None = None, max_bytes: int | None = None) -> pq.ParquetFile:
+    """A user's Parquet file opened for streaming, once its footer shows it within `max_rows` rows and
+    `max_bytes` of uncompressed data (defaults: `sumpipe.inputs`' limits): a Parquet file of a few MB
+    can hold millions of rows, so the footer is read first and nothing else until it fits."""
+    max_rows = data_rows_limit() if max_rows is None else max_rows
+    max_bytes = data_bytes_limit() if max_bytes is None else max_bytes
     try:
-        return pq.read_table(path, columns=columns)
+        with open_regular(path):  # a FIFO or a device is refused without blocking
+            pass
+        parquet = pq.ParquetFile(native_path(path))
+        meta = parquet.metadata
+        size = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    except (pa.ArrowException, OSError) as exc:
+        raise SumpipeError(f"{path}: not valid Parquet ({(str(exc).splitlines() or [''])[0]})") from None
+    if meta.num_rows > max_rows:
+        raise SumpipeError(f"{path}: {meta.num_rows:,} rows, more than the {max_rows:,} a file may hold here "
+                           "(docs/reliability.md#limits)")
+    if size > max_bytes:
+        raise SumpipeError(f"{path}: {size_text(size)} once decompressed, more than the {size_text(max_bytes)} "
+                           "a file may hold here (docs/reliability.md#limits)")
+    return parquet
+
+
+def read_user_table(path: Path, columns: list[str] | None = None) -> pa.Table:
+    """A Parquet file given by the user (only `columns`, when given), within `check_user_table`'s
+    limits; one that is not Parquet is a one-line error."""
+    parquet = check_user_table(path)
+    try:
+        return parquet.read(columns=columns)
     except (pa.ArrowException, OSError) as exc:
         raise SumpipeError(f"{path}: not valid Parquet ({(str(exc).splitlines() or [''])[0]})") from None
 
@@ -433,6 +519,6 @@ def read_user_table(path: Path, columns: list[str] | None = None) -> pa.Table:
 def user_table_columns(path: Path) -> list[str]:
     """The column names of a user's Parquet file, from its footer (no data read)."""
     try:
-        return pq.read_schema(path).names
+        return pq.read_schema(native_path(path)).names
     except (pa.ArrowException, OSError) as exc:
         raise SumpipeError(f"{path}: not valid Parquet ({(str(exc).splitlines() or [''])[0]})") from None

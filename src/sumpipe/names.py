@@ -10,6 +10,8 @@
 - The folder of one training seed of a model: `models/M1/seed-2/` holds the model M1 trained with
   seed 2 (dvc.yaml's `train@M1-2`), `predictions/M1/seed-2/` its summaries, `checkpoints/M1/seed-2/`
   its resume state.
+- The file of the summaries decoded without `decode.block_adjacent_repeat` (the decode stage writes it
+  beside the predictions when the rule is on; evaluate and the report show both).
 """
 
 from __future__ import annotations
@@ -38,3 +40,8 @@ def folder_seed(name: str) -> int | None:
     """The seed a folder name `seed_folder` made holds ("seed-2" -> 2), else None."""
     digits = name.removeprefix(SEED_PREFIX)
     return int(digits) if name.startswith(SEED_PREFIX) and re.fullmatch(r"0|[1-9][0-9]{0,18}", digits) else None
+
+
+def without_rule_file(split: str) -> str:
+    """"test.without-adjacent-block.parquet": split `split` decoded without the adjacent-repeat rule."""
+    return f"{split}.without-adjacent-block.parquet"

@@ -16,6 +16,7 @@ and the model card; it knows nothing of sumpipe but its error type.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import reprlib
 import types
@@ -72,7 +73,13 @@ def _convert(value: Any, tp: Any, key: str) -> Any:
     if origin is dict:
         if not isinstance(value, dict):
             raise ConfigError(f"{key}: expected a mapping, got {_shown(value)}")
-        return {str(k): _convert(v, args[1], f"{key}.{k}") for k, v in value.items()}
+        out = {}
+        for k, v in value.items():
+            if str(k) in out:  # YAML's `1:` and `'1':` are two keys that read as one name
+                raise ConfigError(f"{key}.{k}: the name {_shown(str(k))} is given twice (YAML reads `1:` and "
+                                  "`'1':` as two keys, sumpipe as one name)")
+            out[str(k)] = _convert(v, args[1], f"{key}.{k}")
+        return out
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return from_dict(tp, value, key)
     if tp is bool:
@@ -86,6 +93,7 @@ def _convert(value: Any, tp: Any, key: str) -> Any:
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(f"{key}: expected float, got {_shown(value)}")
+        require_finite(value, key)
         return float(value)
     if tp is str:
         if not isinstance(value, str):
@@ -147,6 +155,17 @@ def require(condition: bool, key: str, message: str) -> None:
         raise ConfigError(f"{key}: {message}")
 
 
+def require_finite(value: float, key: str) -> None:
+    """Refuse NaN and +-infinity (YAML's `.nan`, `.inf`; "inf" on the command line), and an int too
+    large for a float: every number of params.yaml and of a command's float options is finite, so no
+    stage trains on an infinite rate or decodes with an infinite penalty."""
+    try:
+        finite = math.isfinite(value)
+    except OverflowError:  # an int beyond float's range
+        finite = False
+    require(finite, key, f"must be a finite number, got {_shown(value)}")
+
+
 def child_key(prefix: str, name: str) -> str:
     """The dotted key of field `name` under `prefix` ("" at the top level)."""
     return f"{prefix}.{name}" if prefix else name
@@ -181,6 +200,29 @@ def physical_memory_bytes() -> int:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (AttributeError, ValueError, OSError):
         return 0
+
+
+def memory_budget_bytes() -> int:
+    """The memory this process may use: the machine's RAM, or less where an address-space limit
+    (`ulimit -v`, RLIMIT_AS) or the cgroup's memory.max says so (0 where nothing says)."""
+    budget = [physical_memory_bytes()]
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            budget.append(soft)
+    except (ImportError, OSError, ValueError):  # no RLIMIT_AS on this system
+        pass
+    try:
+        with open("/sys/fs/cgroup/memory.max", encoding="ascii") as f:
+            text = f.read().strip()
+        if text.isdigit():
+            budget.append(int(text))
+    except OSError:
+        pass
+    known = [b for b in budget if b > 0]
+    return min(known) if known else 0
 
 
 def require_fits_in_memory(parameters: int, key: str) -> None:

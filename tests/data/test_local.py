@@ -245,3 +245,55 @@ def test_duc_download_keeps_four_references(shared_data: Path, tmp_path: Path) -
     test = pq.read_table(tmp_path / "test.parquet")
     assert test.schema.names == ["id", "source", "reference", "references"]
     assert {len(refs) for refs in test.column("references").to_pylist()} == {4}
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 32: rows and decoded bytes bounded at the boundary, rows streamed
+# --------------------------------------------------------------------------------------------
+def _write_rows(path: Path, rows: list[dict]) -> None:
+    frame = pd.DataFrame(rows)
+    if path.suffix == ".jsonl":
+        frame.to_json(path, orient="records", lines=True)
+    elif path.suffix == ".parquet":
+        frame.to_parquet(path)
+    else:
+        frame.to_csv(path, index=False)
+
+
+@pytest.mark.parametrize("name", ["c.jsonl", "c.parquet", "c.csv"])
+def test_a_corpus_past_the_row_limit_is_one_line_naming_the_file(tmp_path: Path, monkeypatch, name: str) -> None:
+    import sumpipe.data.local as local
+
+    monkeypatch.setattr(local, "data_rows_limit", lambda: 5)
+    rows = [{"id": f"r{i}", "source": f"the cat {i} sat", "reference": "cat"} for i in range(6)]
+    _write_rows(tmp_path / name, rows)
+    with pytest.raises(SumpipeError, match=rf"{name.replace('.', '[.]')}: .*more than (the )?5"):
+        local.load_local(tmp_path / name)
+    _write_rows(tmp_path / f"ok{Path(name).suffix}", rows[:5])  # five rows fit
+    assert len(local.load_local(tmp_path / f"ok{Path(name).suffix}")[0]) == 5
+
+
+def test_a_parquet_string_repeated_past_the_byte_limit_is_refused_before_decoding(tmp_path: Path, monkeypatch) -> None:
+    """One 10 KB string in 1,000 rows: dictionary-encoded, the file is small and its footer says little; the
+    decoded size is summed from the dictionary before the rows become Python strings."""
+    import pyarrow as pa
+
+    import sumpipe.data.local as local
+
+    monkeypatch.setattr(local, "data_bytes_limit", lambda: 1 << 20)
+    pq.write_table(pa.table({"source": ["x" * 10_000] * 1000, "reference": ["x"] * 1000}), tmp_path / "c.parquet")
+    assert (tmp_path / "c.parquet").stat().st_size < 100_000
+    with pytest.raises(SumpipeError, match=r"c\.parquet: its text is larger than 1 MiB once decoded"):
+        local.load_local(tmp_path / "c.parquet")
+
+
+def test_only_the_row_fields_of_a_parquet_file_are_read(tmp_path: Path) -> None:
+    """A wide extra column (embeddings, HTML) is never decoded: rows carry id, source, reference(s), split."""
+    import pyarrow as pa
+
+    from sumpipe.data.local import load_local
+
+    pq.write_table(pa.table({"source": ["the cat sat", "a dog ran"], "reference": ["cat", "dog"],
+                             "html": ["<p>" * 1000] * 2}), tmp_path / "c.parquet")
+    rows, stats = load_local(tmp_path / "c.parquet")
+    assert [r["source"] for r in rows] == ["the cat sat", "a dog ran"] and stats["rows"] == 2

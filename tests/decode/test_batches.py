@@ -195,3 +195,21 @@ def test_greedy_details_have_the_per_head_attention(tiny, decode_docs) -> None:
     assert s.head_attention.shape == (2, len(s.tokens), len(s.source_tokens))
     assert np.allclose(s.head_attention.mean(axis=0), s.attention, atol=1e-6)
     assert summarize(model, vocab, config, decode_docs[:1], DecodeConfig(strategy="greedy"))[0].head_attention is None
+
+
+def test_a_beam_whose_step_scores_exceed_the_memory_is_refused_before_decoding(workdir, monkeypatch) -> None:
+    """Issue 32: `--beam 65536` over a 50,000-word model is 13 GB of scores a step; refused in one line."""
+    import sumpipe.validation as validation
+    from sumpipe.decode.batches import check_step_memory
+
+    model, vocab, card = load_model(workdir / "models" / "M1" / "seed-1")
+    width = model.vocab_size + card.arch.max_source_tokens
+    cfg = DecodeConfig(beam_size=1000, batch_size=16, device="cpu")
+    need = 16 * 1000 * width * 4 * 4
+    monkeypatch.setattr(validation, "memory_budget_bytes", lambda: 2 * need)
+    check_step_memory(model, card, cfg, n_docs=16)  # exactly half the budget: allowed
+    check_step_memory(model, card, cfg, n_docs=100)  # the batch holds 16 documents at most
+    monkeypatch.setattr(validation, "memory_budget_bytes", lambda: 2 * need - 2)
+    with pytest.raises(SumpipeError, match=r"--beam \(decode.beam_size\) 1000 x 16 documents at once over \d+ words"):
+        summarize(model, vocab, card, ["the cat sat ."] * 16, cfg)
+    check_step_memory(model, card, DecodeConfig(beam_size=1000, strategy="greedy", device="cpu"), n_docs=16)

@@ -199,3 +199,59 @@ def test_unknown_model_lists_the_trained_ones(workdir, cli, assert_one_line_erro
 def test_no_trained_models(cli, tmp_path, article, assert_one_line_error) -> None:
     (tmp_path / "a.txt").write_text(article)
     assert_one_line_error(cli("decode", "a.txt", cwd=tmp_path), "no trained models")
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 32: many documents stream out, a chunk at a time, and a failure says how far it got
+# --------------------------------------------------------------------------------------------
+def _stream(workdir, documents, monkeypatch, fail_on_call=None):
+    """Run summarize_input over `documents` two at a time; return the events (summarize calls and
+    printed lines) in order, and the warnings."""
+    import sumpipe.decode.batches as batches
+    from sumpipe.decode.interactive import summarize_input
+    from sumpipe.decode.summarizer import Summarizer, open_project
+
+    events: list[str] = []
+    warnings: list[str] = []
+    real = batches.summarize
+
+    def summarize(*args, **kwargs):
+        events.append("summarize")
+        if fail_on_call is not None and events.count("summarize") == fail_on_call:
+            from sumpipe.errors import SumpipeError
+
+            raise SumpipeError("the model failed")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(batches, "summarize", summarize)
+    summarizer = Summarizer.open(open_project(workdir), "M1", device="cpu")
+    n = summarize_input(documents, summarizer, {}, as_json=False, one_line=True,
+                        echo=lambda line: events.append(f"print {line[:20]}"), warn=warnings.append,
+                        note="note: model", chunk=2)
+    return n, events, warnings
+
+
+def test_documents_are_printed_as_each_chunk_is_done(workdir, article, monkeypatch) -> None:
+    docs = ["\u5317\u4eac", article, article, article, article]  # the first has no Latin-script text
+    n, events, warnings = _stream(workdir, docs, monkeypatch)
+    assert n == 4
+    assert [e.split()[0] for e in events] == ["summarize", "print", "print",   # the held document, then its chunk
+                                              "summarize", "print", "print", "summarize", "print"]
+    assert events[1] == "print "  # document 1: an empty summary, in its place
+    assert warnings[0] == "note: model" and "document 1" in warnings[1]
+
+
+def test_a_failure_after_some_output_says_where_it_stopped(workdir, article, monkeypatch) -> None:
+    from sumpipe.errors import SumpipeError
+
+    with pytest.raises(SumpipeError, match=r"the model failed \(stopped at document 3 of 5; the 2 before it were"):
+        _stream(workdir, [article] * 5, monkeypatch, fail_on_call=2)
+
+
+def test_block_adjacent_from_the_command_line(workdir, cli) -> None:
+    for flag in ("--block-adjacent", "--no-block-adjacent"):
+        code, out, err = cli("decode", "--json", "-m", "M1", "--min-length", "6", flag, "article.txt", cwd=workdir)
+        assert code == 0, err
+        tokens = json.loads(out)["tokens"]
+        if flag == "--block-adjacent":
+            assert len(tokens) >= 6 and all(a != b for a, b in zip(tokens, tokens[1:]))

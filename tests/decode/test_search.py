@@ -257,6 +257,27 @@ def test_blocking_leaves_no_repeated_ngram(n: int, strategy: str) -> None:
     assert unblocked[0].tokens[:4] == [4, 5, 4, 5]           # the loop is really there
 
 
+@pytest.mark.parametrize("strategy", ["beam", "greedy", "sample"])
+def test_the_adjacent_rule_stops_a_token_twice_in_a_row_which_2_gram_blocking_allows(strategy: str) -> None:
+    # A model that loves "4 4" then "5 5 ...": the 2-gram (4, 4) is new, so 2-gram blocking lets it
+    # through once; the adjacent rule never does, and leaves every other choice alone.
+    w = 8
+    table = torch.full((2, 1, w, w), 0.01)
+    table[:, 0, BOS, 4] = 1.0
+    table[:, 0, 4, 4], table[:, 0, 4, 5] = 1.0, 0.5
+    table[:, 0, 5, 5], table[:, 0, 5, 6] = 1.0, 0.5
+    table[:, 0, 6, 6], table[:, 0, 6, 4] = 1.0, 0.5
+    model = ToyModel(table.log_softmax(-1), w)
+    batch = ToyBatch(torch.zeros(2, 2, dtype=torch.long), [[]] * 2)
+    cfg = DecodeConfig(strategy=strategy, block_ngram_repeat=2, min_length=4, max_length=6, beam_size=3)
+    plain = decode_batch(model, batch, replace(cfg, strategy="greedy"), max_length=6)
+    assert plain[0].tokens[:2] == [4, 4]                     # the habit, through 2-gram blocking
+    for hyp in decode_batch(model, batch, replace(cfg, block_adjacent_repeat=True), max_length=6):
+        assert all(a != b for a, b in zip(hyp.tokens, hyp.tokens[1:])) and len(hyp.tokens) >= 4
+    greedy = decode_batch(model, batch, replace(cfg, strategy="greedy", block_adjacent_repeat=True), max_length=6)
+    assert greedy[0].tokens[:3] == [4, 5, 6]                 # the next best, once the repeat is barred
+
+
 def test_min_and_max_length() -> None:
     model, batch = toy(n_docs=4, steps=8, vocab=8, seed=2)
     model.table[..., EOS] = 0.0                              # wants to stop immediately
@@ -335,6 +356,28 @@ def test_temperature_sharpens() -> None:
     count = lambda temp: sum(h.tokens.count(4) for h in sample_search(  # noqa: E731
         model, batch, max_length=3, greedy=False, temperature=temp, generator=make_generator(0)))
     assert count(0.2) > count(1.0) > count(5.0)
+
+
+@pytest.mark.parametrize("temperature", [1e-45, 1e-300, 5e-324])
+def test_a_vanishing_temperature_samples_the_greedy_choice(temperature: float) -> None:
+    """Issue 32: below float32's range the logits all overflowed to -inf and softmax gave NaN (a RuntimeError
+    from multinomial). Sampling at a temperature near 0 is greedy decoding, its limit."""
+    model, batch = toy(n_docs=6, steps=8, vocab=10, seed=4, sharpness=0.5)
+    greedy = [h.tokens for h in sample_search(model, batch, max_length=6, greedy=True)]
+    cold = [h.tokens for h in sample_search(model, batch, max_length=6, greedy=False, temperature=temperature,
+                                            generator=make_generator(0))]
+    assert cold == greedy
+
+
+def test_a_huge_temperature_samples_uniformly_not_nan() -> None:
+    w = 8
+    probs = torch.tensor([0.0, 0.0, 0.0, 0.0001, 0.9, 0.0499, 0.05, 0.0])
+    model = ToyModel(probs.log().expand(300, 1, w, w).clone(), w)
+    batch = ToyBatch(torch.zeros(300, 2, dtype=torch.long), [[]] * 300)
+    hyps = sample_search(model, batch, max_length=2, greedy=False, temperature=1e300, generator=make_generator(0))
+    tokens = [t for h in hyps for t in h.tokens]
+    assert set(tokens) == {4, 5, 6}  # the words with any probability (and </s>), never an impossible one
+    assert tokens.count(5) > 100     # ~1 in 4, where its probability is 0.05
 
 
 def test_hypothesis_of_a_dead_end_is_empty() -> None:

@@ -25,10 +25,15 @@ def project(tmp_path: Path) -> Sources:
         "extractive": {"systems": ["lead", "oracle"], "sentences": 2},
         "evaluate": {"lead_sentences": 3}})
     metrics = {
-        "rouge": {"A": _entry(20.0, 5.0, 18.0), "lead": _entry(25.0, 7.0, 20.0), "oracle": _entry(30.0, 9.0, 25.0),
+        "rouge": {"A": _entry(20.0, 5.0, 18.0) | {"rouge1_sd": 0.55, "rouge2_sd": 0.2, "rougeL_sd": 0.4, "n_seeds": 3},
+                  "lead": _entry(25.0, 7.0, 20.0), "oracle": _entry(30.0, 9.0, 25.0),
                   "lead3": _entry(21.0, 6.0, 17.0), "first40": _entry(22.0, 6.5, 17.5)},    # B not evaluated
         "rare_words": {"A": {"recall": 4.0, "recall_low": 2.0, "recall_high": 6.0}},
-        "abstractiveness": {"A": {"distinct": 95.44, "adjacent_repeat": 6.36}, "lead": {"distinct": 100.0}},
+        "abstractiveness": {"A": {"distinct": 95.44, "adjacent_repeat": 6.36, "mean_words": 7.04},
+                            "lead": {"distinct": 100.0}},
+        "comparisons": {"A vs lead3": {"a": "A", "b": "lead3", "what": "against lead3", "seeds_a": 3, "seeds_b": 1,
+                                       "n": 4, **{t: {"delta": -1.0, "low": -2.5, "high": 0.4, "p_value": 0.16}
+                                                  for t in ("rouge1", "rouge2", "rougeL")}}},
     }
     (tmp_path / "metrics").mkdir()
     for name, data in metrics.items():
@@ -38,14 +43,20 @@ def project(tmp_path: Path) -> Sources:
 
 def test_the_results_table(project: Sources) -> None:
     assert BLOCKS["results"](project).split("\n") == [
-        "| system | reads | R-1 | R-2 | R-L | rare-word recall | distinct % | twice % |",
-        "| --- | --- | --- | --- | --- | --- | ---: | ---: |",
-        "| A (transformer) | first40 | 20.00 [19.00, 21.00] | 5.00 | 18.00 | 4.00 [2.00, 6.00] | 95.4 | 6.4 |",
-        "| lead | 2 sentences | 25.00 [24.00, 26.00] | 7.00 | 20.00 | – | 100.0 | – |",
-        "| oracle ‡ | 2 sentences | 30.00 [29.00, 31.00] | 9.00 | 25.00 | – | – | – |",
-        "| lead3 | first 3 sentences | 21.00 [20.00, 22.00] | 6.00 | 17.00 | – | – | – |",
-        "| first40 | first 40 tokens | 22.00 [21.00, 23.00] | 6.50 | 17.50 | – | – | – |",
+        "| system | reads | seeds | R-1 | R-2 | R-L | rare-word recall | words | distinct % | twice % |",
+        "| --- | --- | --- | --- | --- | --- | --- | ---: | ---: | ---: |",
+        "| A (transformer) | first40 | 3 | 20.00 ± 0.55 [19.00, 21.00] | 5.00 ± 0.20 | 18.00 ± 0.40 "
+        "| 4.00 [2.00, 6.00] | 7.0 | 95.4 | 6.4 |",
+        "| lead | 2 sentences | 1 | 25.00 [24.00, 26.00] | 7.00 | 20.00 | – | – | 100.0 | – |",
+        "| oracle ‡ | 2 sentences | 1 | 30.00 [29.00, 31.00] | 9.00 | 25.00 | – | – | – | – |",
+        "| lead3 | first 3 sentences | 1 | 21.00 [20.00, 22.00] | 6.00 | 17.00 | – | – | – | – |",
+        "| first40 | first 40 tokens | 1 | 22.00 [21.00, 23.00] | 6.50 | 17.50 | – | – | – | – |",
     ]
+
+
+def test_the_comparisons_table(project: Sources) -> None:
+    assert BLOCKS["comparisons"](project).split("\n")[2:] == [
+        "| A | lead3 | against lead3 | -1.00 [-2.50, +0.40] (0.160) | -1.00 [-2.50, +0.40] (0.160) | 3/1 |"]
 
 
 def test_the_extractive_results_table(project: Sources) -> None:

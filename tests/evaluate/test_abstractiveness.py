@@ -40,3 +40,8 @@ def test_degeneracy_distinct_and_words_repeated_back_to_back():
     assert out["distinct"] == 50.0
     # "the the" repeats a word; ". ." repeats punctuation, which does not count
     assert out["adjacent_repeat"] == 25.0
+
+
+def test_length_in_words_leaves_punctuation_out():
+    figures = abstractiveness(["return the list .", "a , b ( c ) ."], ["", ""])
+    assert (figures["mean_length"], figures["mean_words"]) == (5.5, 3.0)   # (4 + 7) / 2 tokens, (3 + 3) / 2 words

@@ -98,7 +98,26 @@ def test_bad_predictions_file_is_a_user_error(tmp_path: Path, eval_corpus) -> No
     paths = eval_corpus.make_tree(tmp_path, models={})
     write_parquet(pd.DataFrame({"id": ["ex0"], "summary": ["x"]}),
                   Path(paths.predictions) / "M1" / "seed-1" / "test.parquet")
-    with pytest.raises(SumpipeError, match="missing column"):
+    with pytest.raises(SumpipeError, match="column 'prediction' is missing"):
+        evaluate(paths, ["M1"], ["first200"])
+
+
+@pytest.mark.parametrize(("values", "message"), [
+    ([["x"]], r"column 'prediction' is list<element: string>, expected text"),  # was an Arrow cast traceback
+    ([3], r"column 'prediction' is int64, expected text"),
+])
+def test_a_prediction_column_of_another_kind_is_a_user_error(tmp_path: Path, eval_corpus, values, message) -> None:
+    paths = eval_corpus.make_tree(tmp_path, models={})
+    write_parquet(pd.DataFrame({"id": ["ex0"], "prediction": values}),
+                  Path(paths.predictions) / "M1" / "seed-1" / "test.parquet")
+    with pytest.raises(SumpipeError, match=message):
+        evaluate(paths, ["M1"], ["first200"])
+
+
+def test_a_prediction_path_that_is_a_folder_is_an_error_not_a_model_left_out(tmp_path: Path, eval_corpus) -> None:
+    paths = eval_corpus.make_tree(tmp_path, models={})
+    (Path(paths.predictions) / "M1" / "seed-1" / "test.parquet").mkdir(parents=True)
+    with pytest.raises(SumpipeError, match=r"test\.parquet: is a directory, not a Parquet file of outputs"):
         evaluate(paths, ["M1"], ["first200"])
 
 
@@ -201,3 +220,23 @@ def test_the_pipelines_75_byte_prefix_on_the_real_test_sets(shared_data: Path, t
                          protocol=ScoringProtocol(**protocol))
     prefix = run_evaluate(paths, cfg, {}, [1], [], []).summaries["prefix75"]
     assert {key: round(prefix[key], 2) for key in expected} == expected
+
+
+def test_the_decoding_rule_is_shown_with_and_without(tmp_path: Path, eval_corpus) -> None:
+    # The decode stage kept M1's summaries decoded without the adjacent rule beside its own (with): here
+    # the "without" ones say a word twice; evaluate gives both sides' figures and their difference.
+    paths = eval_corpus.make_tree(tmp_path, models={"M1": {1: eval_corpus.m1, 2: eval_corpus.m1}})
+    twice = [p.replace(" .", " . .").replace("the ", "the the ", 1) for p in eval_corpus.m1]
+    for seed in (1, 2):
+        write_parquet(pd.DataFrame({"id": [f"ex{i}" for i in range(6)], "prediction": twice,
+                                    "reference": eval_corpus.references}),
+                      Path(paths.predictions) / "M1" / f"seed-{seed}" / "test.without-adjacent-block.parquet")
+    evaluate(paths, ["M1"], ["first200"], seeds=[1, 2])
+    rule = json.loads((Path(paths.scores) / "summary.json").read_text())["decoding_rule"]["M1"]
+    with_, without = rule["with"], rule["without"]
+    # m1 says no word twice in a row; the rewritten ones do in the 2 of 6 that have "the "
+    assert (with_["adjacent_repeat"], without["adjacent_repeat"]) == (0.0, 33.33)
+    metrics = json.loads((Path(paths.metrics) / "rouge.json").read_text())
+    assert with_["rouge1"] == pytest.approx(metrics["M1"]["rouge1"], abs=0.01)
+    assert rule["rouge1"]["delta"] == pytest.approx(with_["rouge1"] - without["rouge1"], abs=0.01)
+    assert rule["n_seeds"] == 2 and without["mean_words"] == pytest.approx(with_["mean_words"] + 2 / 6, abs=0.01)

@@ -128,3 +128,22 @@ def test_the_card_gets_its_family_arch_type_when_the_model_loads(tmp_path: Path,
         (model_dir / "config.json").write_text(json.dumps(broken))
         with pytest.raises(SumpipeError, match=f"config.json: {message}"):
             read_typed_card(model_dir)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_weights_holding_nan_or_infinity_are_refused_at_load(tmp_path: Path, make_model_dir, bad: float) -> None:
+    """A diverged model used to decode every input to an empty summary with exit status 0."""
+    model_dir = make_model_dir(tmp_path / "M", scale=bad)  # its checksums vouch for the NaN weights
+    with pytest.raises(SumpipeError, match=r"M/model\.safetensors: tensor '[\w.]+' holds NaN or infinite values"):
+        load_pretrained(model_dir)
+
+
+def test_a_checksum_list_line_is_never_quoted(tmp_path: Path, make_model_dir) -> None:
+    """SHA256SUMS may be a symbolic link to any file: its content must not reach the error message."""
+    model_dir = make_model_dir(tmp_path / "M")
+    (tmp_path / "secret").write_text("root:$6$SECRET:19000::\n")
+    (model_dir / "SHA256SUMS").unlink()
+    (model_dir / "SHA256SUMS").symlink_to(tmp_path / "secret")
+    with pytest.raises(SumpipeError, match=r"SHA256SUMS: not a checksum list \(line 1 is not") as info:
+        load_pretrained(model_dir)
+    assert "SECRET" not in str(info.value)

@@ -13,7 +13,13 @@ Tables in the test files map a case to the expected outcome, ``"ok"`` or ``"erro
 (the fragment must appear in the error line, so the message names the file, key or model). Every
 checked case is counted; the run ends with one totals line (tests/reliability/conftest.py):
 
-    reliability totals: 150 cases; expected ok 40, error 110; ended ok 40, error 110, traceback 0, ...
+    reliability totals: 150 cases; expected ok 40, error 110; ended ok 40, error 110, traceback 0, ...;
+    silent 0, lost 0; not as expected 0
+
+Two findings are counted apart from how a case ended: ``silent``, a case that exits 0 where one error
+line was due (an all-NaN model trained, a model dropped from the evaluation: a wrong result nobody is
+told of), and ``lost``, a case after which a file of the user's (`check(..., kept=False)`: a corpus,
+a checkpoint, a symlink) is changed or gone, whatever the exit status.
 """
 
 from __future__ import annotations
@@ -66,30 +72,36 @@ def classify(code: int | None, out: str, err: str, escaped: BaseException | None
     return Result("messy", code, out, err)
 
 
-# (case, expected kind, outcome) of every `check` this session: the totals line at the end of the run
-CHECKED: list[tuple[str, str, str]] = []
+# (case, expected kind, outcome, the user's files kept) of every `check` this session: the totals line
+CHECKED: list[tuple[str, str, str, bool]] = []
 OUTCOMES = ("ok", "error", "traceback", "hang", "messy")
 
 
 def totals_line() -> str:
-    """One line: how many cases, what they expected, how they ended, how many did not match."""
-    expected = Counter(kind for _, kind, _ in CHECKED)
-    ended = Counter(outcome for _, _, outcome in CHECKED)
-    wrong = sum(kind != outcome for _, kind, outcome in CHECKED)
+    """One line: how many cases, what they expected, how they ended, the silent results and lost files,
+    how many did not match."""
+    expected = Counter(kind for _, kind, _, _ in CHECKED)
+    ended = Counter(outcome for _, _, outcome, _ in CHECKED)
+    silent = sum(kind == "error" and outcome == "ok" for _, kind, outcome, _ in CHECKED)
+    lost = sum(not kept for *_, kept in CHECKED)
+    wrong = sum(kind != outcome or not kept for _, kind, outcome, kept in CHECKED)
     return (f"reliability totals: {len(CHECKED)} cases; expected ok {expected['ok']}, error {expected['error']}; "
-            f"ended {', '.join(f'{o} {ended[o]}' for o in OUTCOMES)}; not as expected {wrong}")
+            f"ended {', '.join(f'{o} {ended[o]}' for o in OUTCOMES)}; silent {silent}, lost {lost}; "
+            f"not as expected {wrong}")
 
 
 def case_table() -> str:
     """Every checked case as a Markdown table (case, expected, result), then the totals line."""
-    rows = [f"| {case} | {kind} | {outcome} |" for case, kind, outcome in CHECKED]
+    rows = [f"| {case} | {kind} | {outcome}{'' if kept else ', data lost'} |" for case, kind, outcome, kept in CHECKED]
     return "\n".join(["| case | expected | result |", "|---|---|---|", *rows, "", totals_line(), ""])
 
 
-def check(result: Result, expected: str) -> None:
-    """Assert that `result` ended as `expected` ("ok" or "error: <fragment>")."""
+def check(result: Result, expected: str, kept: bool = True) -> None:
+    """Assert that `result` ended as `expected` ("ok" or "error: <fragment>") and, with `kept` (whether
+    the user's files the case put at risk are intact, as the caller found them), that nothing was lost."""
     case = os.environ.get("PYTEST_CURRENT_TEST", "?").rsplit(" ", 1)[0]  # "<node id> (call)"; ids hold spaces
-    CHECKED.append((case, "ok" if expected == "ok" else "error", result.outcome))
+    CHECKED.append((case, "ok" if expected == "ok" else "error", result.outcome, kept))
+    assert kept, f"the user's data was lost: {result.describe()}"
     if expected == "ok":
         assert result.outcome == "ok", result.describe()
         return

@@ -170,3 +170,15 @@ def test_a_recall_protocol_leads_the_tables_with_recall_and_keeps_f1_beside(tmp_
     section = "\n".join(crosseval_section(cross))
     assert f"| M1 (duc) | {recall:.2f} [" in section and "F1 x 100 of the same summaries:" in section
     assert "| M1 (duc) | lead1 (duc) | against lead1 (duc) | +1.00 [+0.50, +1.50] (0.010) †" in section
+
+
+def test_the_decoding_rule_table_shows_both_sides() -> None:
+    from sumpipe.report.stage import decoding_rule_section
+
+    side = {"rouge1": 23.5, "rouge2": 5.0, "rougeL": 21.0, "adjacent_repeat": 0.0, "distinct": 95.0, "mean_words": 8.2}
+    rule = {"M1": {"with": side, "without": {**side, "rouge1": 23.9, "adjacent_repeat": 6.4, "mean_words": 8.4},
+                   "n_seeds": 3, "rouge1": {"delta": -0.4, "low": -0.7, "high": -0.1, "p_value": 0.01}}}
+    lines = decoding_rule_section({"decoding_rule": rule})
+    assert lines[0] == "## The decoding rule: no token twice in a row"
+    assert "| M1 | 23.50 | 23.90 | -0.40 [-0.70, -0.10] (0.010) | 0.0 / 6.4 | 95.0 / 95.0 | 8.2 / 8.4 |" in lines
+    assert decoding_rule_section({}) == []

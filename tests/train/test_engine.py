@@ -326,3 +326,56 @@ def test_killed_and_resumed_run_with_accumulation_ends_bit_identical(tmp_path: P
     assert resumed_result.resumed_from_step > 0
     assert_identical(weights(straight), weights(resumed))
     assert resumed_result.log_rows == straight_result.log_rows
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 32: a diverging run stops, naming the step, and never saves its weights
+# --------------------------------------------------------------------------------------------
+class NaNFromStep(TinyTask):
+    """The tiny task, whose training loss turns NaN from update `step` on (a diverged run)."""
+
+    def __init__(self, step: int) -> None:
+        super().__init__()
+        self.nan_from, self.calls = step, 0
+
+    def loss(self, model, batch):
+        total, n = super().loss(model, batch)
+        if model.training:
+            self.calls += 1
+            if self.calls >= self.nan_from:
+                total = total * float("nan")
+        return total, n
+
+
+@pytest.mark.parametrize(("nan_from", "log_every"), [(3, 2), (1, 5), (4, 1)])
+def test_a_non_finite_training_loss_stops_naming_its_step(tmp_path: Path, nan_from: int, log_every: int) -> None:
+    model = tiny_model()
+    with pytest.raises(SumpipeError, match=rf"the training loss is not finite \(NaN or infinity\) at step {nan_from}:"):
+        fit(model, NaNFromStep(nan_from), config(log_every=log_every, checkpoint_every=1), tmp_path,
+            fingerprint="nan", progress=False)
+    saved = ckpt.load_checkpoint(tmp_path, "nan")  # a checkpoint every step: the last before the NaN, if any
+    assert (saved is None) == (nan_from == 1)
+    if saved is not None:
+        assert saved["position"]["step"] == nan_from - 1
+        assert all(bool(torch.isfinite(t).all()) for t in saved["model"].values())
+
+
+def test_a_huge_learning_rate_stops_with_one_line(tmp_path: Path) -> None:
+    """A finite but absurd rate (train.lr 1e30): the weights explode, and training stops instead of saving them."""
+    with pytest.raises(SumpipeError, match=r"not finite \(NaN or infinity\) (at|after) step \d+: the weights diverged"):
+        fit(tiny_model(), TinyTask(), config(lr=1e30, warmup_steps=1, log_every=1), tmp_path, progress=False)
+
+
+def test_the_finiteness_check_leaves_the_weights_bit_identical(tmp_path: Path) -> None:
+    """The check runs on the device beside each step: two runs, with and without a log at every step,
+    end with the same weights (it changes nothing it watches)."""
+    a = fit_weights(config(log_every=1))
+    b = fit_weights(config(log_every=100))
+    assert_identical(a, b)
+
+
+def fit_weights(cfg: TrainConfig) -> dict[str, torch.Tensor]:
+    model = tiny_model()
+    seed_everything(cfg.seed)
+    fit(model, TinyTask(), cfg, None, progress=False)
+    return weights(model)

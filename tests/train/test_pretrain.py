@@ -50,7 +50,7 @@ def write_fixture(root: Path) -> dict:
         "families": {"bert2stage": {"n_decoder_layers": 1, "max_source_tokens": 24, "max_summary_tokens": 6}},
         "models": {"B": {"family": "bert2stage", "input": "first20"}},
         "train": {"batch_size": 8, "epochs": 2, "log_every": 2, "checkpoint_every": 3, "device": "cpu",
-                  "threads": 1, "lr": 0.01, "warmup_steps": 3},
+                  "threads": 1, "lr": 0.01, "warmup_steps": 3, "seeds": [1]},
     }
     (root / "data/vocab").mkdir(parents=True, exist_ok=True)
     train_subword(root / "data/processed", root / "data/subword", params_from_dict(params).subword)
@@ -139,18 +139,18 @@ def test_bert2stage_trains_from_the_encoder_resumes_bit_identical_and_decodes(tm
     for name in ("straight", "resumed"):
         params[name] = params_from_dict(write_fixture(tmp_path / name))
         pretrain_encoder(resolve_pretrain_inputs(params[name]), progress=False)
-    train_model(resolve_inputs(params["straight"], "B"), progress=False)
+    train_model(resolve_inputs(params["straight"], "B", 1), progress=False)
     with monkeypatch.context() as m:
         kill_after_checkpoints(m, 2)
         with pytest.raises(Killed):
-            train_model(resolve_inputs(params["resumed"], "B"), progress=False)
-    summary = train_model(resolve_inputs(params["resumed"], "B"), progress=False)
+            train_model(resolve_inputs(params["resumed"], "B", 1), progress=False)
+    summary = train_model(resolve_inputs(params["resumed"], "B", 1), progress=False)
     assert summary["resumed_from_step"] > 0
-    model_dir = tmp_path / "straight/models/B"
+    model_dir = tmp_path / "straight/models/B/seed-1"
     assert {p.name for p in model_dir.iterdir()} == {"model.safetensors", "config.json", "vocab.parquet", "SHA256SUMS",
                                                      "train_log.csv"}
     assert_same_tensors(tensors(model_dir / "model.safetensors"),
-                        tensors(tmp_path / "resumed/models/B/model.safetensors"))
+                        tensors(tmp_path / "resumed/models/B/seed-1/model.safetensors"))
 
     # training starts from the pretrain stage's encoder
     from sumpipe.models.registry import resolve_model
@@ -179,9 +179,9 @@ def test_bert2stage_trains_from_the_encoder_resumes_bit_identical_and_decodes(tm
 def test_train_needs_a_matching_pretrained_encoder(tmp_path: Path) -> None:
     params = params_from_dict(write_fixture(tmp_path))
     with pytest.raises(SumpipeError, match="encoder.safetensors is missing|config.json is missing"):
-        train_model(resolve_inputs(params, "B"), progress=False)
+        train_model(resolve_inputs(params, "B", 1), progress=False)
     pretrain_encoder(resolve_pretrain_inputs(params), progress=False)
     train_subword(tmp_path / "data/processed", tmp_path / "data/subword", params_from_dict(
         {**write_fixture(tmp_path / "other"), "subword": {"size": 50}}).subword)
     with pytest.raises(SumpipeError, match="pre-trained on another subword model"):
-        train_model(resolve_inputs(params, "B"), progress=False)
+        train_model(resolve_inputs(params, "B", 1), progress=False)

@@ -30,15 +30,20 @@ import io
 import json
 import math
 import os
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from sumpipe.config import DataConfig
 from sumpipe.data.datasets import DATASETS, Dataset, Rows
 from sumpipe.data.split import SPLIT_ALIASES, content_id, normalize_split
 from sumpipe.errors import SumpipeError
-from sumpipe.io import decode_text, read_bytes, read_jsonl, read_user_table
+from sumpipe.inputs import data_bytes_limit, data_rows_limit, open_regular, size_text
+from sumpipe.io import check_user_table, decode_text, iter_jsonl, native_path, read_bytes
 from sumpipe.names import Split
 from sumpipe.validation import child_key, require
 
@@ -71,6 +76,9 @@ def supported_files(path: Path) -> list[Path]:
         if not files:
             raise SumpipeError(f"{path}: folder holds no {', '.join(SUFFIXES)} files")
         return files
+    if path.exists():  # a named pipe, a socket, a device: refused without reading (a FIFO would block)
+        with open_regular(path):
+            pass
     raise SumpipeError(f"{path}: no such file or folder (data.path)")
 
 
@@ -86,12 +94,14 @@ def _walk(root: Path) -> list[Path]:
     return entries
 
 
-def _read_csv(path: Path) -> tuple[list[dict], int]:
+def _read_csv(path: Path, max_rows: int) -> tuple[list[dict], int]:
     import pandas as pd
 
     text, fixed = decode_text(read_bytes(path))
     if not text.strip():
         return [], 0
+    if text.count("\n") - 1 > max_rows:  # a header, then rows: pandas would hold them all before we could count
+        raise _too_many_rows(path, max_rows)
     try:
         frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
@@ -101,29 +111,88 @@ def _read_csv(path: Path) -> tuple[list[dict], int]:
     return records, repaired
 
 
-def _read_parquet(path: Path) -> tuple[list[dict], int]:
-    records, repaired = [], 0
-    for record in read_user_table(path).to_pylist():
-        fixed = False
-        for key, value in record.items():
-            if isinstance(value, bytes):  # binary columns: repair like any other bytes
-                record[key], was_fixed = decode_text(value, "utf-8")
-                fixed |= was_fixed
-        repaired += fixed
-        records.append(record)
-    return records, repaired
+FIELDS = ("id", "source", "reference", "references", "split")  # what a row may carry; other columns are ignored
+
+
+def _decoded_bytes(array: pa.Array) -> int:
+    """The bytes `array` takes once its dictionary-encoded text is decoded, computed without decoding:
+    a Parquet file of a few KB can hold one long string repeated a million times."""
+    import pyarrow.compute as pc
+
+    if isinstance(array, pa.ChunkedArray):
+        return sum(_decoded_bytes(chunk) for chunk in array.chunks)
+    if isinstance(array, pa.DictionaryArray):
+        lengths = pc.fill_null(pc.binary_length(array.dictionary), 0).take(pc.fill_null(array.indices, 0))
+        return int(pc.sum(lengths).as_py() or 0) + array.indices.nbytes
+    if isinstance(array, (pa.ListArray, pa.LargeListArray)):
+        return _decoded_bytes(array.flatten()) + array.offsets.nbytes
+    if isinstance(array, pa.StructArray):
+        return sum(_decoded_bytes(array.field(i)) for i in range(array.type.num_fields))
+    return array.nbytes
+
+
+def _parquet_records(path: Path, max_rows: int) -> Iterator[tuple[dict, bool]]:
+    """The rows of a Parquet file (its FIELDS columns), a batch at a time, once its footer shows it
+    within the limits. Text is read dictionary-encoded and its decoded size summed before a batch
+    becomes Python objects: past `data_bytes_limit()` in all, a one-line error."""
+    parquet = check_user_table(path, max_rows=max_rows)
+    columns = [name for name in FIELDS if name in parquet.schema_arrow.names]
+    text_paths = [parquet.schema.column(i).path for i in range(len(parquet.schema))
+                  if parquet.schema.column(i).physical_type == "BYTE_ARRAY"
+                  and parquet.schema.column(i).path.split(".")[0] in columns]
+    limit, decoded = data_bytes_limit(), 0
+    try:
+        parquet = pq.ParquetFile(native_path(path), read_dictionary=text_paths)
+        for batch in parquet.iter_batches(batch_size=1024, columns=columns):
+            decoded += sum(_decoded_bytes(column) for column in batch.columns)
+            if decoded > limit:
+                raise SumpipeError(f"{path}: its text is larger than {size_text(limit)} once decoded, the most a "
+                                   "corpus file may hold here (docs/reliability.md#limits)")
+            for record in batch.to_pylist():
+                fixed = False
+                for key, value in record.items():
+                    if isinstance(value, bytes):  # binary columns: repair like any other bytes
+                        record[key], was_fixed = decode_text(value, "utf-8")
+                        fixed |= was_fixed
+                yield record, fixed
+    except (pa.ArrowException, OSError) as exc:
+        raise SumpipeError(f"{path}: not valid Parquet ({(str(exc).splitlines() or [''])[0]})") from None
+
+
+def iter_records(path: Path, max_rows: int | None = None) -> Iterator[tuple[dict, bool]]:
+    """The rows of one supported file as dicts (fields as stored), each with whether bytes in it were
+    replaced, as a stream (JSONL and Parquet are never held whole). At most `max_rows` rows (default:
+    `sumpipe.inputs.data_rows_limit()`) and `read_bytes`' cap on bytes: past either, a one-line error
+    naming the file."""
+    max_rows = data_rows_limit() if max_rows is None else max_rows
+    suffix = _suffix(path)
+    if suffix in (".jsonl", ".jsonl.gz"):
+        records: Iterable[tuple[dict, bool]] = ((record, fixed) for _, record, fixed in iter_jsonl(path))
+    elif suffix in (".csv", ".csv.gz"):
+        rows, repaired = _read_csv(path, max_rows)
+        records = ((row, "\ufffd" in "".join(map(str, row.values())) and repaired > 0) for row in rows)
+    elif suffix == ".parquet":
+        records = _parquet_records(path, max_rows)
+    else:
+        raise SumpipeError(f"{path}: unsupported file type (expected {', '.join(SUFFIXES)})")
+    for n, item in enumerate(records, start=1):
+        if n > max_rows:
+            raise _too_many_rows(path, max_rows)
+        yield item
 
 
 def read_records(path: Path) -> tuple[list[dict], int]:
     """All rows of one supported file as dicts (fields as stored) and the number of repaired rows."""
-    suffix = _suffix(path)
-    if suffix in (".jsonl", ".jsonl.gz"):
-        return read_jsonl(path)
-    if suffix in (".csv", ".csv.gz"):
-        return _read_csv(path)
-    if suffix == ".parquet":
-        return _read_parquet(path)
-    raise SumpipeError(f"{path}: unsupported file type (expected {', '.join(SUFFIXES)})")
+    records, repaired = [], 0
+    for record, fixed in iter_records(path):
+        records.append(record)
+        repaired += fixed
+    return records, repaired
+
+
+def _too_many_rows(path: Path, limit: int) -> SumpipeError:
+    return SumpipeError(f"{path}: more than {limit:,} rows, the most a corpus may hold here "
+                        "(docs/reliability.md#limits; the limit follows this machine's memory)")
 
 
 def _missing(value: Any) -> bool:
@@ -136,6 +205,8 @@ def _references(value: Any, path: Path) -> list[str]:
             value = json.loads(value) if value.lstrip().startswith("[") else [value]
         except json.JSONDecodeError:
             value = [value]
+        except RecursionError:
+            raise SumpipeError(f"{path}: `references` nested too deeply to be a list of strings") from None
     if hasattr(value, "tolist"):  # numpy arrays from pandas
         value = value.tolist()
     if not isinstance(value, (list, tuple)):
@@ -143,48 +214,65 @@ def _references(value: Any, path: Path) -> list[str]:
     return [str(v).strip() for v in value if not _missing(v) and str(v).strip()]
 
 
-def normalize_records(records: list[dict], path: Path) -> list[dict]:
-    """Rows -> {id, source, reference, references, split}; empty reference/source become ""."""
-    fields = set().union(*(r.keys() for r in records)) if records else set()
+def _check_fields(fields: set[str], path: Path) -> None:
     if "reference" not in fields and "references" not in fields:
         found = ", ".join(sorted(fields)) or "none"
         raise SumpipeError(f"{path}: no `reference` or `references` field (found: {found})")
-    rows = []
-    for record in records:
-        source = record.get("source")
-        if isinstance(source, list):  # a document stored as a list of sentences or paragraphs
-            source = "\n".join(str(part).strip() for part in source if not _missing(part))
-        source = "" if _missing(source) else str(source).strip()
-        refs = [] if _missing(record.get("references")) else _references(record["references"], path)
-        reference = "" if _missing(record.get("reference")) else str(record["reference"]).strip()
-        if not reference and refs:
-            reference = refs[0]
-        if not refs and reference:
-            refs = [reference]
-        split = record.get("split")
-        example_id = record.get("id")
-        rows.append({
-            "id": content_id(source, reference, prefix="local-") if _missing(example_id) else str(example_id),
-            "source": source,
-            "reference": reference,
-            "references": refs,
-            "split": None if _missing(split) else normalize_split(split, str(path)),
-        })
-    return rows
+
+
+def normalize_record(record: dict, path: Path) -> dict:
+    """One row -> {id, source, reference, references, split}; an empty reference/source becomes ""."""
+    source = record.get("source")
+    if isinstance(source, list):  # a document stored as a list of sentences or paragraphs
+        source = "\n".join(str(part).strip() for part in source if not _missing(part))
+    source = "" if _missing(source) else str(source).strip()
+    refs = [] if _missing(record.get("references")) else _references(record["references"], path)
+    reference = "" if _missing(record.get("reference")) else str(record["reference"]).strip()
+    if not reference and refs:
+        reference = refs[0]
+    if not refs and reference:
+        refs = [reference]
+    split = record.get("split")
+    example_id = record.get("id")
+    return {
+        "id": content_id(source, reference, prefix="local-") if _missing(example_id) else str(example_id),
+        "source": source,
+        "reference": reference,
+        "references": refs,
+        "split": None if _missing(split) else normalize_split(split, str(path)),
+    }
+
+
+def normalize_records(records: list[dict], path: Path) -> list[dict]:
+    """Rows -> {id, source, reference, references, split}; empty reference/source become ""."""
+    _check_fields(set().union(*(r.keys() for r in records)) if records else set(), path)
+    return [normalize_record(record, path) for record in records]
+
+
+_NO_SOURCE: dict[str, Any] = {"id": "", "source": "", "reference": "", "references": [], "split": None}
 
 
 def load_local(path: str | Path) -> tuple[list[dict], dict]:
-    """Rows of the `local` corpus (split None where the data has none) and stats."""
+    """Rows of the `local` corpus (split None where the data has none) and stats.
+
+    Each file is read as a stream and each row normalised as it comes, so only the normalised rows
+    are held; the files together may hold at most `sumpipe.inputs.data_rows_limit()` rows."""
     root = Path(path)
     files = supported_files(root)
     stats = LocalStats()
     rows: list[dict] = []
+    limit = data_rows_limit()
     for file in files:
-        records, repaired = read_records(file)
-        if not records:
+        fields: set[str] = set()
+        file_rows, repaired = [], 0
+        for record, fixed in iter_records(file, max_rows=limit - len(rows)):
+            fields.update(map(str, record))
+            repaired += fixed
+            # a row without a source is dropped (and counted) below; a file of them all is no corpus
+            file_rows.append(normalize_record(record, file) if "source" in record else _NO_SOURCE)
+        if not file_rows:
             stats.skipped_files[str(file)] = "no rows"
             continue
-        fields = set().union(*(r.keys() for r in records))
         if "source" not in fields:
             found = ", ".join(sorted(fields))
             if root.is_file():
@@ -194,9 +282,10 @@ def load_local(path: str | Path) -> tuple[list[dict], dict]:
                 )
             stats.skipped_files[str(file)] = f"no `source` field (found: {found})"
             continue
+        _check_fields(fields, file)
         stats.files.append(str(file))
         stats.repaired_rows += repaired
-        rows.extend(normalize_records(records, file))
+        rows.extend(file_rows)
     stats.rows = len(rows)
 
     kept, seen = [], set()

@@ -142,6 +142,26 @@ def model_device(model: Any) -> Any:
     return next(model.parameters()).device
 
 
+STEP_COPIES = 4  # a decoding step holds the scores of every row over the vocabulary about four times over
+
+
+def check_step_memory(model: Any, card: ModelCard, cfg: Any, n_docs: int) -> None:
+    """Refuse a beam or batch whose per-step scores alone (rows = documents x beams, over the vocabulary
+    and the source's copied words, float32, STEP_COPIES times) would take more than half the memory
+    budget: `--beam 65536` on a 50,000-word model is 13 GB a step, an allocator failure after loading."""
+    from sumpipe.inputs import size_text
+    from sumpipe.validation import memory_budget_bytes
+
+    beams = cfg.beam_size if cfg.strategy == "beam" else 1
+    rows = min(cfg.batch_size, max(n_docs, 1)) * beams
+    width = int(getattr(model, "vocab_size", 0) or 0) + int(getattr(card.arch, "max_source_tokens", 0) or 0)
+    need, budget = rows * width * 4 * STEP_COPIES, memory_budget_bytes()
+    if budget and need > budget // 2:
+        raise SumpipeError(f"--beam (decode.beam_size) {cfg.beam_size} x {min(cfg.batch_size, n_docs)} documents at "
+                           f"once over {width:,} words needs ~{size_text(need)} a decoding step, more than half this "
+                           f"machine's {size_text(budget)}: lower --beam or decode.batch_size")
+
+
 def summarize(
     model: Any,
     vocab: Any,
@@ -174,6 +194,7 @@ def summarize(
     if cfg.min_length > max_length:  # the search would cut it to max_length, silently
         raise SumpipeError(f"--min-length (decode.min_length) {cfg.min_length} is above the longest summary, "
                            f"{max_length} words: raise --max-length (decode.max_length) too")
+    check_step_memory(model, card, cfg, len(documents))
     device = model_device(model)
     if cfg.strategy == "sample" and generator is None:
         generator = make_generator(cfg.seed, device)

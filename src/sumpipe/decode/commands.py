@@ -37,6 +37,9 @@ def decode(
     length_penalty: Annotated[float | None, typer.Option("--length-penalty", help="GNMT alpha")] = None,
     block_ngram: Annotated[int | None, typer.Option(
         "--block-ngram", help="never repeat an n-gram of this size (0 = off)")] = None,
+    block_adjacent: Annotated[bool | None, flag(
+        "--block-adjacent/--no-block-adjacent",
+        help="never the same token twice in a row (default: decode.block_adjacent_repeat)")] = None,
     per_line: Annotated[bool, flag("--per-line", help="one document per line")] = False,
     per_block: Annotated[bool, flag("--per-block", help="one document per blank-line-separated block")] = False,
     as_json: Annotated[bool, flag("--json", help="JSON Lines with tokens, score, p_gen and attention")] = False,
@@ -50,9 +53,10 @@ def decode(
     options: dict[str, Any] = {
         "beam": beam, "greedy": greedy, "sample": sample, "top_k": top_k, "top_p": top_p,
         "temperature": temperature, "seed": seed, "min_length": min_length, "max_length": max_length,
-        "length_penalty": length_penalty, "block_ngram": block_ngram,
+        "length_penalty": length_penalty, "block_ngram": block_ngram, "block_adjacent": block_adjacent,
     }
-    given = {k: v for k, v in options.items() if v is not None and v is not False}
+    # greedy/sample are flags (False: not given); --no-block-adjacent is a given False
+    given = {k: v for k, v in options.items() if v is not None and not (k in ("greedy", "sample") and v is False)}
     if greedy and sample:
         raise SumpipeError("--greedy and --sample exclude each other")
     if per_line and per_block:
@@ -161,7 +165,9 @@ def summarize(
     """Summarize raw text with an extractive method (same preprocessing as the pipeline; corpus
     statistics from the last `dvc repro` when present, else from the input alone)."""
     from sumpipe.decode.extractive import summarize_text
+    from sumpipe.terminal import printable
 
-    # without --params, a folder without params.yaml means built-in defaults
-    typer.echo(summarize_text(input, method, sentences, max_tokens, None if params == DEFAULT_PARAMS else params,
-                              as_tokens=as_tokens))
+    # the input's own sentences: a text from anywhere, so control sequences in it are escaped
+    summary = summarize_text(input, method, sentences, max_tokens, None if params == DEFAULT_PARAMS else params,
+                             as_tokens=as_tokens, warn=lambda note: typer.echo(printable(note), err=True))
+    typer.echo(printable(summary, lines=True))

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     from sumpipe.extractive.methods import Method
 
 MAX_BYTES = 20_000_000
+# Sentences of one input: textrank's similarity matrix is S x S, LSA and NMF factorise S columns. At 2,000
+# the slowest method (nmf) takes ~30 s and 0.5 GB on a busy 2-core machine; 20,000 took textrank 13 GB.
+MAX_SENTENCES = 2000
 
 
 class ExtractiveSummarizer:
@@ -42,6 +45,8 @@ class ExtractiveSummarizer:
     def __init__(self, name: str, method: Method) -> None:
         self.name = name
         self.method = method
+        # where a note goes when a text is cut to MAX_SENTENCES sentences (None: said nowhere)
+        self.warn: Callable[[str], None] | None = None
 
     @classmethod
     def open(cls, project: Project, name: str, options: dict[str, Any], key: str = "method") -> ExtractiveSummarizer:
@@ -92,6 +97,12 @@ class ExtractiveSummarizer:
         text = "\n".join(line for _, line in pairs)
         if not any(c.isalnum() for c in text):
             return Summary([], "", None, [], error=NO_TEXT, source=raw)
+        if len(pairs) > MAX_SENTENCES:  # like a text past MAX_RAW_CHARS: the start is summarised, and it is said
+            if self.warn is not None:
+                self.warn(f"note: {len(pairs):,} sentences; the first {MAX_SENTENCES:,} are ranked (graph and "
+                          "matrix methods compare every pair of sentences)")
+            pairs = pairs[:MAX_SENTENCES]
+            text = "\n".join(line for _, line in pairs)
         doc = analyzer.parse(text)  # one sentence per pair: preprocessed lines are never empty
         selected = self.method.select(doc, limit)
         tokens = [token for i in selected for token in doc.sentences[i]]
@@ -133,13 +144,18 @@ def load_extractive(method: str, *, project: str | os.PathLike[str] = ".", param
 
 
 def summarize_text(source: str, method_name: str, sentences: int | None, tokens: int | None,
-                   params_path: str | Path | None = None, as_tokens: bool = False) -> str:
-    """`sumpipe summarize`: the summary of file `source` ("-" = stdin) as text (module docstring)."""
+                   params_path: str | Path | None = None, as_tokens: bool = False,
+                   warn: Callable[[str], None] | None = None) -> str:
+    """`sumpipe summarize`: the summary of file `source` ("-" = stdin) as text (module docstring).
+    `warn` gets a note when the input is cut to MAX_SENTENCES sentences."""
     from sumpipe.decode.interactive import read_input
 
     if sentences is None and tokens is None:
         raise SumpipeError("give --sentences or --max-tokens")
     summarizer = ExtractiveSummarizer.open(open_project(".", params_path), method_name, {}, key="--method")
+    if warn is not None:
+        name = "stdin" if source == "-" else source
+        summarizer.warn = lambda note: warn(note.replace("note: ", f"note: {name}: ", 1))
     summary = summarizer.summarize([read_input(source, MAX_BYTES)], sentences=sentences, max_tokens=tokens)[0]
     if summary.error:
         raise SumpipeError(f"{'stdin' if source == '-' else source}: {summary.error}")

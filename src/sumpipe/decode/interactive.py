@@ -29,12 +29,17 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from sumpipe.errors import SumpipeError
+from sumpipe.inputs import loads_json, open_regular, read_capped
 from sumpipe.io import text_encoding
 from sumpipe.models.card import CARD_FILE
 from sumpipe.models.folders import is_trained, model_group, pick_seed, seed_folders
+from sumpipe.terminal import StdoutError, printable
 
 SNIFF_BYTES = 1 << 16
+MAX_JSON_BYTES = 64 << 20  # metrics/rouge.json is kilobytes
 MAX_STREAM_BYTES = 256 << 20  # several documents at once: ~1 M news articles; past it, split the input
+NO_TEXT = "no Latin-script text to summarise (preprocessing keeps ASCII only)"
+STREAM_DOCUMENTS = 256  # documents preprocessed, summarised and printed at a time (several batches each)
 
 
 # --------------------------------------------------------------------------------------------
@@ -55,16 +60,12 @@ def read_input(source: str, limit_bytes: int | None = None, max_bytes: int | Non
             raise SumpipeError("stdin: is closed; give a file or pipe text in")
         data = _read_bytes(sys.stdin.buffer, limit_bytes)
     else:
-        path = Path(source)
-        if not path.exists():
-            raise SumpipeError(f"{source}: no such file")
-        if path.is_dir():
-            raise SumpipeError(f"{source}: is a directory, not a text file")
-        try:
-            with path.open("rb") as f:
+        # a regular file only: a named pipe without a writer would block forever, /dev/zero never ends
+        with open_regular(source, "; pipe its text to stdin instead, with `-` as the input") as f:
+            try:
                 data = _read_bytes(f, limit_bytes)
-        except OSError as exc:
-            raise SumpipeError(f"{source}: cannot be read ({exc.strerror or exc})") from None
+            except OSError as exc:
+                raise SumpipeError(f"{source}: cannot be read ({exc.strerror or exc})") from None
     if max_bytes is not None and len(data) > max_bytes:
         raise SumpipeError(f"{name}: larger than {max_bytes >> 20} MB, the most one run reads; split the input")
     encoding = text_encoding(data[:4])
@@ -120,9 +121,9 @@ def _metric(entry: Any, name: str) -> float | None:
 
 def read_rouge(metrics_file: Path) -> dict[str, Any]:
     """metrics/rouge.json as a mapping; {} when absent or unreadable (the figures are optional here)."""
-    try:
-        scores = json.loads(metrics_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    try:  # a broken one, too large or too deeply nested, is no reason to refuse to summarise
+        scores = loads_json(read_capped(metrics_file, MAX_JSON_BYTES, "a metrics file"), str(metrics_file))
+    except SumpipeError:
         return {}
     return scores if isinstance(scores, dict) else {}
 
@@ -205,7 +206,8 @@ def model_note(model_dir: Path, models_root: Path, metrics_file: Path, seed_give
         why = ("--train-seed" if seed_given else "its only seed" if seeds == 1
                else f"lowest validation loss of {seeds} seeds; --train-seed picks another")
         which += f" seed {card.seed} ({why})"
-    note = f"note: {which} ({what}) trained on {trained_on}"
+    # the card's strings are the model folder's, not ours: escaped, they cannot forge or hide a line
+    note = printable(f"note: {which} ({what}) trained on {trained_on}")
     scores = read_rouge(metrics_file) if group.resolve() == (models_root / name).resolve() else {}
     figures = _test_figures(scores.get(name), card.seed)
     if figures is None:
@@ -213,6 +215,8 @@ def model_note(model_dir: Path, models_root: Path, metrics_file: Path, seed_give
     lead_r1 = _metric(scores.get("lead3"), "rouge1")
     lead = f", Lead-3 {lead_r1:.2f}" if lead_r1 is not None else ""
     return f"{note}; {figures}{lead} ({metrics_file})"
+
+
 
 
 def summarize_input(
@@ -225,33 +229,72 @@ def summarize_input(
     warn: Any,
     as_tokens: bool = False,
     note: str | None = None,
+    chunk: int = STREAM_DOCUMENTS,
 ) -> int:
     """Summarise raw `documents` with `summarizer` (a `sumpipe.decode.summarizer.Summarizer`, the public
     API's; not imported here, as it imports this module's resolver) and `options` (its decoding
     keywords), and print them (readable text, the tokenized form with `as_tokens`, or JSON Lines
     with per-token p_gen and attention); returns the number summarised.
-    `note` (`model_note`) goes to `warn` once the summaries are ready, so a failing run ends in its
-    one error line alone."""
+
+    Documents go `chunk` at a time, each chunk printed (and flushed) as soon as it is summarised: a
+    million one-line documents start coming out at once, not after the last. `note` (`model_note`)
+    goes to `warn` when the first summaries are ready, so a run that fails on its first documents ends
+    in its one error line alone; a run that fails later says how far it got. Documents without
+    Latin-script text get an empty summary and a warning, printed with the first summary that follows
+    them: if no document has any, nothing is printed but the error."""
     # A few documents make tiny per-step matrices: thread hand-offs cost more than they save, and on
     # a busy machine they stall (measured: 0.05 s with 1 thread, 1-2 s with 2, under load).
     threads = None if "OMP_NUM_THREADS" in os.environ else 1
-    summaries = summarizer.summarize(documents, details=as_json, threads=threads, **options)
-    if note:
-        warn(note)
-    for i, summary in enumerate(summaries):
+    generator = summarizer.generator(options)  # sampling: one random stream through every chunk
+    held: list[Any] = []  # (index, summary) of documents without text, not yet printed (see above)
+    done = summarised = 0
+
+    def show(i: int, summary: Any) -> None:
         if summary.error:
             warn(f"warning: document {i + 1}: {summary.error}; empty summary")
-        shown = summary.tokenized if as_tokens else summary.text
+        text = summary.tokenized if as_tokens else summary.text
         if as_json:
             record: dict[str, Any] = {"document": i + 1, "model": summarizer.name, "seed": summarizer.card.seed}
             if summary.error:
                 record.update(summary="", error=summary.error)
             else:
                 record.update(
-                    summary=shown, tokens=summary.tokens, score=_rounded(summary.score),
+                    summary=text, tokens=summary.tokens, score=_rounded(summary.score),
                     p_gen=_rounded(summary.p_gen), source_tokens=summary.source_tokens,
                     attention=_rounded(summary.attention))
-            echo(json.dumps(record, ensure_ascii=False))
+            echo(printable(json.dumps(record, ensure_ascii=False)))
         else:
-            echo(shown.replace("\n", " ") if one_line else shown + ("\n" if len(documents) > 1 else ""))
-    return sum(1 for summary in summaries if not summary.error)
+            text = printable(text, lines=True)  # the model's words, from its folder: escaped like any file's
+            echo(text.replace("\n", " ") if one_line else text + ("\n" if len(documents) > 1 else ""))
+
+    try:
+        for start in range(0, len(documents), chunk):
+            part = range(start, min(start + chunk, len(documents)))
+            summaries = summarizer.summarize([documents[i] for i in part], details=as_json, threads=threads,
+                                             strict=False, generator=generator, **options)
+            if all(summary.error for summary in summaries):
+                held += list(zip(part, summaries))
+                continue
+            if note and not summarised:
+                warn(note)
+            for i, summary in [*held, *zip(part, summaries)]:
+                show(i, summary)
+            held, done = [], part.stop
+            summarised += sum(1 for summary in summaries if not summary.error)
+            flush = getattr(sys.stdout, "flush", None)
+            if callable(flush):
+                flush()
+    except SumpipeError as exc:
+        if done and not isinstance(exc, StdoutError):  # the summaries so far are out: say where it stopped
+            raise SumpipeError(f"{exc} (stopped at document {done + 1:,} of {len(documents):,}; "
+                               f"the {done:,} before it were printed)") from None
+        raise
+    except KeyboardInterrupt:
+        if done:
+            warn(f"note: interrupted at document {done + 1:,} of {len(documents):,}; "
+                 f"the {done:,} before it were printed")
+        raise
+    if not summarised:
+        where = "the input has" if len(documents) == 1 else "no document has"
+        raise SumpipeError(f"{where} {NO_TEXT}")
+    return summarised

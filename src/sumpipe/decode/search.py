@@ -15,6 +15,9 @@ Conventions shared by all strategies:
   most `max_length` words (the `</s>` is not part of `Hypothesis.tokens`).
 - `block_ngram` = n > 0 forbids any token that would repeat an n-gram (of extended ids) already in
   the hypothesis (n = 1 forbids repeating any word).
+- `block_adjacent` forbids the token just generated as the next one ("the cache cache"): a word
+  twice in a row, which a repeated 2-gram rule does not catch (the 2-gram (cache, cache) is new). A
+  decoding rule, not a trained cure: the report shows every model's figures with and without it.
 - GNMT length penalty (Wu et al. 2016, used by seed 001 §2.3.4): lp(Y) = ((5 + |Y|) / 6) ** alpha
   with |Y| = the number of output tokens *including* the final `</s>`; a finished hypothesis
   scores log P(Y) / lp(Y).
@@ -107,6 +110,7 @@ def _masked(
     min_length: int,
     max_length: int,
     block_ngram: int,
+    block_adjacent: bool = False,
 ) -> torch.Tensor:
     """A float32 copy of log_probs (N, W) with every forbidden choice at -inf (see module doc).
 
@@ -125,6 +129,8 @@ def _masked(
         out[:, EOS] = NEG_INF
     if block_ngram > 0:
         block_repeated_ngrams(out, history, block_ngram)
+    if block_adjacent and history.size(1):
+        out.scatter_(1, history[:, -1:], NEG_INF)
     return out
 
 
@@ -204,6 +210,7 @@ def beam_search(
     alpha: float = 1.0,
     block_ngram: int = 0,
     details: bool = False,
+    block_adjacent: bool = False,
 ) -> list[Hypothesis]:
     """The best hypothesis per document of `batch` (B documents × `beam_size` beams at once).
 
@@ -226,7 +233,8 @@ def beam_search(
 
     for step in range(max_length + 1):
         log_probs, state, info = model.decode_step(state, prev)
-        masked = _masked(log_probs, history, step, limits[row_doc], min_length, max_length, block_ngram)
+        masked = _masked(log_probs, history, step, limits[row_doc], min_length, max_length, block_ngram,
+                         block_adjacent)
         n_active, width = len(active), masked.size(1)
         cand = (beam_logp[:, None] + masked).view(n_active, k * width)
         top_scores, top_idx = cand.topk(min(2 * k, k * width), dim=1)     # sorted, best first
@@ -314,6 +322,7 @@ def sample_search(
     min_length: int = 0,
     alpha: float = 1.0,
     block_ngram: int = 0,
+    block_adjacent: bool = False,
     greedy: bool = True,
     top_k: int = 0,
     top_p: float = 1.0,
@@ -338,13 +347,19 @@ def sample_search(
 
     for step in range(max_length + 1):
         log_probs, state, info = model.decode_step(state, prev)
-        masked = _masked(log_probs, history, step, limits[row_doc], min_length, max_length, block_ngram)
+        masked = _masked(log_probs, history, step, limits[row_doc], min_length, max_length, block_ngram,
+                         block_adjacent)
         dead = ~torch.isfinite(masked).any(dim=1)     # every choice blocked: end it here
         masked[dead, EOS] = 0.0
         if greedy:
             token = masked.topk(1, dim=1).indices.view(-1)      # breaks exact ties as beam search does
         else:
-            logits = filter_top_k_top_p(masked / temperature, top_k, top_p)
+            # Shifted so the best is 0, and divided in float64: any finite temperature > 0 then works.
+            # A tiny one (1e-300) gives -inf to all but the best (greedy, its limit), a huge one (1e300)
+            # ~0 to all (uniform), where a float32 division made every logit -inf and softmax NaN.
+            best = masked.max(dim=1, keepdim=True).values
+            scaled = ((masked - best).double() / temperature).to(masked.dtype)
+            logits = filter_top_k_top_p(scaled, top_k, top_p)
             token = torch.multinomial(logits.softmax(dim=1), 1, generator=generator).view(-1)
         logp = logp + masked.gather(1, token[:, None]).view(-1)
         logp = torch.where(dead, torch.full_like(logp, NEG_INF), logp)
@@ -389,7 +404,7 @@ def decode_batch(
     """
     min_length = min(cfg.min_length, max_length)
     common = dict(max_length=max_length, min_length=min_length, alpha=cfg.length_penalty,
-                  block_ngram=cfg.block_ngram_repeat, details=details)
+                  block_ngram=cfg.block_ngram_repeat, block_adjacent=cfg.block_adjacent_repeat, details=details)
     if cfg.strategy == "beam":
         hyps = beam_search(model, batch, cfg.beam_size, **common)
     elif cfg.strategy == "greedy":

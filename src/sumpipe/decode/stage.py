@@ -3,6 +3,9 @@
     models/<name>/seed-<s>/              (model.safetensors, config.json naming its `input`)
     data/extracted/<input>/<split>.parquet   id, source, reference(, references)
         -> predictions/<name>/seed-<s>/<split>.parquet  id, prediction, reference(, references)
+           predictions/<name>/seed-<s>/<split>.without-adjacent-block.parquet  with
+                                                  `decode.block_adjacent_repeat`: the same summaries
+                                                  decoded without that rule (the report shows both)
            predictions/<name>/seed-<s>/<split>.attention.parquet  the copy attention of the examples the
                                                   report draws heat maps for (`sumpipe.decode.attention`)
 
@@ -17,6 +20,7 @@ unchanged.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +30,7 @@ from sumpipe.config import DecodeConfig
 from sumpipe.decode.attention import ReportExamples, attention_path, attention_table
 from sumpipe.errors import SumpipeError
 from sumpipe.models.card import CARD_FILE
-from sumpipe.names import folder_seed
+from sumpipe.names import folder_seed, without_rule_file
 from sumpipe.schemas import EXTRACTED
 
 
@@ -89,11 +93,22 @@ def decode_stage(
         predictions[i] = summary.text
     total = time.perf_counter() - started
 
-    out: dict[str, Any] = {"id": frame["id"].astype(str), "prediction": predictions,
-                           "reference": frame["reference"]}
-    if "references" in frame.columns:
-        out["references"] = frame["references"]
-    path = write_parquet(pd.DataFrame(out), Path(predictions_dir) / f"{cfg.split}.parquet")
+    def table(texts: list[str]) -> pd.DataFrame:
+        out: dict[str, Any] = {"id": frame["id"].astype(str), "prediction": texts, "reference": frame["reference"]}
+        if "references" in frame.columns:
+            out["references"] = frame["references"]
+        return pd.DataFrame(out)
+
+    path = write_parquet(table(predictions), Path(predictions_dir) / f"{cfg.split}.parquet")
+    without = Path(predictions_dir) / without_rule_file(cfg.split)
+    if cfg.block_adjacent_repeat:  # the same decoding without the rule, so the report shows both
+        unblocked = [""] * len(frame)
+        plain = dataclasses.replace(cfg, block_adjacent_repeat=False)
+        for i, summary in zip(todo, summarize(model, vocab, card, [sources[i] for i in todo], plain)):
+            unblocked[i] = summary.text
+        write_parquet(table(unblocked), without)
+    else:
+        without.unlink(missing_ok=True)  # an earlier run's would describe another rule
     kept = attention_path(predictions_dir, cfg.split)
     if report_examples is None:
         kept.unlink(missing_ok=True)  # an earlier run's would no longer match these predictions

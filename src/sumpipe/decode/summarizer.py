@@ -17,7 +17,8 @@ notebook and the command give the same summary for the same text and options:
   (`sumpipe.decode.batches.prepare_raw`), then length-sorted batches of `decode.batch_size`
   (`sumpipe.decode.batches.summarize`);
 - decoding options are the command's (`beam`, `greedy`, `sample`, `top_k`, `top_p`, `temperature`,
-  `seed`, `min_length`, `max_length`, `length_penalty`, `block_ngram`, plus `batch_size`) over
+  `seed`, `min_length`, `max_length`, `length_penalty`, `block_ngram`, `block_adjacent`, plus
+  `batch_size`) over
   params.yaml's `decode:` section, checked the same way: a bad value is one line naming the option.
 
 Loading reads only the model card; the weights (and torch) load on the first `summarize`, so bad
@@ -36,17 +37,17 @@ from pathlib import Path
 from typing import Any, overload
 
 from sumpipe.config import DecodeConfig, Params
+from sumpipe.decode.interactive import NO_TEXT
 from sumpipe.errors import ConfigError, SumpipeError
 from sumpipe.models.card import ModelCard
 
 PARAMS_FILE = "params.yaml"
-NO_TEXT = "no Latin-script text to summarise (preprocessing keeps ASCII only)"
 
 # the summarize() keywords that are DecodeConfig fields, by the field they set (the command's options)
 DECODE_OPTIONS = {
     "beam": "beam_size", "top_k": "top_k", "top_p": "top_p", "temperature": "temperature", "seed": "seed",
     "min_length": "min_length", "max_length": "max_length", "length_penalty": "length_penalty",
-    "block_ngram": "block_ngram_repeat", "batch_size": "batch_size",
+    "block_ngram": "block_ngram_repeat", "block_adjacent": "block_adjacent_repeat", "batch_size": "batch_size",
 }
 
 
@@ -218,25 +219,41 @@ class Summarizer:
                   **options: Any) -> list[Summary]: ...
 
     def summarize(self, texts: str | Sequence[str], *, details: bool = False, threads: int | None = None,
-                  **options: Any) -> Summary | list[Summary]:
+                  strict: bool = True, generator: Any = None, **options: Any) -> Summary | list[Summary]:
         """The summary of one text, or of each text of a list (in order). `options`: the decoding
         options of the module docstring; `details`: p_gen and attention too. `threads`: torch's CPU
         threads while decoding (None: one for a single batch, whose tiny matrices two threads only
         slow down, else torch's default; `OMP_NUM_THREADS` wins). A text with nothing left to summarise
-        gets an empty `Summary` with its `error`; when no text has any, that is a SumpipeError."""
+        gets an empty `Summary` with its `error`; when no text has any, that is a SumpipeError (with
+        `strict=False`, every summary says so instead). `generator`: the random stream of sampling
+        (`generator(options)`; default: a fresh one seeded with `seed`)."""
         single = isinstance(texts, str)
         documents = [texts] if isinstance(texts, str) else list(texts)
         cfg = decode_config(self.config, options)
         prepared = self.prepare(documents)
         todo = [i for i, text in enumerate(prepared) if text]
         if not todo:
-            raise SumpipeError(f"{'the input has' if len(documents) == 1 else 'no document has'} {NO_TEXT}")
-        decoded = self._decode([prepared[i] for i in todo], cfg, details, threads)
+            if strict:
+                raise SumpipeError(f"{'the input has' if len(documents) == 1 else 'no document has'} {NO_TEXT}")
+            return [self._summary(raw, None) for raw in documents]
+        decoded = self._decode([prepared[i] for i in todo], cfg, details, threads, generator)
         by_doc = dict(zip(todo, decoded))
         out = [self._summary(documents[i], by_doc.get(i)) for i in range(len(documents))]
         return out[0] if single else out
 
-    def _decode(self, documents: list[str], cfg: DecodeConfig, details: bool, threads: int | None) -> list[Any]:
+    def generator(self, options: dict[str, Any]) -> Any:
+        """A random stream for sampling with `options` (None unless they sample): one stream shared by
+        several `summarize` calls, so a text's summary does not depend on how the texts were split."""
+        cfg = decode_config(self.config, options)
+        if cfg.strategy != "sample":
+            return None
+        from sumpipe.decode.batches import model_device
+        from sumpipe.decode.search import make_generator
+
+        return make_generator(cfg.seed, model_device(self.weights()[0]))
+
+    def _decode(self, documents: list[str], cfg: DecodeConfig, details: bool, threads: int | None,
+                generator: Any = None) -> list[Any]:
         from sumpipe.decode.batches import summarize
         from sumpipe.device import torch_threads
 
@@ -244,7 +261,7 @@ class Summarizer:
             threads = 1
         with torch_threads(threads):
             model, vocab, card = self.weights()
-            return summarize(model, vocab, card, documents, cfg, details=details)
+            return summarize(model, vocab, card, documents, cfg, details=details, generator=generator)
 
     @staticmethod
     def _summary(raw: str, decoded: Any) -> Summary:

@@ -9,6 +9,7 @@ the docs are regenerated. Where each block is used:
 | block | file | from |
 |---|---|---|
 | `results` | README.md | metrics/{rouge,rare_words,abstractiveness}.json, params.yaml's models, systems, baselines |
+| `comparisons` | README.md | metrics/comparisons.json (the seed-aware tests) |
 | `extractive-results` | docs/extractive.md | metrics/rouge.json of `extractive.systems` |
 | `crosseval` | docs/datasets.md | metrics/crosseval.json |
 | `numerals` | docs/numerals.md | experiments/numerals/reports/numerals.json (that pipeline's metrics) |
@@ -78,10 +79,19 @@ MISSING = "–"
 
 
 def with_interval(entry: dict[str, Any] | None, key: str) -> str:
-    """`22.00 [20.49, 23.56]`: a mean and its bootstrap interval (`<key>_low`, `<key>_high`)."""
+    """`22.68 ± 0.58 [20.95, 24.41]`: a mean, the sd over training seeds when there are several
+    (`<key>_sd`), and its bootstrap interval (`<key>_low`, `<key>_high`)."""
     if not entry or key not in entry:
         return MISSING
-    return f"{entry[key]:.2f} [{entry[key + '_low']:.2f}, {entry[key + '_high']:.2f}]"
+    sd = f" ± {entry[key + '_sd']:.2f}" if f"{key}_sd" in entry else ""
+    return f"{entry[key]:.2f}{sd} [{entry[key + '_low']:.2f}, {entry[key + '_high']:.2f}]"
+
+
+def with_sd(entry: dict[str, Any] | None, key: str, digits: int = 2) -> str:
+    """`4.50 ± 0.31`: a mean and, over several training seeds, its sd."""
+    if not entry or key not in entry:
+        return MISSING
+    return f"{entry[key]:.{digits}f}" + (f" ± {entry[key + '_sd']:.{digits}f}" if f"{key}_sd" in entry else "")
 
 
 def figure(entry: dict[str, Any] | None, key: str, digits: int = 2) -> str:
@@ -129,19 +139,31 @@ def label(name: str, params: Params) -> str:
 # --------------------------------------------------------------------------------------------
 @block("results")
 def results_table(src: Sources) -> str:
-    """README: every system's test ROUGE (R-1 with its interval), rare-word recall, distinct summaries
-    and summaries with a word twice in a row."""
+    """README: every system's test ROUGE (a model's: mean ± sd over its seeds; R-1 with its interval),
+    rare-word recall, length in words, distinct summaries and summaries with a word twice in a row."""
     rouge, rare, abstractive = src.metrics("rouge"), src.metrics("rare_words"), src.metrics("abstractiveness")
     rows = []
     for name, reads in systems(src.params):
         if name not in rouge:
             continue
         r, a = rouge[name], abstractive.get(name)
-        rows.append([label(name, src.params), reads, with_interval(r, "rouge1"), figure(r, "rouge2"),
-                     figure(r, "rougeL"), with_interval(rare.get(name), "recall"),
-                     figure(a, "distinct", 1), figure(a, "adjacent_repeat", 1)])
-    return table(["system", "reads", "R-1", "R-2", "R-L", "rare-word recall", "distinct %", "twice %"], rows,
-                 right=2)
+        rows.append([label(name, src.params), reads, str(r.get("n_seeds", 1)), with_interval(r, "rouge1"),
+                     with_sd(r, "rouge2"), with_sd(r, "rougeL"), with_interval(rare.get(name), "recall"),
+                     figure(a, "mean_words", 1), figure(a, "distinct", 1), figure(a, "adjacent_repeat", 1)])
+    return table(["system", "reads", "seeds", "R-1", "R-2", "R-L", "rare-word recall", "words", "distinct %",
+                  "twice %"], rows, right=3)
+
+
+@block("comparisons")
+def comparisons_table(src: Sources) -> str:
+    """README: the evaluate stage's seed-aware comparisons (metrics/comparisons.json): every difference
+    the results discuss, with its two-level bootstrap interval and p."""
+    rows = []
+    for c in src.metrics("comparisons").values():
+        cells = [f"{c[t]['delta']:+.2f} [{c[t]['low']:+.2f}, {c[t]['high']:+.2f}] ({c[t]['p_value']:.3f})"
+                 for t in ("rouge1", "rougeL")]
+        rows.append([c["a"], c["b"], c["what"], *cells, f"{c['seeds_a']}/{c['seeds_b']}"])
+    return table(["A", "B", "what", "Δ R-1 [95%] (p)", "Δ R-L [95%] (p)", "seeds"], rows, right=3)
 
 
 @block("extractive-results")

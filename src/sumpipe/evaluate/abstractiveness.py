@@ -6,7 +6,8 @@ Per system, over the evaluated split, on the preprocessed tokens (lowercased, pu
   scores 0 (a sentence boundary can make a new n-gram across two copied sentences: counted within
   sentences, so it stays 0);
 - `repeated_3gram`: % of the summaries' 3-grams that repeat an earlier 3-gram of the same summary;
-- `mean_length`: mean summary tokens; `compression`: mean source tokens / mean summary tokens;
+- `mean_length`: mean summary tokens; `mean_words`: the same with punctuation not counted (tokens with a
+  letter or digit); `compression`: mean source tokens / mean summary tokens;
 - degeneracy: `distinct` % of the summaries that no other summary equals (a model that writes one
   template for every document scores near 0), `adjacent_repeat` % of the summaries with a word
   repeated back to back ("the the"; words only, so ". ." is not counted);
@@ -40,6 +41,11 @@ def _distinct_share(summaries: Sequence[str]) -> float:
     return sum(counts[t] == 1 for t in texts) / max(len(texts), 1)
 
 
+def _words(summary: str) -> int:
+    """Tokens with a letter or digit: the summary's length with punctuation not counted."""
+    return sum(any(c.isalnum() for c in token) for token in (summary or "").split())
+
+
 def _repeats_a_word(summary: str) -> bool:
     """Whether a word (a token with a letter or digit) follows itself ("the the")."""
     tokens = (summary or "").split()
@@ -69,6 +75,7 @@ def abstractiveness(summaries: Sequence[str], sources: Sequence[str],
     out = {f"novel_{n}gram": round(100 * novel[n] / total[n], 2) if total[n] else 0.0 for n in ORDERS}
     out["repeated_3gram"] = round(100 * repeated / trigrams, 2) if trigrams else 0.0
     out["mean_length"] = round(summary_tokens / count, 2)
+    out["mean_words"] = round(sum(map(_words, summaries)) / count, 2)
     out["distinct"] = round(100 * _distinct_share(summaries), 2)
     out["adjacent_repeat"] = round(100 * sum(map(_repeats_a_word, summaries)) / count, 2)
     out["compression"] = round(source_tokens / summary_tokens, 2) if summary_tokens else 0.0

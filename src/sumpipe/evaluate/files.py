@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from sumpipe.errors import SumpipeError
-from sumpipe.io import read_bytes, read_jsonl, read_user_table, text_lines, user_table_columns
+from sumpipe.inputs import data_rows_limit, open_regular
+from sumpipe.io import iter_text_lines, read_jsonl, read_user_table, too_many_rows, user_table_columns
 
 PREDICTION_COLUMNS = ("prediction", "summary", "hypothesis", "output")
 REFERENCE_COLUMNS = ("references", "reference", "target", "summary")
@@ -74,10 +75,8 @@ def read_summaries(path: str | Path, column: str | None = None,
                    defaults: tuple[str, ...] = PREDICTION_COLUMNS) -> list[str | list[str]]:
     """The summaries in `path` (see the module docstring), one per example."""
     path = Path(path)
-    if path.is_dir():
-        raise SumpipeError(f"{path}: is a directory, not a file of summaries")
-    if not path.is_file():
-        raise SumpipeError(f"{path}: no such file")
+    with open_regular(path):  # a missing file, a folder, a named pipe or a device: one line, at once
+        pass
     kind = file_kind(path)
     if kind == "lines" and column is not None:
         raise SumpipeError(f"{path}: plain text (one summary per line) has no column {column!r}; "
@@ -85,10 +84,15 @@ def read_summaries(path: str | Path, column: str | None = None,
     if kind == "parquet":
         return _read_parquet(path, column, defaults)
     if kind == "lines":
-        lines = text_lines(read_bytes(path))
-        if any(repaired for _, repaired in lines):
-            raise SumpipeError(f"{path}: not UTF-8 text")
-        return [line for line, _ in lines]
+        lines: list[str | list[str]] = []
+        limit = data_rows_limit()
+        for line, repaired in iter_text_lines(path):
+            if repaired:
+                raise SumpipeError(f"{path}: not UTF-8 text")
+            if len(lines) == limit:
+                raise too_many_rows(path, limit)
+            lines.append(line)
+        return lines
     return _read_jsonl(path, column, defaults)
 
 

@@ -108,6 +108,9 @@ def score_files(pred: str | Path, ref: str | Path, *, column: str | None = None,
                 bootstrap: int = 1000, seed: int = 1234, use_stemmer: bool = True,
                 split_sentences: bool = False) -> dict:
     predictions = read_summaries(pred, column, PREDICTION_COLUMNS)
+    listed = next((i for i, p in enumerate(predictions) if isinstance(p, list)), None)
+    if listed is not None:  # a list is several references; a system writes one summary per example
+        raise SumpipeError(f"{pred}: row {listed + 1}: a prediction must be one string, not a list")
     references = read_summaries(ref, ref_column, REFERENCE_COLUMNS)
     setup = ScoringSetup(use_stemmer=use_stemmer, bootstrap_samples=bootstrap, seed=seed)
     result = _rouge(predictions, references, setup, split_sentences)

@@ -29,12 +29,16 @@ Outputs:
 - `${paths.metrics}/rouge.json`: `{"<system>": {"rouge1": F1 x 100, "rouge1_sd", "<type>_low",
   "<type>_high", "n", "n_seeds", "seeds": {"<seed>": {"rouge1": ..}}}}` for `dvc metrics show/diff`
   (`_sd` and `seeds` for models trained with several seeds);
+- `${paths.metrics}/comparisons.json`: the comparisons of `summary.json` keyed "A vs B" (difference,
+  interval, p per ROUGE type), so `dvc metrics show` and the README's generated table carry them;
 - `${paths.metrics}/rare_words.json`: per system the mean share (x 100) of the reference's rare words
   that the summary contains, with its interval (`sumpipe.evaluate.rare_words`; word counts from
   `${paths.vocab}/words.parquet`), and the number of documents with a rare reference word;
 - `${paths.metrics}/abstractiveness.json`: per system novel n-grams, repetition, length, distinct and
   "twice" shares (`sumpipe.evaluate.abstractiveness`), for models the mean over seeds with `_sd` and
-  every seed's figures.
+  every seed's figures;
+- with `decode.block_adjacent_repeat` on, `summary.json`'s `decoding_rule`: each model's figures with
+  and without that decoding rule (the decode stage keeps both), so the rule's effect is never hidden.
 """
 
 from __future__ import annotations
@@ -55,9 +59,10 @@ from sumpipe.evaluate.pairs import Pair, baseline_pairs, model_pairs
 from sumpipe.evaluate.rare_words import rare_word_recall
 from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, MultiReference, cut_bytes, score_pairs
 from sumpipe.evaluate.summary import ScoringSetup, compare_seeds, figure_key, summarize, summarize_seeds
+from sumpipe.inputs import present_but_not_a_file
 from sumpipe.io import read_parquet, write_json, write_parquet
-from sumpipe.names import seed_folder
-from sumpipe.schemas import PROCESSED, references_of
+from sumpipe.names import seed_folder, without_rule_file
+from sumpipe.schemas import PROCESSED, TEXT, Contract, references_of
 from sumpipe.vocab.ngrams import WORDS_FILE
 
 SPLIT = "test"
@@ -102,10 +107,8 @@ def cut_systems(systems: dict[str, Runs], max_bytes: int | None) -> dict[str, Ru
 def read_system(path: Path, column: str, refs_by_id: dict, where: str, rerun: str) -> pd.DataFrame:
     """One system's outputs (`column` of `path`) as id, prediction, references (the processed split's,
     else the file's own); a file with no example of `where` is stale: a one-line error saying `rerun`."""
-    frame = read_parquet(path)
-    missing = {"id", column} - set(frame.columns)
-    if missing:
-        raise SumpipeError(f"{path}: missing column(s) {', '.join(sorted(missing))}")
+    # the kinds from the footer first: a column of lists (or numbers) is one line, not an Arrow cast error
+    frame = read_parquet(path, contract=Contract("system outputs", {"id": TEXT, column: TEXT}, frozenset({column})))
     if not any(i in refs_by_id for i in frame["id"]):  # empty, or stale (another corpus or split)
         raise SumpipeError(f"{path}: no prediction for any example of {where} ({rerun})")
     _check_one_per_example(path, frame["id"], refs_by_id, where, rerun)
@@ -153,7 +156,11 @@ def collect_systems(paths: PathsConfig, cfg: EvaluateConfig, models: list[str], 
     skipped: list[str] = []
 
     def read(path: Path, column: str, rerun: str) -> pd.DataFrame | None:
-        return read_system(path, column, refs_by_id, where, rerun) if path.is_file() else None
+        if path.is_file():
+            return read_system(path, column, refs_by_id, where, rerun)
+        if (kind := present_but_not_a_file(path)) is not None:  # not "not decoded yet": never left out silently
+            raise SumpipeError(f"{path}: is {kind}, not a Parquet file of outputs ({rerun})")
+        return None
 
     for name in models:  # the decode stage's `prediction`, one file per seed
         runs = {seed: read(Path(paths.predictions) / name / seed_folder(seed) / f"{split}.parquet", "prediction",
@@ -261,6 +268,42 @@ def rare_words_of(paths: PathsConfig, cfg: EvaluateConfig, systems: dict[str, Ru
     return out
 
 
+def decoding_rule_of(paths: PathsConfig, systems: dict[str, Runs], scores: dict[str, Runs], models: list[str],
+                     split: str, setup: ScoringSetup) -> dict[str, dict]:
+    """Per model whose every seed has summaries decoded without `decode.block_adjacent_repeat` (the
+    decode stage's `without_rule_file`): R-1/2/L, words repeated back to back, distinct summaries and
+    length in words with the rule ("with": the model's own predictions) and without it, each the mean
+    over seeds, and the seed-aware difference with - without (`compare_seeds`)."""
+    out = {}
+    for name in models:
+        if name not in systems:
+            continue
+        runs = systems[name]
+        files = {seed: Path(paths.predictions) / name / seed_folder(seed) / without_rule_file(split) for seed in runs}
+        if not all(path.is_file() for path in files.values()):
+            continue
+        refs_by_id = dict(zip(runs[min(runs)]["id"], runs[min(runs)]["references"]))
+        where = f"{paths.processed}/{split}.parquet"
+        without = {seed: read_system(path, "prediction", refs_by_id, where,
+                                     f"run `sumpipe decode --model {name} --train-seed {seed}` again")
+                   for seed, path in files.items()}
+        without = cut_systems({name: without}, setup.max_bytes)[name]  # scored as the models are
+        scored = score_systems({name: without}, setup.use_stemmer, setup.references)[name]
+        out[name] = {"with": _rule_figures(runs, scores[name]), "without": _rule_figures(without, scored),
+                     "n_seeds": len(runs), **compare_seeds(scores[name], scored, setup)}
+    return out
+
+
+def _rule_figures(runs: Runs, scored: Runs) -> dict[str, float]:
+    """Mean over seeds of R-1/2/L (F1 x 100) and the degeneracy figures of `abstractiveness`."""
+    each = []
+    for seed, df in runs.items():
+        figures = abstractiveness(df["prediction"].tolist(), [""] * len(df))
+        each.append({**{t: 100 * float(scored[seed][f"{t}_fmeasure"].mean()) for t in ("rouge1", "rouge2", "rougeL")},
+                     **{k: figures[k] for k in ("adjacent_repeat", "distinct", "mean_words")}})
+    return {key: round(float(np.mean([fig[key] for fig in each])), 2) for key in each[0]}
+
+
 def best_extractive(summaries: dict[str, dict], candidates: list[str], reads_reference: list[str],
                     measure: str = "fmeasure") -> str | None:
     """The extractive system (or baseline) with the highest mean ROUGE-1 (`measure`: F1 or recall), of
@@ -305,6 +348,7 @@ def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, models: Mapping[str, M
     comparisons = comparisons_of(pairs, scores, setup)
     abstractive = abstractiveness_of(paths, systems, model_names, split)
     rare = rare_words_of(paths, cfg, systems, model_names)
+    rule = decoding_rule_of(paths, systems, scores, model_names, split, setup)
     lengths = np.array([len(refs[0].split()) for refs in systems[lead][ONE_RUN]["references"]])
     band = {"p10": float(np.percentile(lengths, 10)), "p90": float(np.percentile(lengths, 90)),
             "mean": round(float(lengths.mean()), 2)}
@@ -312,9 +356,10 @@ def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, models: Mapping[str, M
     write_json({"split": split, "config": setup.as_dict(), "order": list(summaries), "systems": summaries,
                 "comparisons": comparisons, "baselines": others, "best_extractive": best, "lead": lead,
                 "reads_reference": reads_reference, "seeds": seeds,
-                "abstractiveness": abstractive, "reference_length": band, "rare_words": rare,
+                "abstractiveness": abstractive, "reference_length": band, "rare_words": rare, "decoding_rule": rule,
                 "rare_word_max_count": cfg.rare_word_max_count, "left_out": skipped}, scores_dir / "summary.json")
     write_json(summaries, Path(paths.metrics) / "rouge.json")
+    write_json({f"{c['a']} vs {c['b']}": c for c in comparisons}, Path(paths.metrics) / "comparisons.json")
     write_json(abstractive, Path(paths.metrics) / "abstractiveness.json")
     write_json(rare, Path(paths.metrics) / "rare_words.json")
     return EvaluationResult(summaries=summaries, comparisons=comparisons, skipped=skipped)

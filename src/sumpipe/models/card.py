@@ -20,7 +20,6 @@ The pretrain stage's folder has a card of its own, `EncoderCard` (`write_encoder
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from typing import Any, TypeVar
 
 from sumpipe.config import Budget, EncoderConfig, ModelSpec
 from sumpipe.errors import ConfigError, SumpipeError
+from sumpipe.inputs import loads_json, read_capped
 from sumpipe.validation import MAX_VOCAB, child_key, from_dict, require
 
 CARD_FORMAT = "sumpipe-model/2"
@@ -39,6 +39,7 @@ CARD_FORMAT = "sumpipe-model/2"
 CARD_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 MANIFEST_FILE = "SHA256SUMS"
+MAX_CARD_BYTES = 16 << 20  # a card is a few KB (a pretrained encoder's, with its vocabulary facts, more)
 VOCAB_FILE = "vocab.parquet"  # the vocabulary, in the format its family's VocabularyKind writes
 
 
@@ -153,10 +154,7 @@ def _read_card_file(path: Path, parse: Callable[[Any], Card], missing: str) -> C
     a ConfigError of `parse` is a one-line SumpipeError naming the file."""
     if not path.is_file():
         raise SumpipeError(f"{path}: no such file ({missing})")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError):
-        raise SumpipeError(f"{path}: not valid JSON") from None
+    data = loads_json(read_capped(path, MAX_CARD_BYTES, "a card"), str(path))  # bounded, any nesting: one line
     try:
         return parse(data)
     except ConfigError as exc:

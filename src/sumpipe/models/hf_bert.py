@@ -16,7 +16,6 @@ BertForPreTraining are accepted; the MLM head (`cls.predictions.*`) is loaded wh
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ import torch
 
 from sumpipe.config import EncoderConfig
 from sumpipe.errors import SumpipeError
+from sumpipe.inputs import loads_json, read_capped
 from sumpipe.models.bert import BertForMaskedLM
 from sumpipe.names import SPECIAL_TOKENS
 from sumpipe.subword.pieces import MASK_PIECE
@@ -87,10 +87,7 @@ def read_hf_config(folder: Path) -> dict[str, Any]:
         raise SumpipeError(f"{folder}: not a Hugging Face BERT folder (config.json is missing)")
     if path.stat().st_size > MAX_CONFIG_BYTES:
         raise SumpipeError(f"{path}: too large to be a BERT config")
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise SumpipeError(f"{path}: not valid JSON") from None
+    config = loads_json(read_capped(path, MAX_CONFIG_BYTES, "a BERT config"), str(path))
     if not isinstance(config, dict):
         raise SumpipeError(f"{path}: not a BERT config (a JSON {type(config).__name__}, not an object)")
     if config.get("model_type", "bert") != "bert":
@@ -112,7 +109,7 @@ def read_vocab_txt(path: Path) -> list[str]:
     if path.stat().st_size > MAX_VOCAB_TXT_BYTES:
         raise SumpipeError(f"{path}: larger than {MAX_VOCAB_TXT_BYTES >> 20} MB, not a WordPiece vocabulary")
     try:
-        lines = path.read_bytes().decode("utf-8").splitlines()
+        lines = read_capped(path, MAX_VOCAB_TXT_BYTES, "a WordPiece vocabulary").decode("utf-8").splitlines()
     except UnicodeDecodeError as exc:
         raise SumpipeError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     return lines

@@ -36,7 +36,16 @@ from safetensors import SafetensorError
 from safetensors.torch import load_model
 
 from sumpipe.errors import ConfigError, SumpipeError
-from sumpipe.io import atomic_folder, file_sha256, safetensors_shapes, write_json, write_text, write_weights
+from sumpipe.inputs import read_capped
+from sumpipe.io import (
+    atomic_folder,
+    file_sha256,
+    native_path,
+    safetensors_shapes,
+    write_json,
+    write_text,
+    write_weights,
+)
 from sumpipe.models.card import CARD_FILE, CARD_FORMAT, MANIFEST_FILE, WEIGHTS_FILE, ModelCard, read_card
 from sumpipe.models.registry import Family, get_family
 
@@ -72,13 +81,13 @@ def verify_manifest(model_dir: Path) -> None:
     if not path.is_file():
         raise SumpipeError(f"{model_dir}: incomplete model directory, {MANIFEST_FILE} is missing (written by an "
                            "older sumpipe or half-copied: retrain it, e.g. `dvc repro`)")
-    if path.stat().st_size > 1 << 20:
-        raise SumpipeError(f"{path}: too large to be a checksum list")
     expected = {}
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for lineno, line in enumerate(read_capped(path, 1 << 20, "a checksum list").decode("utf-8", "replace")
+                                  .splitlines(), start=1):
         digest, _, name = line.partition("  ")
         if len(digest) != 64 or not name or "/" in name or name in (".", ".."):
-            raise SumpipeError(f"{path}: not a checksum list (line {line[:60]!r})")
+            # the line itself is not quoted: SHA256SUMS may be a link to any file (/etc/shadow)
+            raise SumpipeError(f"{path}: not a checksum list (line {lineno} is not `<sha256>  <file name>`)")
         expected[name] = digest
     if CARD_FILE not in expected:
         raise SumpipeError(f"{path}: does not cover {CARD_FILE}")
@@ -111,6 +120,15 @@ def check_shapes(model_dir: Path, family: Any, card: ModelCard) -> None:
         if needed[name] != shape:
             raise SumpipeError(f"{misfit} (size mismatch for {name}: the file has {list(shape)}, "
                                f"{CARD_FILE} implies {list(needed[name])})")
+
+
+def check_finite(model: torch.nn.Module, where: Path) -> None:
+    """Refuse weights holding NaN or infinity (a diverged training run): such a model decodes every input
+    to an empty or garbage summary with exit status 0. One pass over the weights."""
+    for name, tensor in model.state_dict().items():
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise SumpipeError(f"{where}: tensor {name!r} holds NaN or infinite values (a diverged training run); "
+                               "retrain the model")
 
 
 def read_typed_card(model_dir: Path) -> tuple[Family, ModelCard]:
@@ -147,7 +165,7 @@ def load_pretrained(model_dir: str | os.PathLike, device: str | torch.device = "
         # Into the CPU model, then one move: loading onto `device` would copy GPU -> CPU -> GPU. The
         # file normally is the one save_pretrained wrote (its hash matched), so its shapes can be wrong;
         # a file that is no safetensors at all (hash rewritten by hand) is never unpickled, only refused.
-        missing, unexpected = load_model(model, str(model_dir / WEIGHTS_FILE), strict=False)
+        missing, unexpected = load_model(model, native_path(model_dir / WEIGHTS_FILE), strict=False)
     except SafetensorError as exc:  # a file whose hash config.json vouches for, yet no safetensors
         raise SumpipeError(f"{model_dir / WEIGHTS_FILE}: not a readable safetensors file ({exc})") from None
     except RuntimeError as exc:  # load_state_dict: tensors of the wrong shape
@@ -155,5 +173,6 @@ def load_pretrained(model_dir: str | os.PathLike, device: str | torch.device = "
         raise SumpipeError(f"{misfit} ({details[0] if details else 'shape mismatch'})") from None
     if missing or unexpected:
         raise SumpipeError(f"{misfit} (missing {sorted(missing)[:3]}, unexpected {sorted(unexpected)[:3]})")
+    check_finite(model, model_dir / WEIGHTS_FILE)
     vocab = family.vocabulary.load(model_dir, card.arch)
     return model.to(device).eval(), vocab, card

@@ -178,10 +178,12 @@ class _Split:
 def _read_split(path: Path, name: str) -> _Split:
     import pyarrow.parquet as pq
 
+    from sumpipe.io import native_path
     from sumpipe.schemas import RAW
 
+    where = native_path(path)  # Arrow opens UTF-8 paths only
     try:
-        table = pq.read_table(path, use_threads=False)  # no Arrow threads before the pool forks
+        table = pq.read_table(where, use_threads=False)  # no Arrow threads before the pool forks
     except Exception as exc:  # pyarrow raises several types for a corrupt or non-Parquet file
         raise SumpipeError(f"{path}: not a readable Parquet file ({type(exc).__name__})") from None
     columns = set(table.column_names)

@@ -44,8 +44,15 @@ _INITIALISM = r"[a-z](?:\.[a-z])+\.?(?!\w)"  # u.s.a. / u.s.a / e.g. / a.m.
 # wants more of the sentence after the period, past any quotes or brackets: `jr. "it's`.
 _ABBREVIATION = (rf"(?=[a-z]{{1,{len(ABBREVIATIONS[0])}}}\.)(?:{'|'.join(ABBREVIATIONS)})"
                  r"\.(?=[ \"'()\[\]{}<>|*~^-]*[\w#.,;:?!$%&])")
-# Top-level domains that keep "ew.com", "cnn.com/video" or "ru.wikipedia.org" one token.
+# Top-level domains that keep "ew.com", "cnn.com/video" or "ru.wikipedia.org" one token. A dot
+# joins a word to the next when one of at most MAX_DOMAIN_LABELS labels after it is such a domain.
+# The bound keeps the pattern linear-time: the look-ahead is tried at every dot of a dotted chain,
+# so an unbounded one (`(?:[\w#]+\.)*`) re-read the rest of the chain at each of its dots, and
+# 1 MB of "ab.ab.ab..." took over an hour. With the bound, each dot reads at most
+# MAX_DOMAIN_LABELS labels ahead: the same tokens as unbounded for any host name of up to 34 labels
+# (DNS allows 127; real ones have a handful), about 1 s per MB of the worst text.
 _DOMAIN = r"(?:com|org|net|gov|edu|mil|info|biz|tv|uk|us|ca|au|de|fr|ru|cn|jp|io|ly)"
+MAX_DOMAIN_LABELS = 32
 TOKEN_PATTERN = rf"""(?x)
     (?:https?://|www\.)[^\s()"<>]*[^\s()"<>.,;:!?']    # a URL, whole
   | \b{_INITIALISM}(?:-{_WORD_PIECE})*                  # initialisms: u.s.a., u.s.-led, e.g.
@@ -54,7 +61,7 @@ TOKEN_PATTERN = rf"""(?x)
         -(?:{_INITIALISM}|{_ABBREVIATION})              #   a hyphen to an initialism: anti-u.s., then-sen.
       | [-/'&]{_WORD_PIECE}                             #   hyphens (poster-print), slashes, apostrophes
       | (?<=[\d#])[.,:][\d#]+                           #   decimal points: 12.40, 1,000, 10:30, #.#
-      | \.(?=(?:{_WORD_PIECE}\.)*{_DOMAIN}\b){_WORD_PIECE} #   dots of a domain name: ew.com
+      | \.(?=(?:{_WORD_PIECE}\.){{0,{MAX_DOMAIN_LABELS}}}{_DOMAIN}\b){_WORD_PIECE}  # dots of a domain name: ew.com
     )*
   | '(?:s|ll|re|ve|m|d)\b                               # clitics split off: 's, and PTB's 'll 're ...
   | \.\.\.                                              # ellipsis

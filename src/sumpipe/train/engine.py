@@ -232,6 +232,9 @@ class _Loop:
         self.throughput: list[dict[str, float]] = []  # timing: kept apart from the log rows (module docstring)
         self.epoch_len = 0
         self.last_lr = optimizer.param_groups[0]["lr"]
+        # the first step whose training loss was NaN or infinite (-1: none), kept on the device: checked
+        # (one synchronisation) at each log row and checkpoint, never per step
+        self.first_nonfinite = torch.full((), -1, dtype=torch.int64, device=device)
         self._reset_interval()
         self._restore_interval(position.interval)
 
@@ -330,6 +333,8 @@ class _Loop:
                 # rank share of ∑loss / global target count, × world because DDP averages gradients (ddp.py)
                 (loss_sum * ctx.world_size / total).backward()
             seen = total
+            bad = ~torch.isfinite(loss_sum.detach())
+            self.first_nonfinite = torch.where(bad & (self.first_nonfinite < 0), pos.step + 1, self.first_nonfinite)
             self.interval_loss += loss_sum.detach().double()
             self.interval_targets += local_targets.double()
             self.interval_tokens += tokens
@@ -359,8 +364,10 @@ class _Loop:
             return rows[-1]
         totals = torch.stack([self.interval_loss, self.interval_targets,
                               torch.tensor(float(self.interval_tokens), dtype=torch.float64,
-                                           device=self.device)])
-        loss_sum, targets, tokens = all_reduce_sum(totals, self.ctx).tolist()
+                                           device=self.device), (self.first_nonfinite >= 0).double()])
+        loss_sum, targets, tokens, diverged = all_reduce_sum(totals, self.ctx).tolist()
+        if diverged:  # every rank sees the sum, so every rank stops here
+            self._diverged()
         row = {
             "step": pos.step,
             "epoch": round(pos.epoch + pos.batch / max(self.epoch_len, 1), 4),
@@ -382,6 +389,10 @@ class _Loop:
         valid_loss = self.validate()
         accuracy = self.validate_accuracy() if self.cfg.early_stopping_metric == "accuracy" else None
         row = self._log_row(valid_loss)
+        if not math.isfinite(valid_loss):  # the last update diverged: these weights are never kept
+            raise SumpipeError(f"the validation loss is not finite (NaN or infinity) after step {pos.step}: the "
+                               f"weights diverged; lower the learning rate (lr is {self.cfg.lr:g}) or clip the "
+                               "gradients (grad_clip), and train afresh with --no-resume")
         if self._improved(valid_loss, accuracy):
             pos.best_valid_loss, pos.best_step, pos.stale_epochs = valid_loss, pos.step, 0
             pos.best_valid_accuracy = accuracy
@@ -439,9 +450,22 @@ class _Loop:
         correct, targets = self._validation_sums(self.task.token_accuracy)
         return correct / max(targets, 1.0)
 
+    def _diverged(self) -> None:
+        step = int(self.first_nonfinite)
+        at = f"at step {step}" if step >= 0 else "on another rank"
+        raise SumpipeError(f"the training loss is not finite (NaN or infinity) {at}: the weights diverged, nothing "
+                           f"was saved from there on; lower the learning rate (lr is {self.cfg.lr:g}) or clip the "
+                           "gradients (grad_clip), and train afresh with --no-resume")
+
+    def _check_finite(self) -> None:
+        """Stop (on every rank) once a training loss was not finite: such weights are never saved."""
+        if float(all_reduce_sum((self.first_nonfinite >= 0).double(), self.ctx)):
+            self._diverged()
+
     def _save(self) -> None:
         if self.checkpoint_dir is None:
             return
+        self._check_finite()
         rng = all_gather_objects(ckpt.capture_rng(), self.ctx)
         self.position.interval = self._pending_interval()
         if self.ctx.is_main:

@@ -1,0 +1,195 @@
+"""Files given by the user, read within bounds: the one reader of params files, corpora, summaries to
+score, raw text to summarise and model cards.
+
+- Only regular files are read. A named pipe (FIFO) without a writer would block `open()` forever,
+  and a device (`/dev/zero`) never ends: both are one-line errors, found without blocking (the file is
+  opened non-blocking and checked before a byte is read).
+- Every read has a byte cap (`read_capped`): a file past it is a one-line error naming the file and
+  the cap, decided before the file is held in memory. A `.gz` file is decompressed as a stream, so
+  the cap bounds what it decompresses to (a gzip bomb stops at the cap, not at the end of memory).
+- JSON nested deeper than Python's recursion limit (`[[[[...]]]]`) is a one-line error, not a
+  RecursionError (`loads_json`).
+
+The caps on data follow the memory this process may use (`sumpipe.validation.memory_budget_bytes`:
+RAM, or an address-space or cgroup limit when lower): `data_bytes_limit()` is an eighth of it, enough
+for a corpus to be parsed, split and written without exhausting memory (512 MiB under a 4 GiB limit).
+docs/reliability.md lists every limit.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import stat
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from sumpipe.errors import SumpipeError
+from sumpipe.validation import memory_budget_bytes
+
+CHUNK = 1 << 20
+MEMORY_SHARE = 8          # a data file (decompressed) may take 1/8 of the memory budget
+MIN_DATA_BYTES = 64 << 20  # ... but never less than this, however small the budget looks
+ROW_BYTES = 2048          # memory budgeted per corpus row (measured: ~900 bytes a short row in `download`)
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def size_text(n: int) -> str:
+    """`n` bytes for a message: "512 MiB", "1 MiB", "1.5 GiB", "300 bytes"."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            value = n / (1 << shift)
+            return f"{value:.0f} {unit}" if value == int(value) or value >= 100 else f"{value:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def data_bytes_limit() -> int:
+    """The most a data file given by the user may hold once decompressed (see the module docstring)."""
+    budget = memory_budget_bytes()
+    return max(MIN_DATA_BYTES, budget // MEMORY_SHARE) if budget else 1 << 40
+
+
+def data_rows_limit() -> int:
+    """The most rows a corpus given by the user may hold (its files together)."""
+    budget = memory_budget_bytes()
+    return max(100_000, budget // ROW_BYTES) if budget else 1 << 40
+
+
+def file_kind(mode: int) -> str | None:
+    """What a file that is not a regular file is ("a named pipe (FIFO)"), None for a regular file."""
+    return next((kind for test, kind in _KINDS if test(mode)), None if stat.S_ISREG(mode) else "a special file")
+
+
+def present_but_not_a_file(path: str | os.PathLike) -> str | None:
+    """What is at `path` when something is there but no regular file ("a directory", "a broken symbolic
+    link", ...); None when `path` is a regular file or nothing is there at all."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "a broken symbolic link" if os.path.islink(path) else None
+    except OSError as exc:
+        return f"unreadable ({exc.strerror or exc})"
+    return file_kind(mode)
+
+
+def open_regular(path: str | os.PathLike, hint: str = "") -> BinaryIO:
+    """`path` opened for binary reading, if it is a regular file (symlinks followed). Anything else is a
+    one-line SumpipeError naming it, raised at once: a FIFO is opened non-blocking, so a pipe nobody
+    writes to cannot hang the command. `hint` is added to the refusal of a non-regular file."""
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise SumpipeError(f"{path}: no such file") from None
+    except OSError as exc:
+        if exc.errno == errno.EISDIR:
+            raise SumpipeError(f"{path}: is a directory, not a file") from None
+        raise SumpipeError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        kind = file_kind(os.fstat(fd).st_mode)
+        if kind is not None:
+            raise SumpipeError(f"{path}: is {kind}, not a regular file{hint}")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def is_gzip_name(path: str | os.PathLike) -> bool:
+    return Path(path).name.lower().endswith(".gz")
+
+
+def _raw_chunks(raw: BinaryIO, path: Path) -> Iterator[bytes]:
+    while True:
+        try:
+            chunk = raw.read(CHUNK)
+        except OSError as exc:
+            raise SumpipeError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+        if not chunk:
+            return
+        yield chunk
+
+
+def _gunzipped(chunks: Iterator[bytes], path: Path) -> Iterator[bytes]:
+    """Gzip data (one or more members) decompressed as a stream, at most CHUNK bytes at a time."""
+    inflate, open_member = zlib.decompressobj(wbits=31), False  # wbits 31: gzip header and trailer
+    try:
+        for data in chunks:
+            while data:
+                if inflate.eof:  # the next member of a concatenated .gz, maybe after zero padding
+                    data = data.lstrip(b"\0")
+                    if not data:
+                        break
+                    inflate = zlib.decompressobj(wbits=31)
+                if not open_member and not data.startswith(b"\x1f\x8b"[:len(data)]):
+                    raise SumpipeError(f"{path}: cannot read (Not a gzipped file ({data[:2]!r}))")
+                open_member = True
+                out = inflate.decompress(data, CHUNK)
+                data = inflate.unused_data if inflate.eof else inflate.unconsumed_tail
+                open_member = not inflate.eof
+                if out:
+                    yield out
+    except zlib.error as exc:
+        raise SumpipeError(f"{path}: cannot read (not valid gzip: {exc})") from None
+    if open_member:
+        raise SumpipeError(f"{path}: cannot read (the gzip data ends early: a cut .gz file)")
+
+
+def iter_chunks(path: str | os.PathLike, max_bytes: int, what: str = "a file", hint: str = "") -> Iterator[bytes]:
+    """The bytes of regular file `path` in chunks, gunzipped as a stream when its name ends in .gz; past
+    `max_bytes` (of decompressed data) a one-line SumpipeError naming the file, `what` it is and the cap."""
+    path = Path(path)
+    total = 0
+    with open_regular(path, hint) as raw:
+        chunks = _raw_chunks(raw, path)
+        if is_gzip_name(path):
+            chunks = _gunzipped(chunks, path)
+        for chunk in chunks:
+            total += len(chunk)
+            if total > max_bytes:
+                more = " once decompressed" if is_gzip_name(path) else ""
+                raise SumpipeError(f"{path}: larger than {size_text(max_bytes)}{more}, the most {what} may hold "
+                                   "(docs/reliability.md#limits)")
+            yield chunk
+
+
+def read_capped(path: str | os.PathLike, max_bytes: int, what: str = "a file", hint: str = "") -> bytes:
+    """The whole of regular file `path` (gunzipped when named .gz), at most `max_bytes`: `iter_chunks`."""
+    return b"".join(iter_chunks(path, max_bytes, what, hint))
+
+
+def iter_lines(path: str | os.PathLike, max_bytes: int, what: str = "a file") -> Iterator[bytes]:
+    """The lines of `path` (`iter_chunks`), each with its line end, split at LF only: the caller splits
+    CR itself where it means a line end. Never more than one line plus one chunk is held at once."""
+    pending = b""
+    for chunk in iter_chunks(path, max_bytes, what):
+        pending += chunk
+        start = 0
+        while True:
+            end = pending.find(b"\n", start)
+            if end < 0:
+                break
+            yield pending[start:end + 1]
+            start = end + 1
+        pending = pending[start:]
+    if pending:
+        yield pending
+
+
+def loads_json(text: str | bytes, where: str) -> Any:
+    """`json.loads(text)`; invalid JSON and JSON nested deeper than Python can parse are one-line
+    SumpipeErrors naming `where` (a file, or `file:line`)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise SumpipeError(f"{where}: JSON nested too deeply (more than ~1,000 levels)") from None
+    except json.JSONDecodeError as exc:
+        raise SumpipeError(f"{where}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except UnicodeDecodeError:
+        raise SumpipeError(f"{where}: not valid JSON (not UTF-8 text)") from None
