@@ -205,6 +205,15 @@ class ExtractConfig:
         require(len(set(names)) == len(names), _k(key, "budgets"), "each (method, tokens) may appear only once")
 
 
+def check_seeds(seeds: list[int], key: str, or_else: str = "") -> None:
+    """A list of training seeds: at least one, none twice, each in [0, MAX_SEED)."""
+    require(len(seeds) >= 1, key, f"needs at least one seed {or_else}".rstrip())
+    require(len(set(seeds)) == len(seeds), key, "lists a seed twice")
+    require_at_most(len(seeds), MAX_SEEDS, key)
+    for i, seed in enumerate(seeds):
+        require(0 <= seed < MAX_SEED, f"{key}[{i}]", f"must be in [0, {MAX_SEED})")
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """A named model: its family, the input selection it reads, and per-model overrides.
@@ -217,6 +226,8 @@ class ModelSpec:
     (`sumpipe.models.registry.resolve_model`), with errors naming `models.<name>.arch.<key>`. `train`
     overrides fields of the `train:` section for this model only (seed 000's BiLSTM trains with
     RMSProp and early stopping beside models trained with AdaGrad), validated when the model is trained.
+    `seeds`: this model's training seeds where they are not `train.seeds` (e.g. one seed for a model too
+    costly to train three times in the default run's budget; `Params.runs` lists each run for DVC).
     """
 
     family: str = "transformer"
@@ -224,6 +235,19 @@ class ModelSpec:
     rarity: bool = False
     arch: dict[str, Any] = field(default_factory=dict)
     train: dict[str, Any] = field(default_factory=dict)
+    seeds: list[int] | None = None
+
+    def check(self, key: str) -> None:
+        if self.seeds is not None:
+            check_seeds(self.seeds, _k(key, "seeds"), "(or leave it out: train.seeds)")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One training run of dvc.yaml's `train` and `decode` stages: a model of `models:` and a seed."""
+
+    model: str
+    seed: int
 
 
 @dataclass(frozen=True)
@@ -273,11 +297,7 @@ class TrainConfig:
         require(self.lr > 0, _k(key, "lr"), "must be > 0")
         require(0 <= self.seed < MAX_SEED, _k(key, "seed"), f"must be in [0, {MAX_SEED})")
         if self.seeds is not None:
-            require(len(self.seeds) >= 1, _k(key, "seeds"), "needs at least one seed (or null: one run with `seed`)")
-            require(len(set(self.seeds)) == len(self.seeds), _k(key, "seeds"), "lists a seed twice")
-            require_at_most(len(self.seeds), MAX_SEEDS, _k(key, "seeds"))
-            for i, seed in enumerate(self.seeds):
-                require(0 <= seed < MAX_SEED, _k(key, f"seeds[{i}]"), f"must be in [0, {MAX_SEED})")
+            check_seeds(self.seeds, _k(key, "seeds"), "(or null: one run with `seed`)")
         require(self.adagrad_initial_accumulator >= 0, _k(key, "adagrad_initial_accumulator"), "must be >= 0")
         require(0.0 <= self.momentum < 1.0, _k(key, "momentum"), "must be in [0, 1)")
         require(self.patience is None or self.patience >= 1, _k(key, "patience"), "must be >= 1 (or null)")
@@ -600,7 +620,10 @@ class Params:
     model: dict[str, Any] = field(default_factory=dict)
     families: dict[str, dict[str, Any]] = field(default_factory=dict)
     models: dict[str, ModelSpec] = field(default_factory=dict)
-    train: TrainConfig = field(default_factory=lambda: TrainConfig(seeds=[1, 2, 3], threads=1))
+    # dvc.yaml's train/decode stages, one per run (`train@M1-2`): every model with each of its seeds
+    # (`seeds_of`), spelled out because DVC cannot cross a model with a list the model itself holds
+    runs: dict[str, Run] = field(default_factory=dict)
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(seeds=[1, 2, 3], threads=2))
     decode: DecodeConfig = field(default_factory=DecodeConfig)
     evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
     report: ReportConfig = field(default_factory=ReportConfig)
@@ -627,7 +650,8 @@ class Params:
         for name, spec in self.models.items():
             for seed_key in ("seed", "seeds"):
                 require(seed_key not in spec.train, _k(key, f"models.{name}.train.{seed_key}"),
-                        "every model trains with each seed of train.seeds (dvc.yaml's matrix)")
+                        f"a model's own seeds are models.{name}.seeds (default: train.seeds)")
+        self._check_runs(key)
         self.crosseval.decode_config(self.decode)  # its overrides of `decode:` are checked here, at load
         budgets = {f"{b.method}{b.tokens}": b.tokens for b in self.extract.budgets}
         for name, spec in self.models.items():
@@ -636,6 +660,37 @@ class Params:
                 require(budgets[spec.input] == int(tokens), _k(key, f"models.{name}.input"),
                         f"{spec.input} holds {budgets[spec.input]} tokens but the name says {int(tokens)}: "
                         "rename the model or give it a selection of that budget")
+
+    def seeds_of(self, name: str) -> list[int]:
+        """The seeds model `name` is trained with: its own `seeds`, else `train.seeds`."""
+        own = self.models[name].seeds
+        return list(own) if own is not None else self.train.run_seeds
+
+    def seeds_by_model(self) -> dict[str, list[int]]:
+        """Every model's training seeds (`seeds_of`), in `models:` order."""
+        return {name: self.seeds_of(name) for name in self.models}
+
+    def _check_runs(self, key: str) -> None:
+        """`runs` (when given: the main dvc.yaml's stages) lists each model with each of its seeds, no more,
+        under the name DVC gives the stage (`M1-2`); a pipeline without `runs` crosses `models` with
+        `train.seeds` (dvc.yaml's matrix), so no model may name seeds of its own there."""
+        wanted = {f"{name}-{seed}": Run(name, seed) for name, seeds in self.seeds_by_model().items() for seed in seeds}
+        if not self.runs:
+            for name, spec in self.models.items():
+                require(spec.seeds is None, _k(key, f"models.{name}.seeds"),
+                        "a model's own seeds need `runs:` (the train stages dvc.yaml makes), else use train.seeds")
+            return
+        for label, run in self.runs.items():
+            require(run.model in self.models, _k(key, f"runs.{label}.model"), f"no model {run.model!r} in models:")
+            require(label == f"{run.model}-{run.seed}", _k(key, f"runs.{label}"),
+                    f"name it {run.model}-{run.seed} (the stage train@{run.model}-{run.seed})")
+            seeds = ", ".join(map(str, self.seeds_of(run.model)))
+            require(label in wanted, _k(key, f"runs.{label}"),
+                    f"seed {run.seed} is not among {run.model}'s seeds ({seeds})")
+        for label, run in wanted.items():
+            require(label in self.runs, _k(key, "runs"),
+                    f"misses {label}: add `{label}: {{model: {run.model}, seed: {run.seed}}}` (models.{run.model} "
+                    f"trains seed {run.seed})")
 
     def inputs(self) -> dict[str, str]:
         """The files and folders of the user's that stages read (dotted key -> path)."""

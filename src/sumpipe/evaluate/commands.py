@@ -19,7 +19,7 @@ def evaluate(params: ParamsOption = Path("params.yaml")) -> None:
 
     p = load_params(params)
     extractive = [s for s in p.extractive.systems if s not in p.models]
-    result = run_evaluate(p.paths, p.evaluate, p.models, p.train.run_seeds, extractive,
+    result = run_evaluate(p.paths, p.evaluate, p.models, p.seeds_by_model(), extractive,
                           baseline_selections(p.extract.budgets), split=p.decode.split)
     for name in result.skipped:
         typer.echo(f"evaluate: no {p.decode.split} output for {name}, left out", err=True)
@@ -60,7 +60,7 @@ def crosseval(params: ParamsOption = Path("params.yaml")) -> None:
 
     p = load_params(params)
     specs = {name: p.models[name] for name in p.crosseval.models if name in p.models}
-    result = run_crosseval(p.paths, p.crosseval, p.crosseval.decode_config(p.decode), p.evaluate, p.train.run_seeds,
+    result = run_crosseval(p.paths, p.crosseval, p.crosseval.decode_config(p.decode), p.evaluate, p.seeds_by_model(),
                            specs)
     for note in result.notes:
         typer.echo(f"crosseval: {note}", err=True)

@@ -43,7 +43,7 @@ from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, cut_bytes, multi_refe
 from sumpipe.evaluate.stage import ONE_RUN, best_extractive, comparisons_of, lead_sentences, setup_of, source_prefix
 from sumpipe.evaluate.summary import summarize, summarize_seeds
 from sumpipe.io import write_json, write_parquet
-from sumpipe.names import seed_folder
+from sumpipe.names import Seeds, seed_folder, seeds_for
 
 
 def load_corpus(cfg: CrossEvalConfig) -> pd.DataFrame:
@@ -102,14 +102,15 @@ def crosseval_pairs(specs: Mapping[str, ModelSpec], label: dict[str, str], lead:
 
 
 def run_crosseval(paths: PathsConfig, cfg: CrossEvalConfig, decode_cfg: DecodeConfig,
-                  eval_cfg: EvaluateConfig, seeds: list[int],
+                  eval_cfg: EvaluateConfig, seeds: Seeds,
                   specs: Mapping[str, ModelSpec] | None = None) -> CrossEvalResult:
     """Decode and score the corpus with every seed of every configured model; write outputs; return the
     summaries (a model's: the mean over its seeds, as the evaluate stage's) and the comparisons (`specs`:
     the tested models' params entries, for M2-against-M1 and hybrid-against-base pairs)."""
     from sumpipe.text.preprocess import preprocess_text
 
-    runs = {name: {seed: Path(paths.models) / name / seed_folder(seed) for seed in seeds} for name in cfg.models}
+    runs = {name: {seed: Path(paths.models) / name / seed_folder(seed) for seed in seeds_for(seeds, name)}
+            for name in cfg.models}
     for name, folders in runs.items():
         missing = [seed for seed, folder in folders.items() if not folder.is_dir()]
         if missing:
@@ -163,7 +164,8 @@ def run_crosseval(paths: PathsConfig, cfg: CrossEvalConfig, decode_cfg: DecodeCo
         note += f"; every summary cut to its first {protocol.max_bytes} bytes"
     lengths = [len(refs[0].split()) for refs in references]
     band = {"p10": float(np.percentile(lengths, 10)), "p90": float(np.percentile(lengths, 90))}
-    write_json({"corpus": cfg.name, "split": cfg.split, "models": cfg.models, "seeds": seeds,
+    write_json({"corpus": cfg.name, "split": cfg.split, "models": cfg.models,
+                "seeds": {name: seeds_for(seeds, name) for name in cfg.models},
                 "config": setup.as_dict(), "measure": protocol.measure, "references_note": note + ".",
                 "reference_length": band, "order": list(summaries), "systems": summaries,
                 "comparisons": comparisons, "lead": lead, "best_baseline": best}, out_dir / "summary.json")

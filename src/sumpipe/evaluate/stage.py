@@ -61,7 +61,7 @@ from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, MultiReference, cut_b
 from sumpipe.evaluate.summary import ScoringSetup, compare_seeds, figure_key, summarize, summarize_seeds
 from sumpipe.inputs import present_but_not_a_file
 from sumpipe.io import read_parquet, write_json, write_parquet
-from sumpipe.names import seed_folder, without_rule_file
+from sumpipe.names import Seeds, seed_folder, seeds_for, without_rule_file
 from sumpipe.schemas import PROCESSED, TEXT, Contract, references_of
 from sumpipe.vocab.ngrams import WORDS_FILE
 
@@ -136,7 +136,7 @@ def _check_one_per_example(path: Path, ids: pd.Series, refs_by_id: dict, where: 
                            f"{absent} missing ({rerun})")
 
 
-def collect_systems(paths: PathsConfig, cfg: EvaluateConfig, models: list[str], seeds: list[int],
+def collect_systems(paths: PathsConfig, cfg: EvaluateConfig, models: list[str], seeds: Seeds,
                     extractive: list[str], baselines: list[str],
                     split: str = SPLIT) -> tuple[dict[str, Runs], list[str]]:
     """{system: {seed: DataFrame(id, prediction, references)}} in report order (models, Lead-k, the
@@ -164,7 +164,8 @@ def collect_systems(paths: PathsConfig, cfg: EvaluateConfig, models: list[str], 
 
     for name in models:  # the decode stage's `prediction`, one file per seed
         runs = {seed: read(Path(paths.predictions) / name / seed_folder(seed) / f"{split}.parquet", "prediction",
-                           f"run `sumpipe decode --model {name} --train-seed {seed}` again") for seed in seeds}
+                           f"run `sumpipe decode --model {name} --train-seed {seed}` again")
+                for seed in seeds_for(seeds, name)}
         skipped += [f"{name}/{seed_folder(seed)}" for seed, run in runs.items() if run is None]
         if any(run is not None for run in runs.values()):
             systems[name] = {seed: run for seed, run in runs.items() if run is not None}
@@ -318,7 +319,7 @@ def comparisons_of(pairs: list[Pair], scores: dict[str, Runs], setup: ScoringSet
             for pair in pairs if pair.a in scores and pair.b in scores]
 
 
-def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, models: Mapping[str, ModelSpec], seeds: list[int],
+def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, models: Mapping[str, ModelSpec], seeds: Seeds,
                  extractive: list[str], baselines: list[str], split: str = SPLIT) -> EvaluationResult:
     """Score every system on `split` (the models over `seeds`, the extractive systems, Lead-k and the
     `baselines` selections), write per-example scores, the summary and the metrics (module docstring).
@@ -355,7 +356,7 @@ def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, models: Mapping[str, M
     # JSON keys are written sorted; `order` keeps the report's row order (models, then baselines).
     write_json({"split": split, "config": setup.as_dict(), "order": list(summaries), "systems": summaries,
                 "comparisons": comparisons, "baselines": others, "best_extractive": best, "lead": lead,
-                "reads_reference": reads_reference, "seeds": seeds,
+                "reads_reference": reads_reference, "seeds": {name: seeds_for(seeds, name) for name in model_names},
                 "abstractiveness": abstractive, "reference_length": band, "rare_words": rare, "decoding_rule": rule,
                 "rare_word_max_count": cfg.rare_word_max_count, "left_out": skipped}, scores_dir / "summary.json")
     write_json(summaries, Path(paths.metrics) / "rouge.json")

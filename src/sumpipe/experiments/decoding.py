@@ -78,7 +78,8 @@ def run_decoding(sweep: DecodingSweep, repo: Path) -> dict[str, Any]:
         raise SumpipeError(f"models: {unknown[0]!r} is not a model of {repo / 'params.yaml'}")
     scorer = FastRouge(("rouge1", "rouge2", "rougeL"), params.evaluate.use_stemmer)
     processed = read_parquet(repo / params.paths.processed / f"{sweep.split}.parquet").set_index("id")
-    results: dict[str, Any] = {"split": sweep.split, "seeds": params.train.run_seeds, "settings": sweep.settings,
+    results: dict[str, Any] = {"split": sweep.split, "seeds": {m: params.seeds_of(m) for m in sweep.models},
+                               "settings": sweep.settings,
                                "models": {}}
     for name in sweep.models:
         spec = params.models[name]
@@ -87,7 +88,7 @@ def run_decoding(sweep: DecodingSweep, repo: Path) -> dict[str, Any]:
         lead = [lead_sentences(processed.loc[i, "source"], 1) for i in frame["id"]]
         lead_r1 = 100 * float(score_pairs(lead, references, scorer=scorer)["rouge1_fmeasure"].mean())
         per_setting: dict[str, dict[str, list[float]]] = {s: {f: [] for f in FIGURES} for s in configs}
-        for seed in params.train.run_seeds:
+        for seed in params.seeds_of(name):
             folder = repo / params.paths.models / name / seed_folder(seed)
             model, vocab, card = load_model(folder)
             for setting, cfg in configs.items():

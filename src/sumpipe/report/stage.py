@@ -35,7 +35,7 @@ from sumpipe.errors import SumpipeError
 from sumpipe.evaluate.summary import LABELS, MEASURES, figure_key, markdown_table
 from sumpipe.io import read_json, read_parquet, write_text
 from sumpipe.models.folders import pick_seed, seed_folders
-from sumpipe.names import TRAIN_LOG_FILE, folder_seed, seed_folder
+from sumpipe.names import TRAIN_LOG_FILE, Seeds, folder_seed, seed_folder, seeds_for
 from sumpipe.report import plots
 from sumpipe.report.html import markdown_to_html
 from sumpipe.selection.coverage import reference_hits, reference_words
@@ -427,12 +427,12 @@ def _head_grid(heads: np.ndarray | None, source_tokens: list[str], tokens: list[
 
 
 def training_section(
-    paths: PathsConfig, model_names: list[str], seeds: list[int], figures: Path, root: Path
+    paths: PathsConfig, model_names: list[str], seeds: Seeds, figures: Path, root: Path
 ) -> tuple[list[str], list[Path]]:
     out = ["## Training curves", ""]
     logs: dict[str, dict[int, pd.DataFrame]] = {}
     for name in model_names:
-        for seed in seeds:
+        for seed in seeds_for(seeds, name):
             path = Path(paths.models) / name / seed_folder(seed) / TRAIN_LOG_FILE
             if path.is_file():
                 log = pd.read_csv(path)
@@ -518,7 +518,7 @@ def shown_seeds(paths: PathsConfig, model_names: list[str]) -> dict[str, int]:
 
 
 def build_report(paths: PathsConfig, cfg: ReportConfig, model_names: list[str], seed: int, split: str = "test",
-                 crosseval_summary: str | Path | None = None, seeds: list[int] | None = None) -> ReportResult:
+                 crosseval_summary: str | Path | None = None, seeds: Seeds | None = None) -> ReportResult:
     """Write `${paths.reports}/report.md`, `report.html` and `figures/` (`seed`: the evaluate seed that
     draws the examples; `seeds`: the training seeds, default those the evaluate stage scored)."""
     root = Path(paths.reports)
