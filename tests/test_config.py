@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sumpipe.config import Params, load_params, params_from_dict
+from sumpipe.config import Params, Run, load_params, params_from_dict
 from sumpipe.errors import ConfigError
 
 
@@ -18,7 +18,7 @@ def test_repository_params_file_validates(repo_root: Path) -> None:
     assert [(b.method, b.tokens, b.first_k) for b in params.extract.budgets][:3] == [
         ("first", 40, None), ("ngram", 40, 1), ("ngram", 20, 1)]
     assert {"transformer", "rnn"} <= {spec.family for spec in params.models.values()}
-    assert {"M1", "M2", "M1-20", "M2-20", "M1-40", "M2-40", "PG-cov"} <= set(params.models)
+    assert list(params.models) == ["M1", "M2", "PG-cov", "BERT2S"]  # the hybrids: experiments/cnn, params-paper.yaml
     assert params.models["PG-cov"].family == "rnn" and params.families["rnn"]["cell"] == "lstm"
     # the extractive methods compared at the models' budget (issue 9)
     assert {b.tokens for b in params.extract.budgets[3:]} == {40}
@@ -114,6 +114,7 @@ def test_loading_params_imports_no_model_code(repo_root: Path) -> None:
 # must equal its code default.
 PARAMS_DATA = {
     "models": "the named models of this run (code default: none)",
+    "runs": "every model with each of its seeds (code default: none)",
     "extract.budgets": "this corpus's selections (code default: the thesis's 200/400-token budgets)",
     "extractive.options": "options chosen for this corpus, per method (code default: each method's own)",
     "crosseval.models": "names entries of `models:`, which is data",
@@ -255,3 +256,47 @@ def test_inputs_beside_the_outputs_are_fine() -> None:
     params = params_from_dict({"data": {"dataset": "local", "path": "corpora/cnndm.jsonl"},
                                "pretrain": {"init_from": "../bert-base-uncased"}})
     assert params.inputs() == {"data.path": "corpora/cnndm.jsonl", "pretrain.init_from": "../bert-base-uncased"}
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 27: a model's own seeds, and `runs:` (dvc.yaml's train/decode stages) that must match them
+# --------------------------------------------------------------------------------------------
+def test_the_default_run_trains_three_seeds_of_m1_m2_and_pg_cov(repo_root: Path) -> None:
+    params = load_params(repo_root / "params.yaml")
+    seeds = params.seeds_by_model()
+    assert seeds["M1"] == seeds["M2"] == seeds["PG-cov"] == [1, 2, 3]
+    assert seeds["BERT2S"] == [1]
+    assert list(params.runs) == ["M1-1", "M1-2", "M1-3", "M2-1", "M2-2", "M2-3", "PG-cov-1", "PG-cov-2", "PG-cov-3",
+                                 "BERT2S-1"]
+    assert params.runs["PG-cov-2"] == Run("PG-cov", 2)
+
+
+def _with_runs(models: dict, runs: dict) -> dict:
+    return {"train": {"seeds": [1, 2]}, "models": models, "runs": runs}
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    (_with_runs({"M1": {}, "B": {"seeds": [1]}},
+                {"M1-1": {"model": "M1", "seed": 1}, "B-1": {"model": "B", "seed": 1}}),
+     "runs: misses M1-2: add `M1-2: {model: M1, seed: 2}` (models.M1 trains seed 2)"),
+    (_with_runs({"B": {"seeds": [1]}}, {"B-1": {"model": "B", "seed": 1}, "B-2": {"model": "B", "seed": 2}}),
+     "runs.B-2: seed 2 is not among B's seeds (1)"),
+    (_with_runs({"B": {"seeds": [1]}}, {"B1": {"model": "B", "seed": 1}}),
+     "runs.B1: name it B-1 (the stage train@B-1)"),
+    (_with_runs({"B": {"seeds": [1]}}, {"C-1": {"model": "C", "seed": 1}}),
+     "runs.C-1.model: no model 'C' in models:"),
+    ({"models": {"B": {"seeds": [1]}}}, "models.B.seeds: a model's own seeds need `runs:`"),
+    ({"models": {"B": {"seeds": []}}}, "models.B.seeds: needs at least one seed (or leave it out: train.seeds)"),
+    ({"models": {"B": {"seeds": [2, 2]}}}, "models.B.seeds: lists a seed twice"),
+])
+def test_runs_must_be_every_model_with_each_of_its_seeds(data: dict, message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        params_from_dict(data)
+    assert str(info.value) == message or str(info.value).startswith(message)
+
+
+def test_a_model_without_seeds_of_its_own_trains_train_seeds() -> None:
+    params = params_from_dict(_with_runs({"A": {}, "B": {"seeds": [5]}}, {
+        "A-1": {"model": "A", "seed": 1}, "A-2": {"model": "A", "seed": 2}, "B-5": {"model": "B", "seed": 5}}))
+    assert params.seeds_by_model() == {"A": [1, 2], "B": [5]}
+    assert params_from_dict({"models": {"A": {}}}).seeds_of("A") == [1, 2, 3]  # no runs: the matrix of train.seeds

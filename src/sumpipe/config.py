@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -240,6 +241,13 @@ class ModelSpec:
     def check(self, key: str) -> None:
         if self.seeds is not None:
             check_seeds(self.seeds, _k(key, "seeds"), "(or leave it out: train.seeds)")
+
+
+def expand_runs(models: Mapping[str, Any], seeds: Sequence[int]) -> dict[str, dict[str, Any]]:
+    """`runs:` as params.yaml spells it, from raw `models:` entries: each model with each of its seeds
+    (its own `seeds`, else `seeds`, i.e. train.seeds), named `<model>-<seed>`."""
+    return {f"{name}-{seed}": {"model": name, "seed": seed}
+            for name, spec in models.items() for seed in ((spec or {}).get("seeds") or seeds)}
 
 
 @dataclass(frozen=True)
@@ -623,7 +631,7 @@ class Params:
     # dvc.yaml's train/decode stages, one per run (`train@M1-2`): every model with each of its seeds
     # (`seeds_of`), spelled out because DVC cannot cross a model with a list the model itself holds
     runs: dict[str, Run] = field(default_factory=dict)
-    train: TrainConfig = field(default_factory=lambda: TrainConfig(seeds=[1, 2, 3], threads=2))
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(seeds=[1, 2, 3], threads=2, epochs=4))
     decode: DecodeConfig = field(default_factory=DecodeConfig)
     evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
     report: ReportConfig = field(default_factory=ReportConfig)

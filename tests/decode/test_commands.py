@@ -51,7 +51,7 @@ def test_stage_mode_writes_predictions(cli, tmp_path, repo_root, make_model_dir,
     assert json.loads((tmp_path / "timings/decode/M1/seed-2.json").read_text())["documents"] == 2
     assert_one_line_error(cli("decode", "--model", "M7", cwd=tmp_path), "unknown model 'M7'")
     assert_one_line_error(cli("decode", "--model", "M1", "--train-seed", "9", cwd=tmp_path),
-                          "--train-seed 9: not among train.seeds (1, 2, 3)")
+                          "--train-seed 9: not among M1's seeds (1, 2, 3)")
     for args in (("--model", "M1"), ()):  # every trained seed of M1; every trained model
         code, out, _ = cli("decode", *args, cwd=tmp_path)
         assert code == 0 and out.count("decode ") == 1 and out.startswith("decode M1/seed-2:")

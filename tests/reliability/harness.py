@@ -200,6 +200,7 @@ TINY = {
     # one model per family: a new family's model is one line here (its stages are then killed too)
     "models": {"M1": {"family": "transformer", "input": "first400"},
                "PG": {"family": "rnn", "input": "first400", "arch": {"coverage": True, "coverage_phase_steps": 2}}},
+    "runs": {"M1-1": {"model": "M1", "seed": 1}, "PG-1": {"model": "PG", "seed": 1}},
     "train": {"max_steps": 3, "batch_size": 8, "checkpoint_every": 1, "log_every": 1, "device": "cpu", "seeds": [1]},
     "extractive": {"systems": ["lead", "textrank"]},  # a baseline and a graph method stand for the eight
     "decode": {"max_length": 4, "device": "cpu", "beam_size": 2},
@@ -222,9 +223,9 @@ def _merge(base: dict, override: dict) -> dict:
 
 
 def tiny_params() -> dict:
-    """params.yaml with TINY merged in (its `models` replace the default ones)."""
+    """params.yaml with TINY merged in (its `models` and `runs` replace the default ones)."""
     import yaml
 
     params = yaml.safe_load((REPO / "params.yaml").read_text())
-    params = _merge({k: v for k, v in params.items() if k != "models"}, TINY)
+    params = _merge({k: v for k, v in params.items() if k not in ("models", "runs")}, TINY)
     return params

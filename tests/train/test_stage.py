@@ -257,7 +257,7 @@ def test_each_seed_is_its_own_model_folder(tmp_path: Path, cli, write_fixture) -
 @pytest.mark.parametrize(("change", "message"), [
     ({"train": {"seed": 7}}, "train.seed: the train stage trains one model per seed of train.seeds: list it there"),
     ({"models": {"T1": {"input": "ngram20", "train": {"seeds": [4]}}}},
-     "models.T1.train.seeds: every model trains with each seed of train.seeds (dvc.yaml's matrix)"),
+     "models.T1.train.seeds: a model's own seeds are models.T1.seeds (default: train.seeds)"),
     ({"train": {"seeds": [1, 1]}}, "train.seeds: lists a seed twice"),
     ({"train": {"seeds": []}}, "train.seeds: needs at least one seed"),
 ])
@@ -274,4 +274,4 @@ def test_seeds_are_set_once_for_every_model(tmp_path: Path, cli, write_fixture, 
 def test_a_seed_outside_train_seeds_is_refused(tmp_path: Path, cli, write_fixture) -> None:
     result = cli("train", "--model", "T1", "--seed", "5", "-p", str(write_fixture(tmp_path)))
     assert result.exit_code == 1
-    assert result.stderr.startswith("error: --seed 5: not among train.seeds (1); add it there")
+    assert result.stderr.startswith("error: --seed 5: not among T1's seeds (1); add it to train.seeds (and runs:)")
