@@ -632,7 +632,7 @@ class Params:
     # (`seeds_of`), spelled out because DVC cannot cross a model with a list the model itself holds
     runs: dict[str, Run] = field(default_factory=dict)
     train: TrainConfig = field(default_factory=lambda: TrainConfig(seeds=[1, 2, 3], threads=2, epochs=4))
-    decode: DecodeConfig = field(default_factory=DecodeConfig)
+    decode: DecodeConfig = field(default_factory=lambda: DecodeConfig(min_length=10, block_adjacent_repeat=True))
     evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
     report: ReportConfig = field(default_factory=ReportConfig)
     crosseval: CrossEvalConfig = field(default_factory=CrossEvalConfig)

@@ -202,3 +202,17 @@ def test_token_accuracy_counts_the_drafts_right_argmax_over_summary_tokens() -> 
 
     right, n = task.token_accuracy(Planted(), batch)
     assert (int(right), int(n)) == (4, 15)
+
+
+def test_refine_with_the_adjacent_rule_never_puts_a_piece_after_itself(monkeypatch) -> None:
+    # every position's best piece is 20 (next best: 21 at position 1, 22 at position 2): refined
+    # independently, the positions would say it three times in a row
+    model = tiny_model().eval()
+    scores = torch.full((1, 3, V), -10.0)
+    scores[0, :, 20] = 0.0
+    scores[0, 1, 21] = -1.0
+    scores[0, 2, 22] = -1.0
+    monkeypatch.setattr(model, "_refine_log_probs", lambda *args, **kwargs: scores.clone())
+    batch = collate([encode_pieces_example("a", [10, 11, 12], [12, 13, 14], 20, 10)])
+    assert model.refine(batch, [[12, 13, 14]]) == [[20, 20, 20]]
+    assert model.refine(batch, [[12, 13, 14]], block_adjacent=True) == [[20, 21, 20]]

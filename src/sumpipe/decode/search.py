@@ -416,7 +416,7 @@ def decode_batch(
                              temperature=cfg.temperature, generator=generator, **common)
     refine = getattr(model, "refine", None)
     if callable(refine):
-        for hyp, tokens in zip(hyps, refine(batch, [h.tokens for h in hyps])):
+        for hyp, tokens in zip(hyps, refine(batch, [h.tokens for h in hyps], block_adjacent=cfg.block_adjacent_repeat)):
             hyp.tokens = list(tokens)
     return hyps
 

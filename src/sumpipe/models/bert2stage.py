@@ -314,10 +314,12 @@ class Bert2Stage(nn.Module):
         return log_probs
 
     @torch.inference_mode()
-    def refine(self, batch: Batch, drafts: Sequence[Sequence[int]]) -> list[list[int]]:
+    def refine(self, batch: Batch, drafts: Sequence[Sequence[int]], block_adjacent: bool = False) -> list[list[int]]:
         """Refined drafts (`sumpipe.models.protocol.Refinable`): each word position masked against the
         draft, the best non-special piece predicted there (all positions and documents in one batch).
-        Drafts keep their lengths; with `arch.refine` off they come back unchanged."""
+        With `block_adjacent`, left to right, a position whose best piece is the one just chosen before it
+        takes its next best (the positions are predicted independently, so the draft search's rule alone
+        would not hold). Drafts keep their lengths; with `arch.refine` off they come back unchanged."""
         if not self.arch.refine:
             return [list(d) for d in drafts]
         device = self.output_bias.device
@@ -333,6 +335,12 @@ class Bert2Stage(nn.Module):
         log_probs = self._refine_log_probs(memory, bias, batch.src, words, keep)
         log_probs[..., :N_SPECIAL_PIECES] = NEG_INF
         best = log_probs.argmax(dim=-1)
+        if block_adjacent:
+            rows = torch.arange(len(drafts), device=device)
+            for t in range(1, length):
+                step = log_probs[:, t].clone()  # (B, V)
+                step[rows, best[:, t - 1]] = NEG_INF
+                best[:, t] = step.argmax(dim=-1)
         return [best[i, : len(d)].tolist() for i, d in enumerate(drafts)]
 
     # ---- draft decoding (sumpipe.models.protocol) ----------------------------------------------

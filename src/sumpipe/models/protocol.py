@@ -48,6 +48,7 @@ class Decodable(Protocol):
 
 class Refinable(Protocol):
     """Optional second pass of a `Decodable` (seed 003's refine decoder): `decode_batch` hands it the
-    batch and the searched drafts (extended ids, no `</s>`) and keeps the tokens it returns."""
+    batch and the searched drafts (extended ids, no `</s>`) and keeps the tokens it returns; with
+    `block_adjacent` (`decode.block_adjacent_repeat`) no token may follow itself in what it returns."""
 
-    def refine(self, batch: Any, drafts: list[list[int]]) -> list[list[int]]: ...
+    def refine(self, batch: Any, drafts: list[list[int]], block_adjacent: bool = False) -> list[list[int]]: ...
