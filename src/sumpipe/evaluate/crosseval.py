@@ -35,7 +35,7 @@ from sumpipe.evaluate.abstractiveness import abstractiveness
 from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, score_pairs
 from sumpipe.evaluate.stage import lead_sentences, setup_of
 from sumpipe.evaluate.summary import summarize, summarize_seeds
-from sumpipe.io import write_json, write_parquet
+from sumpipe.io.atomic import write_json, write_parquet
 from sumpipe.names import seed_folder
 
 

@@ -37,7 +37,7 @@ from safetensors.torch import load_model
 
 from sumpipe.errors import ConfigError, SumpipeError
 from sumpipe.inputs import read_capped
-from sumpipe.io import (
+from sumpipe.io.atomic import (
     atomic_folder,
     file_sha256,
     native_path,

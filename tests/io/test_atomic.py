@@ -12,7 +12,7 @@ import torch
 from safetensors.torch import load_model, save_model
 
 from sumpipe.errors import SumpipeError
-from sumpipe.io import (
+from sumpipe.io.atomic import (
     atomic_folder,
     atomic_path,
     folder_lock,
@@ -193,7 +193,7 @@ def test_atomic_folder_keeps_the_previous_folder_when_the_writer_fails(tmp_path:
 
 
 def test_atomic_folder_waits_for_another_writer_then_says_so(tmp_path: Path, monkeypatch) -> None:
-    import sumpipe.io as io_module
+    import sumpipe.io.atomic as io_module
 
     monkeypatch.setattr(io_module, "LOCK_TIMEOUT_S", 0.2)
     target = tmp_path / "M1"
@@ -307,7 +307,7 @@ def test_native_path_gives_native_readers_a_utf8_spelling(tmp_path: Path, monkey
     import os
 
     from sumpipe.errors import SumpipeError
-    from sumpipe.io import native_path
+    from sumpipe.io.atomic import native_path
 
     latin = Path(os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9"))
     latin.mkdir()
