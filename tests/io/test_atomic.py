@@ -301,21 +301,3 @@ def test_a_symlinked_folder_is_replaced_where_it_points(tmp_path: Path) -> None:
     assert (tmp_path / "models" / "M1").is_symlink()
     assert sorted(p.name for p in (tmp_path / "store" / "M1").iterdir()) == ["new"]
     assert not list((tmp_path / "models").iterdir())[1:]  # nothing left beside the link
-
-
-def test_native_path_gives_native_readers_a_utf8_spelling(tmp_path: Path, monkeypatch) -> None:
-    import os
-
-    from sumpipe.errors import SumpipeError
-    from sumpipe.io.atomic import native_path
-
-    latin = Path(os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9"))
-    latin.mkdir()
-    assert native_path(tmp_path / "t") == str(tmp_path / "t")
-    monkeypatch.chdir(latin)  # a working directory named in Latin-1: its absolute paths are not UTF-8
-    write_parquet(pd.DataFrame({"a": [1]}), latin / "t.parquet")
-    assert native_path(latin / "t.parquet") == "t.parquet"
-    assert read_parquet(latin / "t.parquet")["a"].tolist() == [1]
-    monkeypatch.chdir(tmp_path.parent)
-    with pytest.raises(SumpipeError, match=r"caf\\udce9/t\.parquet: the path is not UTF-8 text"):
-        native_path(Path("/nonexistent") / latin.name / "t.parquet")

@@ -36,7 +36,8 @@ from sumpipe.data.datasets import DATASETS, Dataset, NoOptions, Rows
 from sumpipe.data.split import content_id, normalize_split
 from sumpipe.errors import SumpipeError
 from sumpipe.inputs import data_bytes_limit, data_rows_limit, open_regular, size_text
-from sumpipe.io.atomic import check_user_table, decode_text, iter_jsonl, native_path, read_bytes
+from sumpipe.io.atomic import check_user_table, decode_text, iter_jsonl, read_bytes
+from sumpipe.io.native import native_path
 from sumpipe.validation import require
 
 SUFFIXES = (".jsonl", ".jsonl.gz", ".csv", ".csv.gz", ".parquet")

@@ -14,7 +14,6 @@ import glob
 import itertools
 import json
 import os
-import re
 import shutil
 import struct
 import tempfile
@@ -35,6 +34,7 @@ from sumpipe.inputs import (
     read_capped,
     size_text,
 )
+from sumpipe.io.native import native_path, native_write_errors
 
 if TYPE_CHECKING:  # pandas costs ~0.3 s to import; `sumpipe decode` never needs it
     import pandas as pd
@@ -82,25 +82,6 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
-
-
-@contextlib.contextmanager
-def native_write_errors() -> Iterator[None]:
-    """Around a writer implemented in Rust or C++ (safetensors, torch.save): re-raise a refused write
-    (full disk, size limit) as the OSError that `atomic_path` reports in one line; these libraries
-    raise their own exception types for it."""
-    try:
-        yield
-    except OSError:
-        raise
-    except Exception as exc:
-        text = str(exc)
-        code = re.search(r"os error (\d+)", text)  # safetensors: Rust's io::Error
-        if code:
-            raise OSError(int(code.group(1)), os.strerror(int(code.group(1)))) from exc
-        if "inline_container" in text:  # torch.save's stream writer: "unexpected pos", "file write failed"
-            raise OSError(errno.EIO, "write failed, is the disk full?") from exc
-        raise
 
 
 def _remove_stale_temporaries(path: Path) -> None:
@@ -317,21 +298,6 @@ def write_weights(module: torch.nn.Module, path: str | os.PathLike, *, format: s
     with atomic_path(path) as tmp, native_write_errors():
         save_file(tensors, str(tmp), metadata=None if format is None else {"format": format})
     return Path(path)
-
-
-def native_path(path: str | os.PathLike) -> str:
-    """`path` as a native library (safetensors' Rust, Arrow's C++) can open it: those take UTF-8 text only,
-    so a path under a folder whose name is not UTF-8 (bytes of Latin-1, kept by Python as surrogates) is
-    given relative to the working directory when that spelling is UTF-8; else a one-line error."""
-    text = os.fspath(path)
-    for candidate in (text, os.path.relpath(text)):
-        try:
-            candidate.encode("utf-8")
-            return candidate
-        except UnicodeEncodeError:
-            continue
-    raise SumpipeError(f"{text.encode('utf-8', 'backslashreplace').decode()}: the path is not UTF-8 text, which "
-                       "the file's reader cannot open; rename the folder or give the path relative to it")
 
 
 MAX_HEADER_BYTES = 100 << 20  # safetensors' own limit on the JSON header

@@ -178,7 +178,7 @@ class _Split:
 def _read_split(path: Path, name: str) -> _Split:
     import pyarrow.parquet as pq
 
-    from sumpipe.io.atomic import native_path
+    from sumpipe.io.native import native_path
 
     where = native_path(path)  # Arrow opens UTF-8 paths only
     try:

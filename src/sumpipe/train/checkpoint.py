@@ -29,7 +29,8 @@ import torch
 from safetensors.torch import load_model
 
 from sumpipe.errors import SumpipeError
-from sumpipe.io.atomic import atomic_path, native_write_errors, write_weights
+from sumpipe.io.atomic import atomic_path, write_weights
+from sumpipe.io.native import native_write_errors
 
 STATE_FILE = "state.pt"
 BEST_FILE = "best.safetensors"
