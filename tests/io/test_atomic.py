@@ -1,7 +1,5 @@
-"""Atomic artifact writes: a failure mid-write leaves the old file (or nothing), never half a file.
-And the readers of files given by the user (JSON Lines, Parquet, .gz)."""
+"""Atomic artifact writes: a failure mid-write leaves the old file (or nothing), never half a file."""
 
-import gzip
 import os
 from pathlib import Path
 
@@ -13,13 +11,9 @@ from sumpipe.io.atomic import (
     atomic_folder,
     atomic_path,
     folder_lock,
-    read_bytes,
     read_json,
-    read_jsonl,
     read_parquet,
-    read_user_table,
     require_writable_folder,
-    text_lines,
     write_json,
     write_parquet,
 )
@@ -189,53 +183,6 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
-
-
-# --------------------------------------------------------------------------------------------
-# Files given by the user
-# --------------------------------------------------------------------------------------------
-def test_text_lines_end_at_lf_crlf_or_cr_only() -> None:
-    data = "a\u2028still a\x0cand a\nb\r\nc\rd\n".encode()
-    assert text_lines(data) == [("a\u2028still a\x0cand a", False), ("b", False), ("c", False), ("d", False)]
-    assert text_lines(b"x\n\n") == [("x", False), ("", False)] and text_lines(b"") == []
-
-
-def test_text_lines_read_byte_order_marks_and_count_repairs_per_line() -> None:
-    assert text_lines("\ufeffcaf\u00e9\nt\u00eate\n".encode("utf-8")) == [("caf\u00e9", False), ("t\u00eate", False)]
-    assert text_lines("caf\u00e9\r\nt\u00eate".encode("utf-16")) == [("caf\u00e9", False), ("t\u00eate", False)]
-    assert text_lines("one\ntwo".encode("utf-32")) == [("one", False), ("two", False)]
-    # a real U+FFFD is text, not a repair; the Latin-1 byte on line 2 is one
-    assert text_lines("ok \ufffd\n".encode() + b"caf\xe9\n") == [("ok \ufffd", False), ("caf\ufffd", True)]
-
-
-def test_read_jsonl_skips_blank_lines_and_counts_repaired_ones(tmp_path: Path) -> None:
-    path = tmp_path / "d.jsonl.gz"
-    path.write_bytes(gzip.compress(b'{"a": 1}\n\n  \n{"b": "\xff"}\n'))
-    assert read_jsonl(path) == ([{"a": 1}, {"b": "\ufffd"}], 1)
-
-
-@pytest.mark.parametrize(("name", "data", "message"), [
-    ("j.jsonl", b'{"a": 1}\n{broken\n', r"j\.jsonl:2: not valid JSON \(Expecting property name"),
-    ("l.jsonl", b'{"a": 1}\n\n[1, 2]\n', r"l\.jsonl:3: expected a JSON object, got list$"),
-    ("g.jsonl.gz", b'{"a": 1}\n', r"g\.jsonl\.gz: cannot read \(Not a gzipped file"),
-])
-def test_read_jsonl_errors_name_the_file_and_line(tmp_path: Path, name: str, data: bytes, message: str) -> None:
-    (tmp_path / name).write_bytes(data)
-    with pytest.raises(SumpipeError, match=message) as info:
-        read_jsonl(tmp_path / name)
-    assert "\n" not in str(info.value)
-
-
-def test_read_bytes_gunzips_by_name_and_user_parquet_errors_are_one_line(tmp_path: Path) -> None:
-    (tmp_path / "t.txt.GZ").write_bytes(gzip.compress(b"inside"))
-    assert read_bytes(tmp_path / "t.txt.GZ") == b"inside"
-    write_parquet(pd.DataFrame({"x": ["a"]}), tmp_path / "ok.parquet")
-    assert read_user_table(tmp_path / "ok.parquet").to_pylist() == [{"x": "a"}]
-    (tmp_path / "bad.parquet").write_bytes(b"not parquet")
-    with pytest.raises(SumpipeError, match=r"bad\.parquet: not valid Parquet \(") as info:
-        read_user_table(tmp_path / "bad.parquet")
-    assert "\n" not in str(info.value)
-
 
 
 def test_a_symlinked_folder_is_replaced_where_it_points(tmp_path: Path) -> None:

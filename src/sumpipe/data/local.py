@@ -36,8 +36,9 @@ from sumpipe.data.datasets import DATASETS, Dataset, NoOptions, Rows
 from sumpipe.data.split import content_id, normalize_split
 from sumpipe.errors import SumpipeError
 from sumpipe.inputs import data_bytes_limit, data_rows_limit, open_regular, size_text
-from sumpipe.io.atomic import check_user_table, decode_text, iter_jsonl, read_bytes
 from sumpipe.io.native import native_path
+from sumpipe.io.text import decode_text
+from sumpipe.io.userfiles import check_user_table, iter_jsonl, read_bytes
 from sumpipe.validation import require
 
 SUFFIXES = (".jsonl", ".jsonl.gz", ".csv", ".csv.gz", ".parquet")
