@@ -41,6 +41,14 @@ def test_repository_params_file_validates(repo_root: Path) -> None:
         ({"crosseval": {"split": "dev"}},
          "crosseval.split: expected one of 'train', 'valid', 'test', 'all', got 'dev'"),
         ({"train": {"early_stopping_metric": "rouge"}}, "train.early_stopping_metric: expected one of"),
+        # issue 29: the scoring protocol and a corpus's own decoding
+        ({"evaluate": {"protocol": {"references": "max"}}}, "evaluate.protocol.references: expected one of 'best', "),
+        ({"crosseval": {"protocol": {"max_bytes": 0}}}, "crosseval.protocol.max_bytes: must be >= 1 (or null)"),
+        ({"evaluate": {"prefix_bytes": [75, 75]}}, "evaluate.prefix_bytes: lists a size twice"),
+        ({"evaluate": {"prefix_bytes": [0]}}, "evaluate.prefix_bytes[0]: must be between 1 and 65536"),
+        ({"crosseval": {"decode": {"min_lenght": 13}}}, "crosseval.decode.min_lenght: unknown key"),
+        ({"crosseval": {"decode": {"min_length": 30}}, "decode": {"max_length": 25}},
+         "crosseval.decode.min_length: must be <= max_length (25)"),
         # issue 32: non-finite numbers, an overflowing length penalty, two spellings of one model name
         ({"train": {"lr": float("inf")}}, "train.lr: must be a finite number, got inf"),
         ({"decode": {"length_penalty": float("nan")}}, "decode.length_penalty: must be a finite number, got nan"),
@@ -183,6 +191,15 @@ def test_a_partial_section_keeps_its_own_defaults() -> None:
     assert params.pretrain.train == dataclasses.replace(Params().pretrain.train, lr=0.5)
     assert (params.pretrain.train.patience, params.pretrain.train.max_steps) == (None, 100)
     assert params.train == dataclasses.replace(Params().train, epochs=2) and params.train.patience == 1
+
+
+def test_crosseval_decodes_with_its_own_keys_over_the_decode_section() -> None:
+    params = params_from_dict({"decode": {"max_length": 25, "beam_size": 3},
+                               "crosseval": {"decode": {"min_length": 13}}})
+    decode = params.crosseval.decode_config(params.decode)
+    assert (decode.min_length, decode.max_length, decode.beam_size) == (13, 25, 3)
+    assert params.decode.min_length == 1
+    assert params_from_dict({}).crosseval.decode_config(params.decode) is params.decode
 
 
 # --------------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 SRC = TESTS.parent / "src" / "sumpipe"
 CROSS_CUTTING = {"test_pipeline_e2e.py", "test_dvc_stages.py", "test_reproducible_stages.py", "test_layers.py",
-                 "test_layout.py",
+                 "test_layout.py", "test_experiment_pipelines.py",
                  "test_public_api.py"}  # sumpipe/__init__.py's names and docs/api.md, across the packages
 
 

@@ -71,6 +71,7 @@ app.command("report", cls=Command)(report_commands.report)
 app.command("docs", cls=Command)(docs_commands.docs)
 app.add_typer(experiment_commands.numerals, name="numerals")
 app.command("sweep", cls=Command)(experiment_commands.sweep)
+app.command("decoding", cls=Command)(experiment_commands.decoding)
 
 
 def _fail(message: str, code: int = 1) -> None:

@@ -205,6 +205,15 @@ class ExtractConfig:
         require(len(set(names)) == len(names), _k(key, "budgets"), "each (method, tokens) may appear only once")
 
 
+def check_seeds(seeds: list[int], key: str, or_else: str = "") -> None:
+    """A list of training seeds: at least one, none twice, each in [0, MAX_SEED)."""
+    require(len(seeds) >= 1, key, f"needs at least one seed {or_else}".rstrip())
+    require(len(set(seeds)) == len(seeds), key, "lists a seed twice")
+    require_at_most(len(seeds), MAX_SEEDS, key)
+    for i, seed in enumerate(seeds):
+        require(0 <= seed < MAX_SEED, f"{key}[{i}]", f"must be in [0, {MAX_SEED})")
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """A named model: its family, the input selection it reads, and per-model overrides.
@@ -217,6 +226,8 @@ class ModelSpec:
     (`sumpipe.models.registry.resolve_model`), with errors naming `models.<name>.arch.<key>`. `train`
     overrides fields of the `train:` section for this model only (seed 000's BiLSTM trains with
     RMSProp and early stopping beside models trained with AdaGrad), validated when the model is trained.
+    `seeds`: this model's training seeds where they are not `train.seeds` (e.g. one seed for a model too
+    costly to train three times in the default run's budget; `Params.runs` lists each run for DVC).
     """
 
     family: str = "transformer"
@@ -224,6 +235,19 @@ class ModelSpec:
     rarity: bool = False
     arch: dict[str, Any] = field(default_factory=dict)
     train: dict[str, Any] = field(default_factory=dict)
+    seeds: list[int] | None = None
+
+    def check(self, key: str) -> None:
+        if self.seeds is not None:
+            check_seeds(self.seeds, _k(key, "seeds"), "(or leave it out: train.seeds)")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One training run of dvc.yaml's `train` and `decode` stages: a model of `models:` and a seed."""
+
+    model: str
+    seed: int
 
 
 @dataclass(frozen=True)
@@ -273,11 +297,7 @@ class TrainConfig:
         require(self.lr > 0, _k(key, "lr"), "must be > 0")
         require(0 <= self.seed < MAX_SEED, _k(key, "seed"), f"must be in [0, {MAX_SEED})")
         if self.seeds is not None:
-            require(len(self.seeds) >= 1, _k(key, "seeds"), "needs at least one seed (or null: one run with `seed`)")
-            require(len(set(self.seeds)) == len(self.seeds), _k(key, "seeds"), "lists a seed twice")
-            require_at_most(len(self.seeds), MAX_SEEDS, _k(key, "seeds"))
-            for i, seed in enumerate(self.seeds):
-                require(0 <= seed < MAX_SEED, _k(key, f"seeds[{i}]"), f"must be in [0, {MAX_SEED})")
+            check_seeds(self.seeds, _k(key, "seeds"), "(or null: one run with `seed`)")
         require(self.adagrad_initial_accumulator >= 0, _k(key, "adagrad_initial_accumulator"), "must be >= 0")
         require(0.0 <= self.momentum < 1.0, _k(key, "momentum"), "must be in [0, 1)")
         require(self.patience is None or self.patience >= 1, _k(key, "patience"), "must be >= 1 (or null)")
@@ -403,7 +423,10 @@ class DecodeConfig:
     model's max_summary_tokens. length_penalty is GNMT's alpha; block_ngram_repeat 0 = off;
     block_adjacent_repeat: never the same token twice in a row (the decode stage then also writes the
     summaries without the rule, so the report shows both);
-    top_k 0 = no cut. split: which extracted split the `decode` stage summarises.
+    top_k 0 = no cut. split: which extracted split the `decode` stage summarises. threads: torch's CPU
+    threads while decoding (null: torch's default, every core); the small models' batches gain little
+    from a second thread, and on a machine whose cores are busy two threads run several times slower
+    than one (issue 29: 52 s against 3 s for 1,036 headlines), so the experiments set 1.
     """
 
     beam_size: int = 4
@@ -420,9 +443,12 @@ class DecodeConfig:
     seed: int = 1234
     split: Split = "test"
     device: Literal["auto", "cpu", "cuda"] = "auto"
+    threads: int | None = None
 
     def check(self, key: str) -> None:
         require(self.beam_size >= 1, _k(key, "beam_size"), "must be >= 1")
+        require(self.threads is None or 1 <= self.threads <= MAX_WORKERS, _k(key, "threads"),
+                f"must be between 1 and {MAX_WORKERS} (or null)")
         # lp = ((5 + |Y|) / 6) ** alpha: past 10 it overflows for long summaries (and 2 is already extreme)
         require(0 <= self.length_penalty <= 10, _k(key, "length_penalty"), "must be in [0, 10]")
         require(self.min_length >= 0, _k(key, "min_length"), "must be >= 0")
@@ -441,11 +467,35 @@ class DecodeConfig:
 
 
 @dataclass(frozen=True)
+class ScoringProtocol:
+    """How summaries are scored against their references (`evaluate.protocol`, `crosseval.protocol`).
+
+    `max_bytes`: every summary (models' and baselines') is cut to its first N bytes before scoring, as
+    ROUGE-1.5.5's `-b N` (a word may be cut in two; DUC 2003/2004 task 1: 75). null: scored whole.
+    `references`: with several references per document, `best` keeps per ROUGE type the reference with the
+    highest F1 (rouge-score's `score_multi`), `average` takes the mean of P, R and F1 over the references
+    (ROUGE-1.5.5's `-f A`, what DUC and Rush et al. 2015 report; best-of-4 inflates DUC R-1 by about 9).
+    `measure`: the figure the tables lead with and the comparisons test, `fmeasure` (F1) or `recall`
+    (DUC at 75 bytes, where the cut fixes the length); every table keeps F1 beside it.
+    The DUC protocol is `{max_bytes: 75, references: average, measure: recall}`."""
+
+    max_bytes: int | None = None
+    references: Literal["best", "average"] = "best"
+    measure: Literal["fmeasure", "recall"] = "fmeasure"
+
+    def check(self, key: str) -> None:
+        require(self.max_bytes is None or self.max_bytes >= 1, _k(key, "max_bytes"), "must be >= 1 (or null)")
+        require_at_most(self.max_bytes, MAX_POSITIONS, _k(key, "max_bytes"))
+
+
+@dataclass(frozen=True)
 class EvaluateConfig:
     """The evaluate stage (sumpipe.evaluate): ROUGE with rouge-score's numbers, bootstrap intervals
     (`bootstrap_samples` resamples, `confidence`, numpy Generator seeded with `seed`), Porter stemming,
     and the Lead-k baseline's k (`lead_sentences`, 3 in the thesis). `rare_word_max_count`: a reference
-    word seen at most this often in training is rare (`sumpipe.evaluate.rare_words`)."""
+    word seen at most this often in training is rare (`sumpipe.evaluate.rare_words`). `prefix_bytes`:
+    a baseline `prefix<B>` per entry, the first B bytes of the preprocessed source (Rush et al. 2015's
+    "prefix" headline baseline: 75). `protocol`: how summaries are scored (`ScoringProtocol`)."""
 
     bootstrap_samples: int = 1000
     confidence: float = 0.95
@@ -453,8 +503,13 @@ class EvaluateConfig:
     use_stemmer: bool = True
     lead_sentences: int = 3
     rare_word_max_count: int = 5
+    prefix_bytes: list[int] = field(default_factory=list)
+    protocol: ScoringProtocol = field(default_factory=ScoringProtocol)
 
     def check(self, key: str) -> None:
+        for i, size in enumerate(self.prefix_bytes):
+            require(1 <= size <= MAX_POSITIONS, _k(key, f"prefix_bytes[{i}]"), f"must be between 1 and {MAX_POSITIONS}")
+        require(len(set(self.prefix_bytes)) == len(self.prefix_bytes), _k(key, "prefix_bytes"), "lists a size twice")
         require(self.bootstrap_samples >= 1, _k(key, "bootstrap_samples"), "must be >= 1")
         require(self.rare_word_max_count >= 0, _k(key, "rare_word_max_count"), "must be >= 0")
         require_at_most(self.bootstrap_samples, MAX_BOOTSTRAP, _k(key, "bootstrap_samples"))
@@ -490,7 +545,11 @@ class CrossEvalConfig:
 
     `split`: which examples of that corpus (`all`: every one; fine for a corpus the models never saw);
     `max_examples`: a fixed id-hash sample to bound decoding time; `name` labels the corpus in tables.
-    Outputs go to `paths.crosseval`.
+    `protocol`: how the summaries are scored (`ScoringProtocol`; DUC: 75 bytes, recall averaged over the
+    references). `decode`: keys of the `decode:` section set otherwise for this corpus only (DUC:
+    `{min_length: 13}`, so that a headline fills the 75 bytes it is scored on, as DUC systems since
+    Rush et al. 2015 are decoded), validated with the rest of params (`decode_config`). Outputs go to
+    `paths.crosseval`.
     """
 
     models: list[str] = field(default_factory=lambda: ["M1"])
@@ -498,6 +557,15 @@ class CrossEvalConfig:
     split: Literal[Split, "all"] = "all"
     max_examples: int | None = 200
     name: str = "pydoc-matplotlib"
+    protocol: ScoringProtocol = field(default_factory=ScoringProtocol)
+    decode: dict[str, Any] = field(default_factory=dict)
+
+    def decode_config(self, base: DecodeConfig) -> DecodeConfig:
+        """`base` (the `decode:` section) with this corpus's `decode` keys; a bad one is a one-line
+        ConfigError naming `crosseval.decode.<key>`."""
+        if not self.decode:
+            return base
+        return from_dict(DecodeConfig, {**dataclasses.asdict(base), **self.decode}, "crosseval.decode")
 
     def check(self, key: str) -> None:
         require(len(self.models) >= 1, _k(key, "models"), "needs at least one model")
@@ -552,7 +620,10 @@ class Params:
     model: dict[str, Any] = field(default_factory=dict)
     families: dict[str, dict[str, Any]] = field(default_factory=dict)
     models: dict[str, ModelSpec] = field(default_factory=dict)
-    train: TrainConfig = field(default_factory=lambda: TrainConfig(seeds=[1, 2, 3]))
+    # dvc.yaml's train/decode stages, one per run (`train@M1-2`): every model with each of its seeds
+    # (`seeds_of`), spelled out because DVC cannot cross a model with a list the model itself holds
+    runs: dict[str, Run] = field(default_factory=dict)
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(seeds=[1, 2, 3], threads=2))
     decode: DecodeConfig = field(default_factory=DecodeConfig)
     evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
     report: ReportConfig = field(default_factory=ReportConfig)
@@ -579,7 +650,9 @@ class Params:
         for name, spec in self.models.items():
             for seed_key in ("seed", "seeds"):
                 require(seed_key not in spec.train, _k(key, f"models.{name}.train.{seed_key}"),
-                        "every model trains with each seed of train.seeds (dvc.yaml's matrix)")
+                        f"a model's own seeds are models.{name}.seeds (default: train.seeds)")
+        self._check_runs(key)
+        self.crosseval.decode_config(self.decode)  # its overrides of `decode:` are checked here, at load
         budgets = {f"{b.method}{b.tokens}": b.tokens for b in self.extract.budgets}
         for name, spec in self.models.items():
             base, _, tokens = name.rpartition("-")
@@ -587,6 +660,37 @@ class Params:
                 require(budgets[spec.input] == int(tokens), _k(key, f"models.{name}.input"),
                         f"{spec.input} holds {budgets[spec.input]} tokens but the name says {int(tokens)}: "
                         "rename the model or give it a selection of that budget")
+
+    def seeds_of(self, name: str) -> list[int]:
+        """The seeds model `name` is trained with: its own `seeds`, else `train.seeds`."""
+        own = self.models[name].seeds
+        return list(own) if own is not None else self.train.run_seeds
+
+    def seeds_by_model(self) -> dict[str, list[int]]:
+        """Every model's training seeds (`seeds_of`), in `models:` order."""
+        return {name: self.seeds_of(name) for name in self.models}
+
+    def _check_runs(self, key: str) -> None:
+        """`runs` (when given: the main dvc.yaml's stages) lists each model with each of its seeds, no more,
+        under the name DVC gives the stage (`M1-2`); a pipeline without `runs` crosses `models` with
+        `train.seeds` (dvc.yaml's matrix), so no model may name seeds of its own there."""
+        wanted = {f"{name}-{seed}": Run(name, seed) for name, seeds in self.seeds_by_model().items() for seed in seeds}
+        if not self.runs:
+            for name, spec in self.models.items():
+                require(spec.seeds is None, _k(key, f"models.{name}.seeds"),
+                        "a model's own seeds need `runs:` (the train stages dvc.yaml makes), else use train.seeds")
+            return
+        for label, run in self.runs.items():
+            require(run.model in self.models, _k(key, f"runs.{label}.model"), f"no model {run.model!r} in models:")
+            require(label == f"{run.model}-{run.seed}", _k(key, f"runs.{label}"),
+                    f"name it {run.model}-{run.seed} (the stage train@{run.model}-{run.seed})")
+            seeds = ", ".join(map(str, self.seeds_of(run.model)))
+            require(label in wanted, _k(key, f"runs.{label}"),
+                    f"seed {run.seed} is not among {run.model}'s seeds ({seeds})")
+        for label, run in wanted.items():
+            require(label in self.runs, _k(key, "runs"),
+                    f"misses {label}: add `{label}: {{model: {run.model}, seed: {run.seed}}}` (models.{run.model} "
+                    f"trains seed {run.seed})")
 
     def inputs(self) -> dict[str, str]:
         """The files and folders of the user's that stages read (dotted key -> path)."""

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from typing import Literal, get_args
 
 SPECIAL_TOKENS = ("<unk>", "<pad>", "<s>", "</s>")
@@ -34,6 +35,16 @@ SEED_PREFIX = "seed-"
 def seed_folder(seed: int) -> str:
     """The folder name of training seed `seed`: "seed-2"."""
     return f"{SEED_PREFIX}{seed}"
+
+
+# A model's training seeds: {model: seeds} (`Params.seeds_by_model`), or one list every model shares
+Seeds = Mapping[str, Sequence[int]] | Sequence[int]
+
+
+def seeds_for(seeds: Seeds, name: str) -> list[int]:
+    """Model `name`'s training seeds: from a {model: seeds} mapping (`Params.seeds_by_model`: a model may
+    have seeds of its own), or one list that every model shares."""
+    return list(seeds.get(name, ())) if isinstance(seeds, Mapping) else list(seeds)
 
 
 def folder_seed(name: str) -> int | None:

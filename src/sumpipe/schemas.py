@@ -1,5 +1,5 @@
 """What each stage reads from the Parquet files of the stages before it: one contract per artifact
-kind, checked when the file is opened (`sumpipe.io.read_table(path, contract=...)`).
+kind, checked when the file is opened (`sumpipe.io.atomic.read_table(path, contract=...)`).
 
 A contract names the columns a reader needs, the kind of each (text, integer, real) and whether
 NULL is allowed. The check reads only the Parquet footer (schema and row-group statistics; the
@@ -40,20 +40,30 @@ class Kind:
 TEXT = Kind("text", lambda t: pa.types.is_string(t) or pa.types.is_large_string(t))
 INTEGER = Kind("integer", pa.types.is_integer)
 REAL = Kind("real", lambda t: pa.types.is_floating(t) or pa.types.is_integer(t))
+# Text as a user's file may store it: strings, bytes (decoded and repaired by preprocess) or a column
+# of nothing but NULLs (Arrow's null type: every row is dropped as empty). Never numbers.
+WRITTEN = Kind("text", lambda t: (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
+                                  or pa.types.is_large_binary(t) or pa.types.is_null(t)))
+WRITTEN_LIST = Kind("a list of texts", lambda t: (pa.types.is_null(t) or (
+    (pa.types.is_list(t) or pa.types.is_large_list(t)) and WRITTEN.accepts(t.value_type))))
 
 
 @dataclass(frozen=True)
 class Contract:
-    """`columns` a reader needs (name -> Kind); all non-NULL except those in `nullable`."""
+    """`columns` a reader needs (name -> Kind); all non-NULL except those in `nullable`; those in
+    `optional` are checked only when the file has them (the reader copes without)."""
 
     what: str
     columns: dict[str, Kind]
     nullable: frozenset[str] = field(default_factory=frozenset)
+    optional: frozenset[str] = field(default_factory=frozenset)
 
     def check_schema(self, path: str | os.PathLike, schema: pa.Schema) -> None:
         """Every needed column is there, of its kind."""
         for name, kind in self.columns.items():
             index = schema.get_field_index(name)
+            if index < 0 and name in self.optional:
+                continue
             if index < 0:
                 raise SumpipeError(f"{path}: column {name!r} is missing ({self.what} needs "
                                    f"{', '.join(self.columns)})")
@@ -98,6 +108,12 @@ def _leaf(row_group: pq.RowGroupMetaData, name: str) -> pq.ColumnChunkMetaData |
 
 
 # ---- the artifacts ----------------------------------------------------------------------------
+# data/raw/<split>.parquet (download, or a user's own files): what preprocess reads. Text may be bytes or
+# NULL (repaired, or dropped and counted), never a number: a `source` of ints would otherwise become the
+# digits' text and train a model on it. `reference`/`references` are alternatives (preprocess needs one).
+RAW = Contract("a raw split", {"source": WRITTEN, "reference": WRITTEN, "references": WRITTEN_LIST},
+               nullable=frozenset({"source", "reference", "references"}),
+               optional=frozenset({"reference", "references"}))
 # data/processed/<split>.parquet (preprocess): what vocab, extract, subword, pretrain, extractive and
 # evaluate read
 PROCESSED = Contract("a processed split", {"id": TEXT, "source": TEXT, "reference": TEXT})

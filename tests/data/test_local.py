@@ -12,11 +12,11 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from sumpipe.config import DataConfig
+from sumpipe.config import DataConfig, SplitRatios
 from sumpipe.data.datasets import dataset_of
 from sumpipe.data.download import download
 from sumpipe.data.local import load_local, read_records
-from sumpipe.data.split import content_id
+from sumpipe.data.split import content_id, stable_split
 from sumpipe.errors import ConfigError, SumpipeError
 
 
@@ -147,6 +147,56 @@ def test_local_needs_a_path_and_says_so_before_any_work(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         dataset_of(DataConfig(dataset="local", path=""), "crosseval.data")
     assert str(info.value) == f"crosseval.data.path: required when crosseval.data.dataset is 'local' {what}"
+
+
+# --------------------------------------------------------------------------------------------
+# data.options.local: the files' splits renamed and re-divided (Gigaword: valid -> test, train -> train/valid)
+# --------------------------------------------------------------------------------------------
+def _giga_like(tmp_path: Path, n_train: int = 400) -> Path:
+    rows = [{"id": f"g{i}", "source": f"source {i}", "reference": f"ref {i}", "split": "train"} for i in range(n_train)]
+    rows += [{"id": f"v{i}", "source": f"source v{i}", "reference": f"ref v{i}", "split": "dev"} for i in range(30)]
+    rows += [{"id": "n", "source": "no split", "reference": "r"}]
+    return write_jsonl(tmp_path / "giga.jsonl", rows)
+
+
+def test_splits_renamed_and_train_carved_by_the_stable_hash(tmp_path: Path) -> None:
+    path = _giga_like(tmp_path)
+    ratios = {"train": 0.9, "valid": 0.1, "test": 0.0}
+    cfg = DataConfig(dataset="local", path=str(path), split_ratios=SplitRatios(**ratios),
+                     options={"local": {"splits": {"validation": "test"}, "resplit": ["train"]}})
+    stats = download(cfg, tmp_path / "raw")
+    test_ids = pq.read_table(tmp_path / "raw/test.parquet").column("id").to_pylist()
+    valid_ids = set(pq.read_table(tmp_path / "raw/valid.parquet").column("id").to_pylist())
+    assert test_ids == [f"v{i}" for i in range(30)]  # every dev row, and only those, is the test set
+    expected_valid = {f"g{i}" for i in range(400) if stable_split(f"g{i}", SplitRatios(**ratios)) == "valid"}
+    expected_valid |= {"n"} if stable_split("n", SplitRatios(**ratios)) == "valid" else set()
+    assert valid_ids == expected_valid and 20 <= len(valid_ids) <= 60  # ~10 % of train, by the id hash
+    assert stats["counts"]["train"] + stats["counts"]["valid"] == 401
+    assert stats["local"]["split_changes"] == {"train -> hash": 400, "valid -> test": 30}
+    again = download(cfg, tmp_path / "raw2")
+    assert again["counts"] == stats["counts"]  # the same carve on every run
+
+
+def test_without_options_the_files_splits_stay(tmp_path: Path) -> None:
+    stats = download(DataConfig(dataset="local", path=str(_giga_like(tmp_path))), tmp_path / "raw")
+    assert (stats["counts"]["valid"], stats["counts"]["train"]) == (30 + (stable_split("n", SplitRatios()) == "valid"),
+                                                                    400 + (stable_split("n", SplitRatios()) == "train"))
+    assert stats["local"]["split_changes"] == {}
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"splits": {"holdout": "test"}}, "data.options.local.splits.holdout: not a split name (known: dev, test, "),
+    ({"splits": {"valid": "dev"}}, "data.options.local.splits.valid: expected one of"),
+    ({"resplit": ["train", "train"]}, "data.options.local.resplit: lists a split twice"),
+    ({"resplit": ["training"]}, "data.options.local.resplit[0]: expected one of"),
+    ({"rename": {}}, "data.options.local.rename: unknown key"),
+])
+def test_bad_local_options_are_one_line_naming_the_key(tmp_path: Path, options: dict, message: str) -> None:
+    cfg = DataConfig(dataset="local", path=str(tmp_path / "x.jsonl"), options={"local": options})
+    with pytest.raises(ConfigError) as info:
+        download(cfg, tmp_path / "raw")
+    assert str(info.value).startswith(message) and "\n" not in str(info.value)
+    assert not (tmp_path / "raw").exists()
 
 
 # --------------------------------------------------------------------------------------------

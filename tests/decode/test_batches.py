@@ -157,6 +157,23 @@ def test_real_model_batched_equals_one_at_a_time(tiny, decode_docs) -> None:
         assert alone.score == pytest.approx(summary.score, abs=1e-4)
 
 
+def test_decode_threads_hold_while_decoding_and_are_restored(tiny, decode_docs, monkeypatch) -> None:
+    """`decode.threads`: torch's CPU threads while the batches are decoded, then as they were; the
+    summaries do not depend on it."""
+    import torch
+
+    from sumpipe.decode import search
+
+    model, vocab, config = tiny
+    seen, real = [], search.decode_batch
+    monkeypatch.setattr(search, "decode_batch", lambda *a, **k: seen.append(torch.get_num_threads()) or real(*a, **k))
+    before = torch.get_num_threads()
+    one = summarize(model, vocab, config, decode_docs, DecodeConfig(beam_size=2, batch_size=2, threads=1))
+    assert set(seen) == {1} and len(seen) == -(-len(decode_docs) // 2) and torch.get_num_threads() == before
+    default = summarize(model, vocab, config, decode_docs, DecodeConfig(beam_size=2, batch_size=2))
+    assert seen[-1] == before and [s.tokens for s in default] == [s.tokens for s in one]
+
+
 def test_real_model_details(tiny, decode_docs) -> None:
     model, vocab, config = tiny
     out = summarize(model, vocab, config, decode_docs, DecodeConfig(), details=True)

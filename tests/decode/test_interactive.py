@@ -246,3 +246,12 @@ def test_a_failure_after_some_output_says_where_it_stopped(workdir, article, mon
 
     with pytest.raises(SumpipeError, match=r"the model failed \(stopped at document 3 of 5; the 2 before it were"):
         _stream(workdir, [article] * 5, monkeypatch, fail_on_call=2)
+
+
+def test_block_adjacent_from_the_command_line(workdir, cli) -> None:
+    for flag in ("--block-adjacent", "--no-block-adjacent"):
+        code, out, err = cli("decode", "--json", "-m", "M1", "--min-length", "6", flag, "article.txt", cwd=workdir)
+        assert code == 0, err
+        tokens = json.loads(out)["tokens"]
+        if flag == "--block-adjacent":
+            assert len(tokens) >= 6 and all(a != b for a, b in zip(tokens, tokens[1:]))

@@ -25,10 +25,15 @@ def project(tmp_path: Path) -> Sources:
         "extractive": {"systems": ["lead", "oracle"], "sentences": 2},
         "evaluate": {"lead_sentences": 3}})
     metrics = {
-        "rouge": {"A": _entry(20.0, 5.0, 18.0), "lead": _entry(25.0, 7.0, 20.0), "oracle": _entry(30.0, 9.0, 25.0),
+        "rouge": {"A": _entry(20.0, 5.0, 18.0) | {"rouge1_sd": 0.55, "rouge2_sd": 0.2, "rougeL_sd": 0.4, "n_seeds": 3},
+                  "lead": _entry(25.0, 7.0, 20.0), "oracle": _entry(30.0, 9.0, 25.0),
                   "lead3": _entry(21.0, 6.0, 17.0), "first40": _entry(22.0, 6.5, 17.5)},    # B not evaluated
         "rare_words": {"A": {"recall": 4.0, "recall_low": 2.0, "recall_high": 6.0}},
-        "abstractiveness": {"A": {"distinct": 95.44, "adjacent_repeat": 6.36}, "lead": {"distinct": 100.0}},
+        "abstractiveness": {"A": {"distinct": 95.44, "adjacent_repeat": 6.36, "mean_words": 7.04},
+                            "lead": {"distinct": 100.0}},
+        "comparisons": {"A vs lead3": {"a": "A", "b": "lead3", "what": "against lead3", "seeds_a": 3, "seeds_b": 1,
+                                       "n": 4, **{t: {"delta": -1.0, "low": -2.5, "high": 0.4, "p_value": 0.16}
+                                                  for t in ("rouge1", "rouge2", "rougeL")}}},
     }
     (tmp_path / "metrics").mkdir()
     for name, data in metrics.items():
@@ -38,14 +43,20 @@ def project(tmp_path: Path) -> Sources:
 
 def test_the_results_table(project: Sources) -> None:
     assert BLOCKS["results"](project).split("\n") == [
-        "| system | reads | R-1 | R-2 | R-L | rare-word recall | distinct % | twice % |",
-        "| --- | --- | --- | --- | --- | --- | ---: | ---: |",
-        "| A (transformer) | first40 | 20.00 [19.00, 21.00] | 5.00 | 18.00 | 4.00 [2.00, 6.00] | 95.4 | 6.4 |",
-        "| lead | 2 sentences | 25.00 [24.00, 26.00] | 7.00 | 20.00 | – | 100.0 | – |",
-        "| oracle ‡ | 2 sentences | 30.00 [29.00, 31.00] | 9.00 | 25.00 | – | – | – |",
-        "| lead3 | first 3 sentences | 21.00 [20.00, 22.00] | 6.00 | 17.00 | – | – | – |",
-        "| first40 | first 40 tokens | 22.00 [21.00, 23.00] | 6.50 | 17.50 | – | – | – |",
+        "| system | reads | seeds | R-1 | R-2 | R-L | rare-word recall | words | distinct % | twice % |",
+        "| --- | --- | --- | --- | --- | --- | --- | ---: | ---: | ---: |",
+        "| A (transformer) | first40 | 3 | 20.00 ± 0.55 [19.00, 21.00] | 5.00 ± 0.20 | 18.00 ± 0.40 "
+        "| 4.00 [2.00, 6.00] | 7.0 | 95.4 | 6.4 |",
+        "| lead | 2 sentences | 1 | 25.00 [24.00, 26.00] | 7.00 | 20.00 | – | – | 100.0 | – |",
+        "| oracle ‡ | 2 sentences | 1 | 30.00 [29.00, 31.00] | 9.00 | 25.00 | – | – | – | – |",
+        "| lead3 | first 3 sentences | 1 | 21.00 [20.00, 22.00] | 6.00 | 17.00 | – | – | – | – |",
+        "| first40 | first 40 tokens | 1 | 22.00 [21.00, 23.00] | 6.50 | 17.50 | – | – | – | – |",
     ]
+
+
+def test_the_comparisons_table(project: Sources) -> None:
+    assert BLOCKS["comparisons"](project).split("\n")[2:] == [
+        "| A | lead3 | against lead3 | -1.00 [-2.50, +0.40] (0.160) | -1.00 [-2.50, +0.40] (0.160) | 3/1 |"]
 
 
 def test_the_extractive_results_table(project: Sources) -> None:
@@ -92,3 +103,71 @@ def test_the_numerals_table_from_that_pipeline_s_metrics(project: Sources) -> No
     (folder / "reports" / "numerals.json").write_text(json.dumps(
         {"random-bahdanau-5": run | {"valid_token_accuracy": 0.9}, "random-none-5": run}))
     assert BLOCKS["numerals"](project).split("\n")[2:] == ["| 5 | 50.0 % (25.0 %) / 1.500 | 90.0 % (25.0 %) / 1.500 |"]
+
+
+def _experiment(project: Sources, name: str, params: dict, metrics: dict) -> None:
+    import yaml
+
+    folder = project.root / "experiments" / name
+    (folder / "metrics").mkdir(parents=True)
+    (folder / "params.yaml").write_text(yaml.safe_dump(params))
+    for file, data in metrics.items():
+        (folder / "metrics" / f"{file}.json").write_text(json.dumps(data))
+
+
+def test_the_real_text_tables_say_when_their_pipeline_has_not_run(project: Sources) -> None:
+    for name in ("gigaword", "cnn"):
+        (project.root / "experiments" / name).mkdir(parents=True)
+        (project.root / "experiments" / name / "params.yaml").write_text("{}\n")
+        assert BLOCKS[f"realtext-{name}"](project) == (
+            f"*Not run in this checkout yet: `dvc repro experiments/{name}/dvc.yaml` writes "
+            f"`experiments/{name}/metrics/`, then `sumpipe docs` fills this table.*")
+
+
+def test_the_gigaword_table_beside_the_thesis(project: Sources) -> None:
+    """Gigaword test F1 (mean ± sd over seeds [interval]) and DUC recall, beside Tables 5.15 and 5.22 (and
+    Rush et al.'s prefix on DUC 2004)."""
+    seeded = _entry(33.0, 12.0, 31.0) | {"rouge1_sd": 0.4, "rouge2_sd": 0.2, "rougeL_sd": 0.3, "n_seeds": 3}
+    recall = {"rouge1_recall": 23.0, "rouge1_recall_low": 22.0, "rouge1_recall_high": 24.0, "rouge1_recall_sd": 0.5,
+              "rouge2_recall": 5.0, "rougeL_recall": 20.0}
+    params = {"models": {"M1": {"family": "transformer", "input": "first50"}},
+              "extract": {"budgets": [{"method": "first", "tokens": 50}, {"method": "first", "tokens": 8}]},
+              "evaluate": {"lead_sentences": 1, "prefix_bytes": [75]}, "crosseval": {"name": "duc2003"}}
+    prefix = {"rouge1_recall": 21.88, "rouge1_recall_low": 21.0, "rouge1_recall_high": 22.7, "rouge2_recall": 6.38,
+              "rougeL_recall": 19.12}
+    _experiment(project, "gigaword", params, {
+        "rouge": {"M1": seeded, "lead1": _entry(31.7, 12.3, 28.0), "prefix75": _entry(31.6, 12.4, 28.9),
+                  "first8": _entry(29.2, 11.6, 27.5)},
+        "crosseval": {"M1 (duc2003)": recall, "prefix75 (duc2003)": prefix}})
+    rows = BLOCKS["realtext-gigaword"](project).split("\n")
+    assert rows[0] == ("| system | Gigaword R-1 (F1) | R-2 | R-L | duc2003 R-1 (recall) | R-2 | R-L | "
+                       "thesis Gigaword (F1) | published DUC 2004 |")
+    assert rows[2:] == [
+        "| M1 (transformer) | 33.00 ± 0.40 [32.00, 34.00] | 12.00 ± 0.20 | 31.00 ± 0.30 | 23.00 ± 0.50 [22.00, 24.00] "
+        "| 5.00 | 20.00 | 33.09 / 15.64 / 31.14 | 26.35 / 9.23 / 24.50 |",
+        "| lead1 | 31.70 [30.70, 32.70] | 12.30 | 28.00 | – | – | – | – | – |",
+        "| prefix75 | 31.60 [30.60, 32.60] | 12.40 | 28.90 | 21.88 [21.00, 22.70] | 6.38 | 19.12 | – "
+        "| 22.43 / 6.49 / 19.65 |",
+        "| first8 | 29.20 [28.20, 30.20] | 11.60 | 27.50 | – | – | – | – | – |",
+    ]
+
+
+def test_the_cnn_table_beside_the_thesis_and_its_selections(project: Sources) -> None:
+    params = {"models": {"M1": {"family": "transformer", "input": "first400"},
+                         "M1-400": {"family": "transformer", "input": "ngram400"}},
+              "extract": {"budgets": [{"method": "first", "tokens": 400}, {"method": "ngram", "tokens": 400}]},
+              "extractive": {"systems": ["oracle"], "sentences": 3}, "evaluate": {"lead_sentences": 3}}
+    coverage = {"test": {"examples": 323, "first400": {"share": 0.6543, "binds": 0.98, "differs": 0.0},
+                         "ngram400": {"share": 0.651, "binds": 0.98, "differs": 0.81234}}}
+    _experiment(project, "cnn", params, {
+        "rouge": {"M1": _entry(28.0, 5.0, 17.5), "lead3": _entry(32.7, 11.7, 20.5), "oracle": _entry(40.0, 18.0, 30.0)},
+        "rare_words": {"M1": {"recall": 2.5}}, "coverage": coverage})
+    text = BLOCKS["realtext-cnn"](project)
+    scores, selections = text.split("\n\nThe models' inputs on the 323 test stories:\n\n")
+    assert scores.split("\n")[2:] == [
+        "| M1 (transformer) | first400 | 28.00 [27.00, 29.00] | 5.00 | 17.50 | 2.50 | 35.56 / 12.90 / 33.08 |",
+        "| oracle ‡ | 3 sentences | 40.00 [39.00, 41.00] | 18.00 | 30.00 | – | – |",
+        "| lead3 | first 3 sentences | 32.70 [31.70, 33.70] | 11.70 | 20.50 | – | 40.34 / 17.70 / 36.57 |",
+    ]   # M1-400 not evaluated: no row
+    assert selections.split("\n")[2:] == ["| `first400` | 0.654 | 0.980 | 0.000 |",
+                                          "| `ngram400` | 0.651 | 0.980 | 0.812 |"]

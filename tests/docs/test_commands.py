@@ -26,6 +26,12 @@ def copy(repo_root: Path, tmp_path: Path) -> Path:
     (tmp_path / numerals / "reports").mkdir(parents=True)
     for name in ("params.yaml", "reports/numerals.json"):
         shutil.copy(repo_root / numerals / name, tmp_path / numerals / name)
+    for name in ("gigaword", "cnn"):  # the real-text experiments: their params, and metrics once they have run
+        experiment = Path("experiments") / name
+        (tmp_path / experiment).mkdir(parents=True)
+        shutil.copy(repo_root / experiment / "params.yaml", tmp_path / experiment / "params.yaml")
+        if (repo_root / experiment / "metrics").is_dir():
+            shutil.copytree(repo_root / experiment / "metrics", tmp_path / experiment / "metrics")
     return tmp_path
 
 

@@ -114,3 +114,41 @@ def test_crosseval_on_a_multi_reference_corpus(tmp_path: Path, eval_corpus, make
     summary = json.loads((tmp_path / "crosseval" / "summary.json").read_text())
     assert summary["corpus"] == "tiny-duc" and "3 reference(s)" in summary["references_note"]
     assert json.loads((Path(paths.metrics) / "crosseval.json").read_text()) == summaries
+
+
+def test_crosseval_under_the_duc_protocol(tmp_path: Path, eval_corpus, make_eval_model) -> None:
+    """DUC: every summary (models, lead, prefix) cut to its first N bytes, recall averaged over the
+    references, F1 beside it; M2 compared with M1 and every model with Lead-k and the best baseline."""
+    from sumpipe.config import ModelSpec, ScoringProtocol
+    from sumpipe.evaluate.rouge import FastRouge
+
+    paths = _paths(tmp_path)
+    for name in ("M1", "M2"):
+        make_eval_model(Path(paths.models) / name / "seed-1", Budget("first", 200), seed=1)
+    corpus = tmp_path / "duc.jsonl"
+    rows = [{"id": f"d{i}", "split": "test", "source": s.replace("\n", " "), "references": [r, "something else ."]}
+            for i, (s, r) in enumerate(zip(eval_corpus.sources, eval_corpus.references))]
+    corpus.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    cfg = CrossEvalConfig(models=["M1", "M2"], data=DataConfig(dataset="local", path=str(corpus)), name="duc",
+                          protocol=ScoringProtocol(max_bytes=15, references="average", measure="recall"))
+    specs = {"M1": ModelSpec(input="first200"), "M2": ModelSpec(input="first200", rarity=True)}
+    result = run_crosseval(paths, cfg, DecodeConfig(beam_size=2, max_length=12, batch_size=4),
+                           EvaluateConfig(bootstrap_samples=100, seed=5, lead_sentences=1, prefix_bytes=[75]), [1],
+                           specs)
+    assert list(result.summaries) == ["M1 (duc)", "M2 (duc)", "lead1 (duc)", "prefix75 (duc)"]
+    frame = read_parquet(tmp_path / "crosseval" / "M1.parquet")
+    assert all(len(p.encode()) <= 15 for p in frame["prediction"])
+    row = frame.iloc[0]
+    mean_recall = sum(FastRouge().score(ref, row["prediction"])["rouge1"][1] for ref in row["references"]) / 2
+    assert row["rouge1_recall"] == pytest.approx(mean_recall)
+    lead = result.summaries["lead1 (duc)"]  # the whole first sentence, cut to 15 bytes: "the cat sat on " ...
+    assert lead == {**lead, "rouge1_recall": result.summaries["prefix75 (duc)"]["rouge1_recall"]}
+    assert {"rouge1_recall_low", "rouge1_recall_high", "rouge1", "rouge1_low"} <= set(result.summaries["M1 (duc)"])
+    pairs = [(c["a"], c["b"], c["measure"]) for c in result.comparisons]
+    assert pairs == [("M2 (duc)", "M1 (duc)", "recall"), ("M1 (duc)", "lead1 (duc)", "recall"),
+                     ("M2 (duc)", "lead1 (duc)", "recall"), ("M1 (duc)", "prefix75 (duc)", "recall"),
+                     ("M2 (duc)", "prefix75 (duc)", "recall")]  # every model against every baseline
+    summary = json.loads((tmp_path / "crosseval" / "summary.json").read_text())
+    assert summary["references_note"] == ("2 reference(s) per example; with several, P, R and F1 averaged over the "
+                                          "references (ROUGE-1.5.5 -f A); every summary cut to its first 15 bytes.")
+    assert summary["order"] == list(result.summaries) and summary["measure"] == "recall"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from sumpipe.evaluate.summary import ScoringSetup, cell, compare_seeds, markdown_table, summarize_seeds
+from sumpipe.evaluate.summary import ScoringSetup, cell, compare_seeds, markdown_table, summarize, summarize_seeds
 
 SETUP = ScoringSetup(bootstrap_samples=500, seed=3)
 
@@ -58,3 +58,25 @@ def test_table_cells_show_the_seed_spread_and_count() -> None:
     table = markdown_table({"M1": seeded, "lead": plain}, types=("rouge1",)).split("\n")
     assert table[0] == "| Model | R-1 | n | seeds |"
     assert table[2:] == ["| M1 | 22.68 ± 0.58 [21.00, 24.10] | 454 | 4 |", "| lead | 23.91 [22.60, 25.27] | 454 | 1 |"]
+
+
+def test_a_recall_protocol_gives_recall_its_interval_spread_and_comparisons() -> None:
+    """The DUC protocol leads with recall: its mean gets the interval, sd and per-seed values F1 has, and the
+    comparisons test it; F1 keeps its own."""
+    recall = ScoringSetup(bootstrap_samples=200, seed=3, measure="recall")
+    a = {1: run([0.2, 0.4]).assign(rouge1_recall=[0.5, 0.7]), 2: run([0.4, 0.6]).assign(rouge1_recall=[0.7, 0.9])}
+    out = summarize_seeds(a, recall)
+    assert (out["rouge1"], out["rouge1_recall"]) == (40.0, 70.0)  # F1 30/50, recall 60/80 by seed
+    assert out["rouge1_recall_sd"] == out["rouge1_sd"] == pytest.approx(14.1421, abs=1e-4)
+    assert out["rouge1_recall_low"] <= 70.0 <= out["rouge1_recall_high"] and "rouge1_recall_low" not in summarize_seeds(
+        a, SETUP)
+    assert (out["seeds"]["1"]["rouge1_recall"], out["seeds"]["2"]["rouge1_recall"]) == (60.0, 80.0)
+    b = {0: run([0.4, 0.6]).assign(rouge1_recall=[0.1, 0.1])}
+    assert compare_seeds(a, b, recall)["rouge1"]["delta"] == pytest.approx(60.0)  # recall 70 - 10
+    assert compare_seeds(a, b, SETUP)["rouge1"]["delta"] == pytest.approx(-10.0)  # F1 40 - 50
+    one = summarize(run([0.2, 0.4]).assign(rouge2_recall=[1.0, 0.0]), recall)
+    assert (one["rouge2_recall"], one["rouge2_recall_low"], one["rouge2_recall_high"]) == (50.0, 0.0, 100.0)
+    table = markdown_table({"M1": out}, types=("rouge1",), measure="recall").split("\n")
+    assert table[0] == "| Model | R-1 recall | n | seeds |" and table[2].startswith("| M1 | 70.00 ± 14.14 [")
+    assert "averaged over the references" in ScoringSetup(references="average").line()
+    assert ScoringSetup(max_bytes=75).as_dict()["length"] == "the first 75 bytes of every summary (ROUGE-1.5.5 -b 75)"

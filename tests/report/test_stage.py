@@ -143,6 +143,35 @@ def test_sample_text_renders_as_written() -> None:
     assert f"<td>{html.escape(text, quote=False)}</td>" in page
 
 
+def test_a_recall_protocol_leads_the_tables_with_recall_and_keeps_f1_beside(tmp_path: Path, eval_corpus) -> None:
+    """Under the DUC protocol (here a 12-byte cut, recall): the ROUGE table shows recall with its intervals,
+    an F1 table follows, the comparisons say they test recall; the crosseval section likewise, with its own
+    comparisons (`sumpipe.report.stage.crosseval_section`)."""
+    from sumpipe.config import ScoringProtocol
+    from sumpipe.report.stage import crosseval_section
+
+    paths = eval_corpus.make_tree(tmp_path)
+    cfg = EvaluateConfig(bootstrap_samples=50, seed=5, prefix_bytes=[75],
+                         protocol=ScoringProtocol(max_bytes=12, references="average", measure="recall"))
+    result = run_evaluate(paths, cfg, SPECS, [1], [], [])
+    md = build_report(paths, ReportConfig(n_samples=1, n_heatmaps=0), ["M1", "M2"], seed=1).markdown.read_text()
+    recall = result.summaries["M1"]["rouge1_recall"]
+    assert "| Model | R-1 recall | R-2 recall | R-L recall | R-Lsum recall | n | seeds |" in md
+    assert f"| M1 | **{recall:.2f} [" in md and "F1 x 100 of the same summaries:" in md
+    assert "Δ = mean recall x 100 of A minus that of B" in md and "| M1 | prefix75 | against prefix75 |" in md
+    assert "Scored: the first 12 bytes of every summary (ROUGE-1.5.5 -b 12)." in md
+    m1 = result.summaries["M1"]
+    cross = {"corpus": "duc", "split": "all", "config": {"measure": "recall"}, "references_note": "4 refs.",
+             "systems": {"M1 (duc)": m1},
+             "comparisons": [{"a": "M1 (duc)", "b": "lead1 (duc)", "what": "against lead1 (duc)", "n": 6, "seeds_a": 1,
+                              "seeds_b": 1, "measure": "recall",
+                              **{t: {"delta": 1.0, "low": 0.5, "high": 1.5, "p_value": 0.01}
+                                 for t in ("rouge1", "rouge2", "rougeL")}}]}
+    section = "\n".join(crosseval_section(cross))
+    assert f"| M1 (duc) | {recall:.2f} [" in section and "F1 x 100 of the same summaries:" in section
+    assert "| M1 (duc) | lead1 (duc) | against lead1 (duc) | +1.00 [+0.50, +1.50] (0.010) †" in section
+
+
 def test_the_decoding_rule_table_shows_both_sides() -> None:
     from sumpipe.report.stage import decoding_rule_section
 

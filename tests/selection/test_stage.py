@@ -47,9 +47,13 @@ def test_coverage_by_hand():
     summary = stats.summary()
     assert summary["examples"] == 3 and summary["reference_words"] == pytest.approx(8 / 3, abs=1e-4)
     # share averages the two examples with reference words: (2/4 + 0) / 2
-    assert summary["sel"] == {"words_present": round(2 / 3, 4), "share": 0.25, "occurrences": 1.0, "binds": 0.0}
+    assert summary["sel"] == {"words_present": round(2 / 3, 4), "share": 0.25, "occurrences": 1.0, "binds": 0.0,
+                              "differs": 0.0}
     stats.add_binding("sel", True)
     assert stats.summary()["sel"]["binds"] == round(1 / 3, 4)   # one of the three documents exceeds the budget
+    for chosen in ([0, 1, 2], [0, 2], []):  # the leading sentences, a skipped one, nothing: one differs
+        stats.add_choice("sel", chosen)
+    assert stats.summary()["sel"]["differs"] == round(1 / 3, 4)
 
 
 def test_merged_batches_sum_like_one():
@@ -97,10 +101,12 @@ def test_stage_outputs_and_coverage(pipeline):
     test = metrics["test"]
     assert test["reference_words"] == 4.0
     # the document's 21 tokens exceed both budgets: every selection binds ("full" never does)
-    assert test["full"] == {"words_present": 4.0, "share": 1.0, "occurrences": 5.0, "binds": 0.0}
-    assert test["first7"] == test["ngram7"] == {"words_present": 1.0, "share": 0.25, "occurrences": 1.0, "binds": 1.0}
-    assert test["first14"] == {"words_present": 3.0, "share": 0.75, "occurrences": 4.0, "binds": 1.0}
-    assert test["ngram14"] == {"words_present": 2.0, "share": 0.5, "occurrences": 2.0, "binds": 1.0}
+    # and only ngram14 chose a sentence past the first ([0, 2]): the one selection that differs from first-N
+    assert test["full"] == {"words_present": 4.0, "share": 1.0, "occurrences": 5.0, "binds": 0.0, "differs": 0.0}
+    assert test["first7"] == test["ngram7"] == {"words_present": 1.0, "share": 0.25, "occurrences": 1.0, "binds": 1.0,
+                                                "differs": 0.0}
+    assert test["first14"] == {"words_present": 3.0, "share": 0.75, "occurrences": 4.0, "binds": 1.0, "differs": 0.0}
+    assert test["ngram14"] == {"words_present": 2.0, "share": 0.5, "occurrences": 2.0, "binds": 1.0, "differs": 1.0}
     assert json.loads((pipeline / "metrics" / "coverage.json").read_text()) == metrics
 
     valid = pd.read_parquet(pipeline / "extracted" / "ngram7" / "valid.parquet")

@@ -4,6 +4,7 @@ the `preprocess` stage function and command on tiny raw directories."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -317,3 +318,30 @@ def test_real_gigaword_is_nearly_a_fixed_point(shared_data: Path) -> None:
         assert "<unk>" not in text and "<" not in text.split()
         unchanged += text.split() == source.split()
     assert unchanged >= 0.8 * len(rows)   # 86 %: the rest differ by the documented mappings only
+
+
+@pytest.mark.parametrize(("column", "values", "kind"), [
+    ("source", [1, 2], "int64"),
+    ("source", [1.5, 2.5], "double"),
+    ("reference", [7, 8], "int64"),
+    ("references", [[1, 2], [3]], "list<element: int64>"),
+])
+def test_numbers_instead_of_text_are_refused_in_one_line(tmp_path: Path, column: str, values: list, kind: str) -> None:
+    """A raw split whose text column holds numbers would become the digits' text and train a model on it:
+    refused, naming the file and the column (the raw split's contract, sumpipe.schemas.RAW)."""
+    columns = {"id": ["a", "b"], "source": ["Some text.", "More."], "reference": ["Text.", "More."], column: values}
+    write_split(tmp_path / "raw", "train", columns)
+    expected = (f"{tmp_path / 'raw' / 'train.parquet'}: column '{column}' is {kind}, expected "
+                f"{'a list of texts' if column == 'references' else 'text'} (a raw split)")
+    with pytest.raises(SumpipeError, match=f"^{re.escape(expected)}$"):
+        preprocess(tmp_path / "raw", tmp_path / "out", PreprocessConfig(), tmp_path / "m.json")
+    assert not (tmp_path / "out").exists()
+
+
+def test_bytes_and_large_strings_are_still_text(tmp_path: Path) -> None:
+    """What the contract lets through besides strings: binary text (decoded and repaired) and large strings."""
+    write_split(tmp_path / "raw", "train", {"source": [b"Caf\xe9 opened.", b"A dog barked."],
+                                            "reference": ["Cafe.", "Dog."]},
+                types={"source": pa.binary(), "reference": pa.large_string()})
+    report = preprocess(tmp_path / "raw", tmp_path / "out", PreprocessConfig(), tmp_path / "m.json")
+    assert (report["train"]["rows_out"], report["train"]["repaired"]) == (2, 1)

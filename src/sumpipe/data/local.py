@@ -12,6 +12,13 @@ is a one-line error when named on its own, and is skipped (and listed in stats) 
 so `data.path` may point at a folder that also holds such files.
 
 A `source` stored as a list (of sentences) is joined with "\n".
+
+Options (`data.options.local`, `LocalOptions`) map the corpus's own splits onto sumpipe's train/valid/test:
+`splits` renames them (`{valid: test}`) and `resplit` divides the rows of a split again by the stable
+id hash under `data.split_ratios`. The Gigaword pairs of ../shared/data come as 25,156 train and 1,036
+valid: `{splits: {valid: test}, resplit: [train]}` with ratios {train: 0.96, valid: 0.04, test: 0} makes
+the 1,036 the test set and carves a validation split of about 1,000 pairs from train, the same pairs on
+every machine (`sumpipe.data.split.stable_split`).
 Text is UTF-8 (UTF-16/32 with a byte order mark; `sumpipe.io.text_lines`), invalid bytes replaced;
 rows that needed it are counted as repaired.
 Rows with an empty source or reference, or a repeated id, are dropped and counted.
@@ -32,14 +39,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sumpipe.config import DataConfig
-from sumpipe.data.datasets import DATASETS, Dataset, NoOptions, Rows
-from sumpipe.data.split import content_id, normalize_split
+from sumpipe.data.datasets import DATASETS, Dataset, Rows
+from sumpipe.data.split import SPLIT_ALIASES, content_id, normalize_split
 from sumpipe.errors import SumpipeError
 from sumpipe.inputs import data_bytes_limit, data_rows_limit, open_regular, size_text
 from sumpipe.io.native import native_path
 from sumpipe.io.text import decode_text
 from sumpipe.io.userfiles import check_user_table, iter_jsonl, read_bytes
-from sumpipe.validation import require
+from sumpipe.names import Split
+from sumpipe.validation import child_key, require
 
 SUFFIXES = (".jsonl", ".jsonl.gz", ".csv", ".csv.gz", ".parquet")
 
@@ -296,16 +304,54 @@ def load_local(path: str | Path) -> tuple[list[dict], dict]:
     return kept, vars(stats)
 
 
+@dataclass(frozen=True)
+class LocalOptions:
+    """`data.options.local`: how the files' own splits become sumpipe's.
+
+    `splits`: a split as the files name it (any spelling `normalize_split` knows: validation, dev, ...)
+    -> the split its rows go to, e.g. `{valid: test}`. `resplit`: splits (after renaming) whose rows are
+    divided again by the stable id hash under `data.split_ratios`, exactly as rows without a split are,
+    e.g. `[train]` to carve a validation split from the training rows. Applied in that order, to every
+    row that has a split. Defaults: the files' splits as they are."""
+
+    splits: dict[str, Split] = field(default_factory=dict)
+    resplit: list[Split] = field(default_factory=list)
+
+    def check(self, key: str) -> None:
+        for name in self.splits:
+            require(name.strip().lower() in SPLIT_ALIASES, child_key(child_key(key, "splits"), name),
+                    f"not a split name (known: {', '.join(sorted(SPLIT_ALIASES))})")
+        require(len(set(self.resplit)) == len(self.resplit), child_key(key, "resplit"), "lists a split twice")
+
+    def split_of(self, split: Split | None) -> Split | None:
+        """The split a row of file split `split` goes to (None: the stable hash decides)."""
+        if split is None:
+            return None
+        renamed = {SPLIT_ALIASES[k.strip().lower()]: v for k, v in self.splits.items()}
+        split = renamed.get(split, split)
+        return None if split in self.resplit else split
+
+
 def check_local(cfg: DataConfig, key: str) -> None:
     """`local` reads `data.path`: without one, a one-line error before any work."""
     require(bool(cfg.path), f"{key}.path",
             f"required when {key}.dataset is 'local' (a JSONL, CSV or Parquet file or a folder)")
 
 
-def load_local_dataset(cfg: DataConfig, options: NoOptions) -> Rows:
-    """The `local` data set: the file or folder `cfg.path` (`check_local` makes sure there is one)."""
+def load_local_dataset(cfg: DataConfig, options: LocalOptions) -> Rows:
+    """The `local` data set: the file or folder `cfg.path` (`check_local` makes sure there is one), its
+    splits mapped by `options` (the stats count the rows of each file split and where they went)."""
     assert cfg.path is not None
-    return load_local(cfg.path)
+    rows, stats = load_local(cfg.path)
+    moved: dict[str, int] = {}
+    for row in rows:
+        before = row["split"]
+        row["split"] = options.split_of(before)
+        if row["split"] != before:
+            key = f"{before} -> {row['split'] or 'hash'}"
+            moved[key] = moved.get(key, 0) + 1
+    stats["split_changes"] = dict(sorted(moved.items()))
+    return rows, stats
 
 
-DATASETS.register("local", Dataset(load=load_local_dataset, check=check_local))
+DATASETS.register("local", Dataset(load=load_local_dataset, check=check_local, options=LocalOptions))

@@ -180,11 +180,13 @@ def summarize(
     (prepare_raw returns "" when no Latin-script text is left). `details`: True gives every summary
     its p_gen and attention; a collection of document indices gives them to those documents only
     (only their batches record them: a batch's attention history is rows x T x H x S floats). The
-    summaries themselves are the same either way.
+    summaries themselves are the same either way. torch's CPU threads are `cfg.threads` while decoding
+    (`decode.threads`; None: unchanged).
     """
     import torch
 
     from sumpipe.decode.search import decode_batch, make_generator
+    from sumpipe.device import torch_threads
     from sumpipe.models.registry import get_family
 
     codec = get_family(card.family).codec(vocab, card.arch)
@@ -204,7 +206,7 @@ def summarize(
     order = sorted(range(len(examples)), key=lambda i: -len(examples[i].src))
     wanted = None if isinstance(details, bool) else frozenset(details)
     results: list[Decoded | None] = [None] * len(examples)
-    with torch.inference_mode():
+    with torch.inference_mode(), torch_threads(getattr(cfg, "threads", None)):
         for start in range(0, len(order), cfg.batch_size):
             started = time.perf_counter()
             chunk = order[start : start + cfg.batch_size]

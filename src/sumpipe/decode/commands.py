@@ -37,7 +37,7 @@ def decode(
     length_penalty: Annotated[float | None, typer.Option("--length-penalty", help="GNMT alpha")] = None,
     block_ngram: Annotated[int | None, typer.Option(
         "--block-ngram", help="never repeat an n-gram of this size (0 = off)")] = None,
-    block_adjacent: Annotated[bool | None, typer.Option(
+    block_adjacent: Annotated[bool | None, flag(
         "--block-adjacent/--no-block-adjacent",
         help="never the same token twice in a row (default: decode.block_adjacent_repeat)")] = None,
     per_line: Annotated[bool, flag("--per-line", help="one document per line")] = False,
@@ -114,11 +114,12 @@ def _run_stage(params: Path, model: str | None, train_seed: int | None) -> None:
     root = Path(p.paths.models)
     if model is not None and model not in p.models:
         raise SumpipeError(f"unknown model {model!r}; params.yaml `models:` has {', '.join(p.models) or 'none'}")
-    seeds = p.train.run_seeds
-    if train_seed is not None and train_seed not in seeds:
-        raise SumpipeError(f"--train-seed {train_seed}: not among train.seeds ({', '.join(map(str, seeds))})")
-    runs = [(name, seed) for name in ([model] if model is not None else list(p.models))
-            for seed in ([train_seed] if train_seed is not None else seeds)]
+    names = [model] if model is not None else list(p.models)
+    if train_seed is not None and model is not None and train_seed not in p.seeds_of(model):
+        raise SumpipeError(f"--train-seed {train_seed}: not among {model}'s seeds "
+                           f"({', '.join(map(str, p.seeds_of(model)))})")
+    runs = [(name, seed) for name in names for seed in p.seeds_of(name)
+            if train_seed is None or seed == train_seed]
     if model is None or train_seed is None:  # several runs: those trained so far (a damaged one is tried, and said)
         runs = [(name, seed) for name, seed in runs if (root / name / seed_folder(seed)).is_dir()]
         if not runs:

@@ -9,9 +9,12 @@ the docs are regenerated. Where each block is used:
 | block | file | from |
 |---|---|---|
 | `results` | README.md | metrics/{rouge,rare_words,abstractiveness}.json, params.yaml's models, systems, baselines |
+| `comparisons` | README.md | metrics/comparisons.json (the seed-aware tests) |
 | `extractive-results` | docs/extractive.md | metrics/rouge.json of `extractive.systems` |
 | `crosseval` | docs/datasets.md | metrics/crosseval.json |
 | `numerals` | docs/numerals.md | experiments/numerals/reports/numerals.json (that pipeline's metrics) |
+| `realtext-gigaword` | docs/realtext.md | experiments/gigaword/metrics/{rouge,crosseval}.json, beside the thesis's |
+| `realtext-cnn` | docs/realtext.md | experiments/cnn/metrics/{rouge,rare_words,coverage}.json, beside the thesis's |
 | `extractive-methods` | docs/extractive.md | the extractive-method registry (class flags, docstrings) |
 | `datasets` | docs/datasets.md | the data-set registry (options dataclasses, lengths) |
 | `families` | docs/models.md | the model-family registry, the models of params.yaml and params-paper.yaml |
@@ -76,10 +79,19 @@ MISSING = "–"
 
 
 def with_interval(entry: dict[str, Any] | None, key: str) -> str:
-    """`22.00 [20.49, 23.56]`: a mean and its bootstrap interval (`<key>_low`, `<key>_high`)."""
+    """`22.68 ± 0.58 [20.95, 24.41]`: a mean, the sd over training seeds when there are several
+    (`<key>_sd`), and its bootstrap interval (`<key>_low`, `<key>_high`)."""
     if not entry or key not in entry:
         return MISSING
-    return f"{entry[key]:.2f} [{entry[key + '_low']:.2f}, {entry[key + '_high']:.2f}]"
+    sd = f" ± {entry[key + '_sd']:.2f}" if f"{key}_sd" in entry else ""
+    return f"{entry[key]:.2f}{sd} [{entry[key + '_low']:.2f}, {entry[key + '_high']:.2f}]"
+
+
+def with_sd(entry: dict[str, Any] | None, key: str, digits: int = 2) -> str:
+    """`4.50 ± 0.31`: a mean and, over several training seeds, its sd."""
+    if not entry or key not in entry:
+        return MISSING
+    return f"{entry[key]:.{digits}f}" + (f" ± {entry[key + '_sd']:.{digits}f}" if f"{key}_sd" in entry else "")
 
 
 def figure(entry: dict[str, Any] | None, key: str, digits: int = 2) -> str:
@@ -127,19 +139,31 @@ def label(name: str, params: Params) -> str:
 # --------------------------------------------------------------------------------------------
 @block("results")
 def results_table(src: Sources) -> str:
-    """README: every system's test ROUGE (R-1 with its interval), rare-word recall, distinct summaries
-    and summaries with a word twice in a row."""
+    """README: every system's test ROUGE (a model's: mean ± sd over its seeds; R-1 with its interval),
+    rare-word recall, length in words, distinct summaries and summaries with a word twice in a row."""
     rouge, rare, abstractive = src.metrics("rouge"), src.metrics("rare_words"), src.metrics("abstractiveness")
     rows = []
     for name, reads in systems(src.params):
         if name not in rouge:
             continue
         r, a = rouge[name], abstractive.get(name)
-        rows.append([label(name, src.params), reads, with_interval(r, "rouge1"), figure(r, "rouge2"),
-                     figure(r, "rougeL"), with_interval(rare.get(name), "recall"),
-                     figure(a, "distinct", 1), figure(a, "adjacent_repeat", 1)])
-    return table(["system", "reads", "R-1", "R-2", "R-L", "rare-word recall", "distinct %", "twice %"], rows,
-                 right=2)
+        rows.append([label(name, src.params), reads, str(r.get("n_seeds", 1)), with_interval(r, "rouge1"),
+                     with_sd(r, "rouge2"), with_sd(r, "rougeL"), with_interval(rare.get(name), "recall"),
+                     figure(a, "mean_words", 1), figure(a, "distinct", 1), figure(a, "adjacent_repeat", 1)])
+    return table(["system", "reads", "seeds", "R-1", "R-2", "R-L", "rare-word recall", "words", "distinct %",
+                  "twice %"], rows, right=3)
+
+
+@block("comparisons")
+def comparisons_table(src: Sources) -> str:
+    """README: the evaluate stage's seed-aware comparisons (metrics/comparisons.json): every difference
+    the results discuss, with its two-level bootstrap interval and p."""
+    rows = []
+    for c in src.metrics("comparisons").values():
+        cells = [f"{c[t]['delta']:+.2f} [{c[t]['low']:+.2f}, {c[t]['high']:+.2f}] ({c[t]['p_value']:.3f})"
+                 for t in ("rouge1", "rougeL")]
+        rows.append([c["a"], c["b"], c["what"], *cells, f"{c['seeds_a']}/{c['seeds_b']}"])
+    return table(["A", "B", "what", "Δ R-1 [95%] (p)", "Δ R-L [95%] (p)", "seeds"], rows, right=3)
 
 
 @block("extractive-results")
@@ -178,6 +202,95 @@ def numerals_table(src: Sources) -> str:
     flat = json.loads(path.read_text(encoding="utf-8"))
     metrics = {run: {length: flat[f"{run}-{length}"] for length in cfg.max_lengths} for run in cfg.runs}
     return markdown_table(metrics, cfg.max_lengths).strip()
+
+
+# --------------------------------------------------------------------------------------------
+# The real-text experiments (issue 29): their metrics beside the thesis's published figures
+# --------------------------------------------------------------------------------------------
+EXPERIMENTS = Path("experiments")
+# Published F1 x 100 (R-1, R-2, R-L) the experiments are compared with; SEEDS.md §1.8 (Morozovskii 2022):
+# Table 5.15 (Gigaword, trained on 3,803,957 pairs), Table 5.22 (DUC 2004, M1 trained on Gigaword), Table
+# 5.1 (CNN/DM, 286,817 stories, 5 epochs); Rush et al. 2015's prefix on DUC 2004 (recall at 75 bytes) and
+# See et al. 2017's Lead-3 on CNN/DM.
+THESIS_GIGAWORD = {"M1": (33.09, 15.64, 31.14), "M2": (32.31, 14.68, 30.49)}
+THESIS_DUC2004 = {"M1": (26.35, 9.23, 24.50), "prefix75": (22.43, 6.49, 19.65)}
+THESIS_CNN = {"M1": (35.56, 12.90, 33.08), "M2": (35.59, 12.51, 33.22), "M1-200": (35.36, 12.65, 32.82),
+              "M2-200": (35.09, 11.98, 32.62), "M1-400": (36.29, 13.24, 33.90), "M2-400": (35.83, 13.09, 33.48),
+              "lead3": (40.34, 17.70, 36.57)}
+TYPES = ("rouge1", "rouge2", "rougeL")
+
+
+def _experiment_metrics(src: Sources, name: str, files: tuple[str, ...]) -> tuple[Params, dict[str, dict]] | None:
+    """experiments/<name>'s params and its metrics files (by name), or None where it has not been run."""
+    params = load_params(src.root / EXPERIMENTS / name / "params.yaml")
+    folder = src.root / EXPERIMENTS / name / params.paths.metrics
+    if not all((folder / f"{file}.json").is_file() for file in files):
+        return None
+    return params, {file: json.loads((folder / f"{file}.json").read_text(encoding="utf-8")) for file in files}
+
+
+def _not_run(name: str) -> str:
+    return (f"*Not run in this checkout yet: `dvc repro experiments/{name}/dvc.yaml` writes "
+            f"`experiments/{name}/metrics/`, then `sumpipe docs` fills this table.*")
+
+
+def _seeded(entry: dict[str, Any] | None, key: str, intervals: bool = False) -> str:
+    """A figure with its sd over seeds (and its interval), as the report's tables show it."""
+    from sumpipe.evaluate.summary import cell
+
+    return MISSING if not entry or key not in entry else cell(entry, key, intervals)
+
+
+def _published(figures: tuple[float, float, float] | None) -> str:
+    return MISSING if figures is None else " / ".join(f"{x:.2f}" for x in figures)
+
+
+@block("realtext-gigaword")
+def realtext_gigaword(src: Sources) -> str:
+    """docs/realtext.md: the headline models and baselines on the Gigaword test pairs (F1) and on DUC 2003
+    under the DUC protocol (recall at 75 bytes, averaged over the four references), beside the thesis's."""
+    found = _experiment_metrics(src, "gigaword", ("rouge", "crosseval"))
+    if found is None:
+        return _not_run("gigaword")
+    params, metrics = found
+    rouge, cross = metrics["rouge"], metrics["crosseval"]
+    corpus = params.crosseval.name
+    names = [*params.models, f"lead{params.evaluate.lead_sentences}",
+             *(f"prefix{b}" for b in params.evaluate.prefix_bytes),
+             *(n for n in rouge if n.startswith("first"))]
+    rows = []
+    for name in names:
+        test, duc = rouge.get(name), cross.get(f"{name} ({corpus})")
+        rows.append([label(name, params), _seeded(test, "rouge1", intervals=True),
+                     *(_seeded(test, key) for key in TYPES[1:]), _seeded(duc, "rouge1_recall", intervals=True),
+                     *(_seeded(duc, f"{key}_recall") for key in TYPES[1:]),
+                     _published(THESIS_GIGAWORD.get(name)), _published(THESIS_DUC2004.get(name))])
+    return table(["system", "Gigaword R-1 (F1)", "R-2", "R-L", f"{corpus} R-1 (recall)", "R-2", "R-L",
+                  "thesis Gigaword (F1)", "published DUC 2004"], rows)
+
+
+@block("realtext-cnn")
+def realtext_cnn(src: Sources) -> str:
+    """docs/realtext.md: the six models, Lead-3, the extractive systems and the oracle on the CNN test
+    stories (F1, rare-word recall), beside the thesis's Table 5.1, and how often each selection binds
+    and differs from the first tokens."""
+    found = _experiment_metrics(src, "cnn", ("rouge", "rare_words", "coverage"))
+    if found is None:
+        return _not_run("cnn")
+    params, metrics = found
+    rouge, rare, coverage = metrics["rouge"], metrics["rare_words"], metrics["coverage"].get("test", {})
+    rows = []
+    for name, reads in systems(params):
+        if name in rouge:
+            rows.append([label(name, params), reads, _seeded(rouge[name], "rouge1", intervals=True),
+                         *(_seeded(rouge[name], key) for key in TYPES[1:]),
+                         _seeded(rare.get(name), "recall"), _published(THESIS_CNN.get(name))])
+    scores = table(["system", "reads", "R-1", "R-2", "R-L", "rare-word recall", "thesis (Table 5.1)"], rows)
+    budgets = [f"{b.method}{b.tokens}" for b in params.extract.budgets]
+    inputs = [[f"`{name}`", figure(coverage.get(name), "share", 3), figure(coverage.get(name), "binds", 3),
+               figure(coverage.get(name), "differs", 3)] for name in budgets if name in coverage]
+    selections = table(["input", "reference words present (share)", "binds", "differs"], inputs, right=3)
+    return f"{scores}\n\nThe models' inputs on the {coverage.get('examples', MISSING)} test stories:\n\n{selections}"
 
 
 # --------------------------------------------------------------------------------------------

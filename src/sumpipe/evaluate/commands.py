@@ -19,7 +19,7 @@ def evaluate(params: ParamsOption = Path("params.yaml")) -> None:
 
     p = load_params(params)
     extractive = [s for s in p.extractive.systems if s not in p.models]
-    result = run_evaluate(p.paths, p.evaluate, p.models, p.train.run_seeds, extractive,
+    result = run_evaluate(p.paths, p.evaluate, p.models, p.seeds_by_model(), extractive,
                           baseline_selections(p.extract.budgets), split=p.decode.split)
     for name in result.skipped:
         typer.echo(f"evaluate: no {p.decode.split} output for {name}, left out", err=True)
@@ -59,10 +59,13 @@ def crosseval(params: ParamsOption = Path("params.yaml")) -> None:
     from sumpipe.evaluate.crosseval import run_crosseval
 
     p = load_params(params)
-    result = run_crosseval(p.paths, p.crosseval, p.decode, p.evaluate, p.train.run_seeds)
+    specs = {name: p.models[name] for name in p.crosseval.models if name in p.models}
+    result = run_crosseval(p.paths, p.crosseval, p.crosseval.decode_config(p.decode), p.evaluate, p.seeds_by_model(),
+                           specs)
     for note in result.notes:
         typer.echo(f"crosseval: {note}", err=True)
-    figures = ", ".join(f"{name} R-1/R-2/R-L {s['rouge1']:.2f}/{s['rouge2']:.2f}/{s['rougeL']:.2f}"
+    key = "" if p.crosseval.protocol.measure == "fmeasure" else f"_{p.crosseval.protocol.measure}"
+    figures = ", ".join(f"{name} R-1/R-2/R-L {s['rouge1' + key]:.2f}/{s['rouge2' + key]:.2f}/{s['rougeL' + key]:.2f}"
                         for name, s in result.summaries.items())
     typer.echo(f"crosseval: {figures} -> {p.paths.crosseval}/, {p.paths.metrics}/crosseval.json")
 

@@ -5,16 +5,21 @@ references per document). Here `crosseval.data` names the other corpus exactly a
 section does and is read with the download stage's loaders; each source then goes through what
 the model's own training data went through (`sumpipe.decode.batches.prepare_raw`: preprocessing, and the
 model's input selection with the training n-gram table), is decoded with the `decode:` parameters,
-and is scored against every reference, preprocessed the same way, keeping the best per ROUGE type
-(as rouge-score's `score_multi`).
+and is scored against every reference, preprocessed the same way, under `crosseval.protocol`
+(`sumpipe.config.ScoringProtocol`): by default the best reference per ROUGE type (as rouge-score's
+`score_multi`); the DUC protocol cuts every summary, baselines included, to its first 75 bytes and
+averages recall over the four references (ROUGE-1.5.5 `-b 75 -f A`), F1 beside it.
 
 Beside ROUGE, each model's summaries of this unseen text are checked for degeneracy: % distinct
 summaries, % with a word repeated back to back and mean length (`sumpipe.evaluate.abstractiveness`),
 next to the corpus's reference lengths (10th-90th percentile) and its Lead-3 baseline.
 
 Every seed of `train.seeds` of each model is tested; a model's figures are the mean over its seeds
-(sd and every seed's value beside it, as in the evaluate stage). Baselines: the one-sentence lead and
-Lead-k.
+(sd and every seed's value beside it, as in the evaluate stage). Baselines: the one-sentence lead,
+Lead-k (`evaluate.lead_sentences`) and the byte prefixes of `evaluate.prefix_bytes` (Rush et al. 2015's
+75-byte prefix). Comparisons, seed-aware as the evaluate stage's (`sumpipe.evaluate.pairs`): M2 against
+M1 and a hybrid against its base among the tested models, and every model against each baseline, on the
+protocol's measure.
 
 Outputs: `${paths.crosseval}/<model>.parquet` (id, source, seed, prediction, references, per-example
 scores), `${paths.crosseval}/summary.json` (set-up, per-model means with intervals, degeneracy) and
@@ -23,20 +28,22 @@ scores), `${paths.crosseval}/summary.json` (set-up, per-model means with interva
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from sumpipe.config import CrossEvalConfig, DecodeConfig, EvaluateConfig, PathsConfig
+from sumpipe.config import CrossEvalConfig, DecodeConfig, EvaluateConfig, ModelSpec, PathsConfig
 from sumpipe.errors import SumpipeError
 from sumpipe.evaluate.abstractiveness import abstractiveness
-from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, score_pairs
-from sumpipe.evaluate.stage import lead_sentences, setup_of
+from sumpipe.evaluate.pairs import Pair, baseline_pairs, model_pairs
+from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, cut_bytes, multi_reference_note, score_pairs
+from sumpipe.evaluate.stage import ONE_RUN, best_extractive, comparisons_of, lead_sentences, setup_of, source_prefix
 from sumpipe.evaluate.summary import summarize, summarize_seeds
 from sumpipe.io.atomic import write_json, write_parquet
-from sumpipe.names import seed_folder
+from sumpipe.names import Seeds, seed_folder, seeds_for
 
 
 def load_corpus(cfg: CrossEvalConfig) -> pd.DataFrame:
@@ -83,15 +90,27 @@ def degeneracy(summaries: list[str]) -> dict[str, float]:
 class CrossEvalResult:
     summaries: dict[str, dict]  # "<model> (<corpus>)" -> ROUGE means and intervals
     notes: list[str] = field(default_factory=list)  # what the command should tell the user
+    comparisons: list[dict] = field(default_factory=list)  # seed-aware, on the protocol's measure
+
+
+def crosseval_pairs(specs: Mapping[str, ModelSpec], label: dict[str, str], lead: str,
+                    baselines: list[str]) -> list[Pair]:
+    """The comparisons among the tested models (`sumpipe.evaluate.pairs`, by their table labels): rarity and
+    selection pairs, and every model against Lead-k and each other baseline."""
+    among = [Pair(label[p.a], label[p.b], p.what) for p in model_pairs(specs) if p.a in label and p.b in label]
+    return among + baseline_pairs(list(label.values()), lead, None, baselines)
 
 
 def run_crosseval(paths: PathsConfig, cfg: CrossEvalConfig, decode_cfg: DecodeConfig,
-                  eval_cfg: EvaluateConfig, seeds: list[int]) -> CrossEvalResult:
+                  eval_cfg: EvaluateConfig, seeds: Seeds,
+                  specs: Mapping[str, ModelSpec] | None = None) -> CrossEvalResult:
     """Decode and score the corpus with every seed of every configured model; write outputs; return the
-    summaries (a model's: the mean over its seeds, as the evaluate stage's)."""
+    summaries (a model's: the mean over its seeds, as the evaluate stage's) and the comparisons (`specs`:
+    the tested models' params entries, for M2-against-M1 and hybrid-against-base pairs)."""
     from sumpipe.text.preprocess import preprocess_text
 
-    runs = {name: {seed: Path(paths.models) / name / seed_folder(seed) for seed in seeds} for name in cfg.models}
+    runs = {name: {seed: Path(paths.models) / name / seed_folder(seed) for seed in seeds_for(seeds, name)}
+            for name in cfg.models}
     for name, folders in runs.items():
         missing = [seed for seed, folder in folders.items() if not folder.is_dir()]
         if missing:
@@ -99,18 +118,22 @@ def run_crosseval(paths: PathsConfig, cfg: CrossEvalConfig, decode_cfg: DecodeCo
                                f"{paths.models}/ (run `sumpipe train --model {name} --seed {missing[0]}`)")
     corpus = load_corpus(cfg)
     references = [[preprocess_text(r) for r in refs] for refs in corpus["references"]]
-    setup = setup_of(eval_cfg)
-    scorer = FastRouge(ROUGE_TYPES, eval_cfg.use_stemmer)
+    protocol = cfg.protocol
+    setup = setup_of(eval_cfg, protocol)
+    scorer = FastRouge(ROUGE_TYPES, eval_cfg.use_stemmer, protocol.references)
     out_dir = Path(paths.crosseval)
     summaries = {}
     notes = []
+    scored_runs: dict[str, dict[int, pd.DataFrame]] = {}  # label -> {seed: per-example scores}
+    label = {name: f"{name} ({cfg.name})" for name in runs}
     for name, folders in runs.items():
         scored, frames, predicted = {}, [], {}
         for seed, folder in folders.items():
-            predictions = decode_corpus(folder, corpus["source"].tolist(), paths.vocab, decode_cfg)
-            empty = sum(1 for p in predictions if not p)
+            decoded = decode_corpus(folder, corpus["source"].tolist(), paths.vocab, decode_cfg)
+            empty = sum(1 for p in decoded if not p)
             if empty:
                 notes.append(f"{name} seed {seed}: {empty} sources had no words left after preprocessing (scored 0)")
+            predictions = [cut_bytes(p, protocol.max_bytes) for p in decoded]
             scores = score_pairs(predictions, references, scorer=scorer)
             scored[seed] = pd.concat([corpus[["id"]].reset_index(drop=True), scores], axis=1)
             frames.append(pd.concat([corpus[["id", "source"]].reset_index(drop=True),
@@ -118,22 +141,36 @@ def run_crosseval(paths: PathsConfig, cfg: CrossEvalConfig, decode_cfg: DecodeCo
                                      scores], axis=1))
             predicted[seed] = predictions
         write_parquet(pd.concat(frames, ignore_index=True), out_dir / f"{name}.parquet")
-        summaries[f"{name} ({cfg.name})"] = {**summarize_seeds(scored, setup), **_mean_degeneracy(predicted)}
-    lead_k = sorted({1, eval_cfg.lead_sentences})  # the one-sentence lead and Lead-k
-    for k in lead_k:
-        lead = [lead_sentences(preprocess_text(s), k) for s in corpus["source"]]
-        summaries[f"lead{k} ({cfg.name})"] = {
-            **summarize(score_pairs(lead, references, scorer=scorer), setup), **degeneracy(lead)}
+        summaries[label[name]] = {**summarize_seeds(scored, setup), **_mean_degeneracy(predicted)}
+        scored_runs[label[name]] = scored
+    sources = [preprocess_text(s) for s in corpus["source"]]
+    baselines = {f"lead{k}": [lead_sentences(s, k) for s in sources]  # the one-sentence lead and Lead-k
+                 for k in sorted({1, eval_cfg.lead_sentences})}
+    baselines |= {f"prefix{size}": [source_prefix(s, size) for s in sources] for size in eval_cfg.prefix_bytes}
+    for base, texts in baselines.items():
+        cut = [cut_bytes(text, protocol.max_bytes) for text in texts]
+        scores = pd.concat([corpus[["id"]].reset_index(drop=True), score_pairs(cut, references, scorer=scorer)],
+                           axis=1)
+        summaries[f"{base} ({cfg.name})"] = {**summarize(scores, setup), **degeneracy(cut)}
+        scored_runs[f"{base} ({cfg.name})"] = {ONE_RUN: scores}
+    lead = f"lead{eval_cfg.lead_sentences} ({cfg.name})"
+    named = [f"{base} ({cfg.name})" for base in baselines]
+    best = best_extractive(summaries, named, [], protocol.measure)
+    comparisons = comparisons_of(crosseval_pairs(specs or {}, label, lead, named), scored_runs, setup)
     n_refs = sorted({len(r) for r in references})
-    note = (f"{'/'.join(map(str, n_refs))} reference(s) per example; with several, the best per ROUGE type "
-            "(rouge-score's score_multi).")
+    note = (f"{'/'.join(map(str, n_refs))} reference(s) per example; with several, "
+            f"{multi_reference_note(protocol.references)}")
+    if protocol.max_bytes:
+        note += f"; every summary cut to its first {protocol.max_bytes} bytes"
     lengths = [len(refs[0].split()) for refs in references]
     band = {"p10": float(np.percentile(lengths, 10)), "p90": float(np.percentile(lengths, 90))}
-    write_json({"corpus": cfg.name, "split": cfg.split, "models": cfg.models, "seeds": seeds,
-                "config": setup.as_dict(), "references_note": note, "reference_length": band,
-                "systems": summaries}, out_dir / "summary.json")
+    write_json({"corpus": cfg.name, "split": cfg.split, "models": cfg.models,
+                "seeds": {name: seeds_for(seeds, name) for name in cfg.models},
+                "config": setup.as_dict(), "measure": protocol.measure, "references_note": note + ".",
+                "reference_length": band, "order": list(summaries), "systems": summaries,
+                "comparisons": comparisons, "lead": lead, "best_baseline": best}, out_dir / "summary.json")
     write_json(summaries, Path(paths.metrics) / "crosseval.json")
-    return CrossEvalResult(summaries, notes)
+    return CrossEvalResult(summaries, notes, comparisons)
 
 
 def _mean_degeneracy(predicted: dict[int, list[str]]) -> dict[str, float]:

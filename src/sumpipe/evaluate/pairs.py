@@ -5,13 +5,15 @@
 - a hybrid `<base>-<N>` against `<base>` (M1-200 against M1: the thesis's 3-gram selection of N
   tokens against the first tokens; `sumpipe.config.Params.check` ties the name to the budget);
 - every model against Lead-3 and against the best extractive system (by mean ROUGE-1, among the
-  systems that do not read the reference), added by the evaluate stage, which knows the scores.
+  systems that do not read the reference), added by the evaluate stage, which knows the scores, and
+  against every byte prefix of `evaluate.prefix_bytes` (configured to be compared with: Rush et al.'s
+  75-byte prefix on headlines).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from sumpipe.config import ModelSpec
@@ -41,9 +43,14 @@ def model_pairs(models: Mapping[str, ModelSpec]) -> list[Pair]:
     return pairs
 
 
-def baseline_pairs(models: list[str], lead: str, best_extractive: str | None) -> list[Pair]:
-    """Every model against Lead-k and against the best extractive system (when that is not Lead-k)."""
+def baseline_pairs(models: list[str], lead: str, best_extractive: str | None,
+                   others: Sequence[str] = ()) -> list[Pair]:
+    """Every model against Lead-k, against the best extractive system (when that is not Lead-k) and against
+    each of `others` (baselines asked for by name: the byte prefixes of `evaluate.prefix_bytes`)."""
     pairs = [Pair(name, lead, f"against {lead}") for name in models]
     if best_extractive is not None and best_extractive != lead:
         pairs += [Pair(name, best_extractive, "against the best extractive system") for name in models]
+    for other in others:
+        if other not in (lead, best_extractive):
+            pairs += [Pair(name, other, f"against {other}") for name in models]
     return pairs

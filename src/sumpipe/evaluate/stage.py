@@ -6,8 +6,14 @@ Systems, all on the test split (the split the decode stage summarised, `decode.s
   `predictions/<model>/seed-<s>/test.parquet` exists (decode stage);
 - each extractive system of `extractive.systems` (`predictions/<system>/test.parquet`);
 - `lead<k>`: the first `evaluate.lead_sentences` sentences of the preprocessed source (§5.4.1);
+- `prefix<B>` for each B of `evaluate.prefix_bytes`: the first B bytes of the preprocessed source (Rush et
+  al. 2015's "prefix" headline baseline, 75 bytes);
 - every extract selection whose method is a baseline (`sumpipe.selection.methods`; today `first<N>`,
   the first N tokens), as written by the extract stage.
+
+Every system is scored under `evaluate.protocol` (`sumpipe.config.ScoringProtocol`): each summary cut to
+`max_bytes` first when set (what is stored and scored, rare words and abstractiveness included), several
+references combined best-of or averaged, and the comparisons made on its `measure` (F1, or recall).
 
 A model's figure is the mean over its seeds (and its examples), shown with the standard deviation over
 the seeds' means and every seed's value; its interval and every comparison are the two-level bootstrap
@@ -23,6 +29,8 @@ Outputs:
 - `${paths.metrics}/rouge.json`: `{"<system>": {"rouge1": F1 x 100, "rouge1_sd", "<type>_low",
   "<type>_high", "n", "n_seeds", "seeds": {"<seed>": {"rouge1": ..}}}}` for `dvc metrics show/diff`
   (`_sd` and `seeds` for models trained with several seeds);
+- `${paths.metrics}/comparisons.json`: the comparisons of `summary.json` keyed "A vs B" (difference,
+  interval, p per ROUGE type), so `dvc metrics show` and the README's generated table carry them;
 - `${paths.metrics}/rare_words.json`: per system the mean share (x 100) of the reference's rare words
   that the summary contains, with its interval (`sumpipe.evaluate.rare_words`; word counts from
   `${paths.vocab}/words.parquet`), and the number of documents with a rare reference word;
@@ -43,17 +51,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sumpipe.config import EvaluateConfig, ModelSpec, PathsConfig
+from sumpipe.config import EvaluateConfig, ModelSpec, PathsConfig, ScoringProtocol
 from sumpipe.errors import SumpipeError
 from sumpipe.evaluate.abstractiveness import abstractiveness
 from sumpipe.evaluate.bootstrap import two_level_bootstrap
 from sumpipe.evaluate.pairs import Pair, baseline_pairs, model_pairs
 from sumpipe.evaluate.rare_words import rare_word_recall
-from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, score_pairs
-from sumpipe.evaluate.summary import ScoringSetup, compare_seeds, summarize, summarize_seeds
+from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, MultiReference, cut_bytes, score_pairs
+from sumpipe.evaluate.summary import ScoringSetup, compare_seeds, figure_key, summarize, summarize_seeds
 from sumpipe.inputs import present_but_not_a_file
 from sumpipe.io.atomic import read_parquet, write_json, write_parquet
-from sumpipe.names import seed_folder, without_rule_file
+from sumpipe.names import Seeds, seed_folder, seeds_for, without_rule_file
 from sumpipe.schemas import PROCESSED, TEXT, Contract, references_of
 from sumpipe.vocab.ngrams import WORDS_FILE
 
@@ -75,9 +83,25 @@ def lead_sentences(source: str, k: int) -> str:
     return "\n".join(source.split("\n")[:k])
 
 
-def setup_of(cfg: EvaluateConfig) -> ScoringSetup:
+def source_prefix(source: str, size: int) -> str:
+    """The first `size` bytes of a preprocessed source (Rush et al. 2015's prefix baseline)."""
+    return cut_bytes(source, size)
+
+
+def setup_of(cfg: EvaluateConfig, protocol: ScoringProtocol | None = None) -> ScoringSetup:
+    """The scoring set-up of `cfg` under `protocol` (default: `cfg.protocol`; crosseval gives its own)."""
+    protocol = protocol or cfg.protocol
     return ScoringSetup(use_stemmer=cfg.use_stemmer, bootstrap_samples=cfg.bootstrap_samples,
-                        confidence=cfg.confidence, seed=cfg.seed)
+                        confidence=cfg.confidence, seed=cfg.seed, max_bytes=protocol.max_bytes,
+                        references=protocol.references, measure=protocol.measure)
+
+
+def cut_systems(systems: dict[str, Runs], max_bytes: int | None) -> dict[str, Runs]:
+    """Every run's predictions cut to `max_bytes` (the protocol's byte limit; None: unchanged)."""
+    if max_bytes is None:
+        return systems
+    return {name: {seed: df.assign(prediction=[cut_bytes(p, max_bytes) for p in df["prediction"]])
+                   for seed, df in runs.items()} for name, runs in systems.items()}
 
 
 def read_system(path: Path, column: str, refs_by_id: dict, where: str, rerun: str) -> pd.DataFrame:
@@ -112,11 +136,12 @@ def _check_one_per_example(path: Path, ids: pd.Series, refs_by_id: dict, where: 
                            f"{absent} missing ({rerun})")
 
 
-def collect_systems(paths: PathsConfig, cfg: EvaluateConfig, models: list[str], seeds: list[int],
+def collect_systems(paths: PathsConfig, cfg: EvaluateConfig, models: list[str], seeds: Seeds,
                     extractive: list[str], baselines: list[str],
                     split: str = SPLIT) -> tuple[dict[str, Runs], list[str]]:
     """{system: {seed: DataFrame(id, prediction, references)}} in report order (models, Lead-k, the
-    extractive systems, the baseline selections), and the systems or seeds left out (no outputs)."""
+    byte prefixes, the extractive systems, the baseline selections), and the systems or seeds left out
+    (no outputs)."""
     where = f"{paths.processed}/{split}.parquet"
     processed = read_parquet(Path(where), contract=PROCESSED)
     if processed.empty:
@@ -139,11 +164,15 @@ def collect_systems(paths: PathsConfig, cfg: EvaluateConfig, models: list[str], 
 
     for name in models:  # the decode stage's `prediction`, one file per seed
         runs = {seed: read(Path(paths.predictions) / name / seed_folder(seed) / f"{split}.parquet", "prediction",
-                           f"run `sumpipe decode --model {name} --train-seed {seed}` again") for seed in seeds}
+                           f"run `sumpipe decode --model {name} --train-seed {seed}` again")
+                for seed in seeds_for(seeds, name)}
         skipped += [f"{name}/{seed_folder(seed)}" for seed, run in runs.items() if run is None]
         if any(run is not None for run in runs.values()):
             systems[name] = {seed: run for seed, run in runs.items() if run is not None}
     systems[f"lead{k}"] = {ONE_RUN: lead}
+    for size in cfg.prefix_bytes:
+        prefix = [source_prefix(s, size) for s in processed["source"]]
+        systems[f"prefix{size}"] = {ONE_RUN: lead.assign(prediction=prefix)}
     for name in extractive:  # the extractive stage's `prediction`
         run = read(Path(paths.predictions) / name / f"{split}.parquet", "prediction",
                    f"run `sumpipe extractive --system {name}` again")
@@ -160,9 +189,11 @@ def collect_systems(paths: PathsConfig, cfg: EvaluateConfig, models: list[str], 
     return systems, skipped
 
 
-def score_systems(systems: dict[str, Runs], use_stemmer: bool) -> dict[str, Runs]:
-    """Per-example scores of each run: id, prediction and `<type>_<precision|recall|fmeasure>`."""
-    scorer = FastRouge(ROUGE_TYPES, use_stemmer)  # one engine for every system
+def score_systems(systems: dict[str, Runs], use_stemmer: bool,
+                  references: MultiReference = "best") -> dict[str, Runs]:
+    """Per-example scores of each run: id, prediction and `<type>_<precision|recall|fmeasure>`, several
+    references combined as `references` says (best, average)."""
+    scorer = FastRouge(ROUGE_TYPES, use_stemmer, references)  # one engine for every system
     out: dict[str, Runs] = {}
     for name, runs in systems.items():
         out[name] = {}
@@ -257,7 +288,8 @@ def decoding_rule_of(paths: PathsConfig, systems: dict[str, Runs], scores: dict[
         without = {seed: read_system(path, "prediction", refs_by_id, where,
                                      f"run `sumpipe decode --model {name} --train-seed {seed}` again")
                    for seed, path in files.items()}
-        scored = score_systems({name: without}, setup.use_stemmer)[name]
+        without = cut_systems({name: without}, setup.max_bytes)[name]  # scored as the models are
+        scored = score_systems({name: without}, setup.use_stemmer, setup.references)[name]
         out[name] = {"with": _rule_figures(runs, scores[name]), "without": _rule_figures(without, scored),
                      "n_seeds": len(runs), **compare_seeds(scores[name], scored, setup)}
     return out
@@ -273,11 +305,12 @@ def _rule_figures(runs: Runs, scored: Runs) -> dict[str, float]:
     return {key: round(float(np.mean([fig[key] for fig in each])), 2) for key in each[0]}
 
 
-def best_extractive(summaries: dict[str, dict], candidates: list[str], reads_reference: list[str]) -> str | None:
-    """The extractive system (or baseline) with the highest mean ROUGE-1, of those that do not read
-    the reference."""
+def best_extractive(summaries: dict[str, dict], candidates: list[str], reads_reference: list[str],
+                    measure: str = "fmeasure") -> str | None:
+    """The extractive system (or baseline) with the highest mean ROUGE-1 (`measure`: F1 or recall), of
+    those that do not read the reference."""
     fair = [name for name in candidates if name in summaries and name not in reads_reference]
-    return max(fair, key=lambda name: summaries[name]["rouge1"]) if fair else None
+    return max(fair, key=lambda name: summaries[name][figure_key("rouge1", measure)]) if fair else None
 
 
 def comparisons_of(pairs: list[Pair], scores: dict[str, Runs], setup: ScoringSetup) -> list[dict]:
@@ -286,7 +319,7 @@ def comparisons_of(pairs: list[Pair], scores: dict[str, Runs], setup: ScoringSet
             for pair in pairs if pair.a in scores and pair.b in scores]
 
 
-def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, models: Mapping[str, ModelSpec], seeds: list[int],
+def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, models: Mapping[str, ModelSpec], seeds: Seeds,
                  extractive: list[str], baselines: list[str], split: str = SPLIT) -> EvaluationResult:
     """Score every system on `split` (the models over `seeds`, the extractive systems, Lead-k and the
     `baselines` selections), write per-example scores, the summary and the metrics (module docstring).
@@ -294,8 +327,9 @@ def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, models: Mapping[str, M
     such in the summary and never taken for the best extractive system."""
     model_names = list(models)
     systems, skipped = collect_systems(paths, cfg, model_names, seeds, extractive, baselines, split)
+    systems = cut_systems(systems, cfg.protocol.max_bytes)
     setup = setup_of(cfg)
-    scores = score_systems(systems, cfg.use_stemmer)
+    scores = score_systems(systems, cfg.use_stemmer, cfg.protocol.references)
 
     scores_dir = Path(paths.scores)
     summaries = {}
@@ -309,9 +343,9 @@ def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, models: Mapping[str, M
                        if any("reads_reference" in df.columns and bool(df["reads_reference"].any())
                               for df in runs.values())]
     others = [name for name in summaries if name not in models]
-    best = best_extractive(summaries, others, reads_reference)
+    best = best_extractive(summaries, others, reads_reference, cfg.protocol.measure)
     scored_models = [name for name in model_names if name in scores]
-    pairs = model_pairs(models) + baseline_pairs(scored_models, lead, best)
+    pairs = model_pairs(models) + baseline_pairs(scored_models, lead, best, [f"prefix{b}" for b in cfg.prefix_bytes])
     comparisons = comparisons_of(pairs, scores, setup)
     abstractive = abstractiveness_of(paths, systems, model_names, split)
     rare = rare_words_of(paths, cfg, systems, model_names)
@@ -322,10 +356,11 @@ def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, models: Mapping[str, M
     # JSON keys are written sorted; `order` keeps the report's row order (models, then baselines).
     write_json({"split": split, "config": setup.as_dict(), "order": list(summaries), "systems": summaries,
                 "comparisons": comparisons, "baselines": others, "best_extractive": best, "lead": lead,
-                "reads_reference": reads_reference, "seeds": seeds,
+                "reads_reference": reads_reference, "seeds": {name: seeds_for(seeds, name) for name in model_names},
                 "abstractiveness": abstractive, "reference_length": band, "rare_words": rare, "decoding_rule": rule,
                 "rare_word_max_count": cfg.rare_word_max_count, "left_out": skipped}, scores_dir / "summary.json")
     write_json(summaries, Path(paths.metrics) / "rouge.json")
+    write_json({f"{c['a']} vs {c['b']}": c for c in comparisons}, Path(paths.metrics) / "comparisons.json")
     write_json(abstractive, Path(paths.metrics) / "abstractiveness.json")
     write_json(rare, Path(paths.metrics) / "rare_words.json")
     return EvaluationResult(summaries=summaries, comparisons=comparisons, skipped=skipped)

@@ -11,29 +11,51 @@ import numpy as np
 import pandas as pd
 
 from sumpipe.evaluate.bootstrap import confidence_intervals, paired_bootstraps, two_level_bootstrap
-from sumpipe.evaluate.rouge import FIELDS, ROUGE_TYPES, describe, engine, rouge_version
+from sumpipe.evaluate.rouge import FIELDS, ROUGE_TYPES, MultiReference, describe, engine, rouge_version
 
 LABELS = {"rouge1": "R-1", "rouge2": "R-2", "rougeL": "R-L", "rougeLsum": "R-Lsum"}
+MEASURES = {"fmeasure": "F1", "recall": "recall"}
+
+
+def figure_key(rouge_type: str, measure: str = "fmeasure") -> str:
+    """The summary key of a ROUGE type's figure: `rouge1` for F1 (the tables' default), else `rouge1_recall`
+    (with `_sd`, `_low`, `_high` beside it when it is the protocol's measure)."""
+    return rouge_type if measure == "fmeasure" else f"{rouge_type}_{measure}"
 
 
 @dataclass(frozen=True)
 class ScoringSetup:
-    """Everything a reader needs to reproduce a table's numbers."""
+    """Everything a reader needs to reproduce a table's numbers: stemming, the bootstrap, and the scoring
+    protocol (`sumpipe.config.ScoringProtocol`): the byte cut, how several references combine, and the
+    measure the tables lead with (F1 is always kept, with its interval)."""
 
     use_stemmer: bool = True
     bootstrap_samples: int = 1000
     confidence: float = 0.95
     seed: int = 1234
+    max_bytes: int | None = None
+    references: MultiReference = "best"
+    measure: str = "fmeasure"
+
+    @property
+    def measures(self) -> tuple[str, ...]:
+        """The measures given intervals: F1, and the protocol's measure when it is another."""
+        return ("fmeasure",) if self.measure == "fmeasure" else ("fmeasure", self.measure)
 
     def as_dict(self) -> dict:
+        from sumpipe.evaluate.rouge import multi_reference_note
+
+        cut = f"the first {self.max_bytes} bytes of every summary (ROUGE-1.5.5 -b {self.max_bytes})"
         return {
             "rouge_score_version": rouge_version(),
             "implementation": engine(),
             "tokenizer": "rouge-score DefaultTokenizer: lowercase, [^a-z0-9]+ as separators",
             "stemming": "Porter (nltk), words longer than 3 characters" if self.use_stemmer else "off",
             "rougeLsum_sentences": "split on newlines (split_summaries=False)",
-            "multi_reference": "best reference per ROUGE type by F1, as RougeScorer.score_multi",
-            "aggregate": "mean of per-example F1 x 100",
+            "multi_reference": multi_reference_note(self.references),
+            "length": cut if self.max_bytes else "whole summaries",
+            "aggregate": f"mean of per-example {MEASURES[self.measure]} x 100"
+                         + ("" if self.measure == "fmeasure" else " (F1 beside it)"),
             "interval": f"percentile bootstrap, {self.confidence:.0%}, "
                         f"{self.bootstrap_samples} resamples, seed {self.seed}",
             "significance": "paired bootstrap, one-sided, Berg-Kirkpatrick et al. 2012 (same resamples)",
@@ -44,8 +66,10 @@ class ScoringSetup:
         }
 
     def line(self) -> str:
-        return (f"{describe(self.use_stemmer)}; F1 x 100, {self.confidence:.0%} percentile bootstrap "
-                f"intervals ({self.bootstrap_samples} resamples, seed {self.seed})")
+        cut = f"summaries cut to {self.max_bytes} bytes; " if self.max_bytes else ""
+        return (f"{describe(self.use_stemmer, self.references)}; {cut}{MEASURES[self.measure]} x 100, "
+                f"{self.confidence:.0%} percentile bootstrap intervals ({self.bootstrap_samples} resamples, "
+                f"seed {self.seed})")
 
 
 def fmeasure_columns(types=ROUGE_TYPES) -> list[str]:
@@ -53,18 +77,23 @@ def fmeasure_columns(types=ROUGE_TYPES) -> list[str]:
 
 
 def summarize(scores: pd.DataFrame, setup: ScoringSetup, types=ROUGE_TYPES) -> dict:
-    """Mean P/R/F1 x 100 per type, with a bootstrap interval for F1: {"rouge1": .., "rouge1_low": ..}."""
+    """Mean P/R/F1 x 100 per type, with a bootstrap interval for F1 (and for the protocol's measure when
+    it is recall): {"rouge1": .., "rouge1_low": .., "rouge1_recall": .., "rouge1_recall_low": ..}."""
     if scores.empty:
         raise ValueError("no scored examples to summarize")
-    intervals = confidence_intervals(scores[fmeasure_columns(types)].to_numpy() * 100.0,
-                                     setup.bootstrap_samples, setup.confidence, setup.seed)
     out: dict = {"n": int(len(scores))}
-    for name, ci in zip(types, intervals):
-        out[name] = round(ci.mean, 4)
-        out[f"{name}_low"] = round(ci.low, 4)
-        out[f"{name}_high"] = round(ci.high, 4)
+    for name in types:
         for field in FIELDS[:2]:
             out[f"{name}_{field}"] = round(float(scores[f"{name}_{field}"].mean() * 100.0), 4)
+    for measure in setup.measures:
+        columns = [f"{name}_{measure}" for name in types]
+        intervals = confidence_intervals(scores[columns].to_numpy() * 100.0, setup.bootstrap_samples,
+                                         setup.confidence, setup.seed)
+        for name, ci in zip(types, intervals):
+            key = figure_key(name, measure)
+            out[key] = round(ci.mean, 4)
+            out[f"{key}_low"] = round(ci.low, 4)
+            out[f"{key}_high"] = round(ci.high, 4)
     return out
 
 
@@ -92,17 +121,19 @@ def summarize_seeds(runs: dict[int, pd.DataFrame], setup: ScoringSetup, types=RO
     out: dict = {"n": int(len(runs[seeds[0]])), "n_seeds": len(seeds)}
     per_seed: dict[str, dict] = {str(seed): {} for seed in seeds}
     for name in types:
-        table = seed_table(runs, f"{name}_fmeasure")
-        zeros = np.zeros((1, table.shape[1]))
-        test = two_level_bootstrap(table, zeros, setup.bootstrap_samples, setup.confidence, setup.seed)
-        out[name] = round(float(table.mean()), 4)
-        if len(seeds) > 1:
-            out[f"{name}_sd"] = round(float(table.mean(axis=1).std(ddof=1)), 4)
-        out[f"{name}_low"], out[f"{name}_high"] = round(test.low, 4), round(test.high, 4)
         for field in FIELDS[:2]:
             out[f"{name}_{field}"] = round(float(seed_table(runs, f"{name}_{field}").mean()), 4)
-        for seed, value in zip(seeds, table.mean(axis=1)):
-            per_seed[str(seed)][name] = round(float(value), 4)
+        for measure in setup.measures:
+            key = figure_key(name, measure)
+            table = seed_table(runs, f"{name}_{measure}")
+            zeros = np.zeros((1, table.shape[1]))
+            test = two_level_bootstrap(table, zeros, setup.bootstrap_samples, setup.confidence, setup.seed)
+            out[key] = round(float(table.mean()), 4)
+            if len(seeds) > 1:
+                out[f"{key}_sd"] = round(float(table.mean(axis=1).std(ddof=1)), 4)
+            out[f"{key}_low"], out[f"{key}_high"] = round(test.low, 4), round(test.high, 4)
+            for seed, value in zip(seeds, table.mean(axis=1)):
+                per_seed[str(seed)][key] = round(float(value), 4)
     out["seeds"] = per_seed
     return out
 
@@ -110,15 +141,16 @@ def summarize_seeds(runs: dict[int, pd.DataFrame], setup: ScoringSetup, types=RO
 def compare_seeds(a: dict[int, pd.DataFrame], b: dict[int, pd.DataFrame], setup: ScoringSetup,
                   types=("rouge1", "rouge2", "rougeL")) -> dict:
     """The seed-aware comparison of A against B (each {seed: per-example scores}; one deterministic
-    system is one seed) on the examples both scored: per type the difference of the means, its
-    two-level bootstrap interval and two-sided p (`sumpipe.evaluate.bootstrap.two_level_bootstrap`)."""
+    system is one seed) on the examples both scored: per type the difference of the means of the
+    protocol's measure (`setup.measure`, F1 by default), its two-level bootstrap interval and two-sided p
+    (`sumpipe.evaluate.bootstrap.two_level_bootstrap`)."""
     first_b = set(b[min(b)]["id"])
     shared = [i for i in a[min(a)]["id"] if i in first_b]
     if not shared:
         raise ValueError("the two systems share no example ids")
-    out: dict = {"n": len(shared), "seeds_a": len(a), "seeds_b": len(b)}
+    out: dict = {"n": len(shared), "seeds_a": len(a), "seeds_b": len(b), "measure": setup.measure}
     for name in types:
-        column = f"{name}_fmeasure"
+        column = f"{name}_{setup.measure}"
         test = two_level_bootstrap(seed_table(a, column, shared), seed_table(b, column, shared),
                                    setup.bootstrap_samples, setup.confidence, setup.seed)
         out[name] = {"delta": round(test.delta, 4), "low": round(test.low, 4), "high": round(test.high, 4),
@@ -153,14 +185,15 @@ def cell(summary: dict, name: str, intervals: bool = True) -> str:
 
 
 def markdown_table(summaries: dict[str, dict], types=ROUGE_TYPES, intervals: bool = True,
-                   first_column: str = "Model") -> str:
-    """A pipe table in the shape of seed Table 5.1: one row per system, F1 x 100 (± sd over seeds)
-    [low, high], the number of examples and of training seeds."""
+                   first_column: str = "Model", measure: str = "fmeasure") -> str:
+    """A pipe table in the shape of seed Table 5.1: one row per system, F1 (or `measure`) x 100 (± sd over
+    seeds) [low, high], the number of examples and of training seeds."""
     seeded = any("n_seeds" in summary for summary in summaries.values())
-    header = [first_column, *(LABELS.get(t, t) for t in types), "n", *(["seeds"] if seeded else [])]
+    suffix = "" if measure == "fmeasure" else f" {MEASURES[measure]}"
+    header = [first_column, *(LABELS.get(t, t) + suffix for t in types), "n", *(["seeds"] if seeded else [])]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
     for system, summary in summaries.items():
-        row = [system, *(cell(summary, t, intervals) for t in types), str(summary.get("n", ""))]
+        row = [system, *(cell(summary, figure_key(t, measure), intervals) for t in types), str(summary.get("n", ""))]
         if seeded:
             row.append(str(summary.get("n_seeds", "1")))
         lines.append("| " + " | ".join(row) + " |")

@@ -59,3 +59,20 @@ def sweep(params: ParamsOption = Path("params.yaml")) -> None:
                f"(lead-1 {m['valid_lead1_rouge1']:.2f}), "
                f"distinct {m['distinct']:.1f} %, word twice {m['word_twice']:.1f} %, length {m['mean_length']:.1f}, "
                f"{m['train_seconds']} s -> {cfg.out}/{METRICS_FILE}")
+
+
+def decoding(params: ParamsOption = Path("params.yaml")) -> None:
+    """Decoding settings on the validation split (experiments/decoding): every model named, every seed,
+    every setting; ROUGE, length and repetition as mean ± sd over the seeds."""
+    from sumpipe.config import load_config
+    from sumpipe.experiments.decoding import RESULTS_MD, DecodingSweep, run_decoding
+
+    folder = Path(params).resolve().parent
+    cfg = load_config(params, DecodingSweep)
+    results = run_decoding(cfg, folder / cfg.repo)
+    for name, model in results["models"].items():
+        best = max(model["settings"], key=lambda s: model["settings"][s]["rouge1"]["mean"])
+        r1 = model["settings"][best]["rouge1"]
+        typer.echo(f"decoding {name}: best valid R-1 {r1['mean']:.2f} with {best!r} "
+                   f"(one lead sentence {model['lead1_rouge1']:.2f})")
+    typer.echo(f"-> {cfg.out}/{RESULTS_MD}")

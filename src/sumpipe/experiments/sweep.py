@@ -61,7 +61,8 @@ def swept_params(cfg: SweepConfig, base: Path) -> Any:
 
 
 def run_sweep_point(cfg: SweepConfig, base: Path) -> dict[str, Any]:
-    """Train `cfg.model_name` with the sweep's settings, once per seed of `train.seeds`, score each run's
+    """Train `cfg.model_name` with the sweep's settings, once per seed of the model's
+    (`Params.seeds_of`: `train.seeds` unless it has its own), score each run's
     validation summaries and write the metrics: every figure as the mean over the seeds, with its sd
     (`<figure>_sd`, two seeds or more) and each seed's figures under "seeds"."""
     import numpy as np
@@ -69,7 +70,7 @@ def run_sweep_point(cfg: SweepConfig, base: Path) -> dict[str, Any]:
     from sumpipe.io.atomic import write_json
 
     params = swept_params(cfg, base)
-    runs = {seed: _run_seed(cfg, params, seed) for seed in params.train.run_seeds}
+    runs = {seed: _run_seed(cfg, params, seed) for seed in params.seeds_of(cfg.model_name)}
     metrics: dict[str, Any] = {}
     for key in runs[min(runs)]:
         values = np.array([run[key] for run in runs.values()], dtype=np.float64)

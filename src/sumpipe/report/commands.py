@@ -16,7 +16,7 @@ def report(params: ParamsOption = Path("params.yaml")) -> None:
 
     p = load_params(params)
     result = build_report(p.paths, p.report, list(p.models), seed=p.evaluate.seed, split=p.decode.split,
-                          crosseval_summary=Path(p.paths.crosseval) / "summary.json", seeds=p.train.run_seeds)
+                          crosseval_summary=Path(p.paths.crosseval) / "summary.json", seeds=p.seeds_by_model())
     for note in result.notes:
         typer.echo(f"report: {note}", err=True)
     typer.echo(f"report: {result.markdown} and {result.html.name}, {len(result.figures)} figures")

@@ -32,10 +32,10 @@ import pandas as pd
 from sumpipe.config import PathsConfig, ReportConfig
 from sumpipe.decode.attention import KeptAttention, ReportExamples, attention_path, read_attention
 from sumpipe.errors import SumpipeError
-from sumpipe.evaluate.summary import LABELS, markdown_table
+from sumpipe.evaluate.summary import LABELS, MEASURES, figure_key, markdown_table
 from sumpipe.io.atomic import read_json, read_parquet, write_text
 from sumpipe.models.folders import pick_seed, seed_folders
-from sumpipe.names import TRAIN_LOG_FILE, folder_seed, seed_folder
+from sumpipe.names import TRAIN_LOG_FILE, Seeds, folder_seed, seed_folder, seeds_for
 from sumpipe.report import plots
 from sumpipe.report.html import markdown_to_html
 from sumpipe.selection.coverage import reference_hits, reference_words
@@ -75,10 +75,11 @@ def _rel(path: Path, root: Path) -> str:
 # --------------------------------------------------------------------------------------------
 def config_line(config: dict) -> str:
     """The set-up a ROUGE table depends on, in one line under the table."""
+    length = f"scored length: {config['length']}; " if config.get("max_bytes") else ""
     return (f"*Configuration: rouge-score {config.get('rouge_score_version', '?')} numbers; tokenizer: "
             f"{config.get('tokenizer', '?')}; stemming: {config.get('stemming', '?')}; ROUGE-Lsum sentences: "
             f"{config.get('rougeLsum_sentences', '?')}; several references: {config.get('multi_reference', '?')}; "
-            f"intervals: {config.get('interval', '?')}.*")
+            f"{length}intervals: {config.get('interval', '?')}.*")
 
 
 def ordered_systems(summary: dict) -> dict[str, dict]:
@@ -87,11 +88,17 @@ def ordered_systems(summary: dict) -> dict[str, dict]:
     return {name: summary["systems"][name] for name in order if name in summary["systems"]}
 
 
+def measure_of(summary: dict) -> str:
+    """The measure a stage's tables lead with (its protocol's; F1 for outputs written before protocols)."""
+    return summary.get("config", {}).get("measure", "fmeasure")
+
+
 def rouge_section(summary: dict) -> list[str]:
     systems = ordered_systems(summary)
     split = summary.get("split", "test")
-    best = {t: max(systems, key=lambda s: systems[s][t]) for t in TABLE_TYPES}
-    table = markdown_table(systems, types=(*TABLE_TYPES, "rougeLsum"))
+    measure = measure_of(summary)
+    best = {t: max(systems, key=lambda s: systems[s][figure_key(t, measure)]) for t in TABLE_TYPES}
+    table = markdown_table(systems, types=(*TABLE_TYPES, "rougeLsum"), measure=measure)
     # Bold-face the best figure of each column, as the seed's tables do.
     lines = table.split("\n")
     names = list(systems)
@@ -105,20 +112,24 @@ def rouge_section(summary: dict) -> list[str]:
             cells[0] += " ‡"
         lines[row] = " | ".join(cells)
     config = summary["config"]
+    f1 = [] if measure == "fmeasure" else [
+        "F1 x 100 of the same summaries:", "", markdown_table(systems, types=TABLE_TYPES, intervals=False), ""]
     return [
         f"## ROUGE on the {split} split (seed Table 5.1)",
         "",
-        f"F1 x 100, mean over the {split} examples, with {config['confidence']:.0%} bootstrap "
+        f"{MEASURES[measure]} x 100, mean over the {split} examples, with {config['confidence']:.0%} bootstrap "
         f"intervals [low, high]; best of each column in bold. A model trained with several seeds shows the mean "
         f"over its seeds ± the standard deviation of the seeds' means, and an interval from the two-level "
         f"bootstrap (seeds, then examples): what another training run would plausibly give. "
         f"Baselines: `lead*` = the first sentences of "
-        f"the preprocessed source, `first<N>` = its first N tokens (the extract stage's selection). "
-        f"Extractive systems (`extractive.systems`) are named by their method.",
+        f"the preprocessed source, `prefix<B>` = its first B bytes, `first<N>` = its first N tokens (the extract "
+        f"stage's selection). Extractive systems (`extractive.systems`) are named by their method."
+        + (f" Scored: {config['length']}." if config.get("max_bytes") else ""),
         "",
         *lines,
         "",
         *(["‡ reads the reference summary: an extractive upper bound, not a summarizer.", ""] if readers else []),
+        *f1,
         config_line(config),
         "",
     ]
@@ -130,8 +141,14 @@ def significance_section(summary: dict) -> list[str]:
     out = ["## Which differences survive another seed (two-level bootstrap)", ""]
     if not comparisons:
         return out + ["No comparison available (needs two of the compared systems).", ""]
-    out += [
-        "Δ = mean F1 x 100 of A minus that of B, each the mean over its training seeds and the examples both "
+    return out + comparisons_table(comparisons)
+
+
+def comparisons_table(comparisons: list[dict]) -> list[str]:
+    """The seed-aware comparisons (`sumpipe.evaluate.summary.compare_seeds`) as a table with its legend."""
+    measure = MEASURES[comparisons[0].get("measure", "fmeasure")]
+    out = [
+        f"Δ = mean {measure} x 100 of A minus that of B, each the mean over its training seeds and the examples both "
         "scored; [low, high] its 95% interval and p the two-sided p-value of \"no difference\" from a two-level "
         "bootstrap that resamples each system's seeds, then the examples (shared by A and B), so the interval "
         "holds the noise of training as well as that of the test set (Davison & Hinkley 1997 §3.8; "
@@ -276,10 +293,11 @@ def coverage_section(
         "words present in the input, their share of the reference's content words, and the number of input "
         "tokens that are reference words (the thesis's count). `full` is the whole preprocessed document. "
         "`binds`: the share of documents longer than the budget, the only ones where a method had to choose "
-        "(elsewhere every selection is the whole document).",
+        "(elsewhere every selection is the whole document); `differs`: the share whose selection is not the "
+        "document's first tokens (it skipped a sentence for a later one).",
         "",
-        "| split | input | words present | share | occurrences | binds | examples |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| split | input | words present | share | occurrences | binds | differs | examples |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for split, selections in per_split.items():
         examples = coverage[split].get("examples", "")
@@ -287,7 +305,7 @@ def coverage_section(
             s = selections[name]
             out.append(f"| {split} | {name} | {s.get('words_present', float('nan')):.2f} | "
                        f"{s.get('share', float('nan')):.3f} | {s.get('occurrences', float('nan')):.2f} | "
-                       f"{s.get('binds', float('nan')):.3f} | {examples} |")
+                       f"{s.get('binds', float('nan')):.3f} | {s.get('differs', float('nan')):.3f} | {examples} |")
     made = [plots.coverage_bars(per_split, figures / "coverage.png")]
     out += ["", f"![coverage]({_rel(made[0], root)})", ""]
     if example is not None:
@@ -409,12 +427,12 @@ def _head_grid(heads: np.ndarray | None, source_tokens: list[str], tokens: list[
 
 
 def training_section(
-    paths: PathsConfig, model_names: list[str], seeds: list[int], figures: Path, root: Path
+    paths: PathsConfig, model_names: list[str], seeds: Seeds, figures: Path, root: Path
 ) -> tuple[list[str], list[Path]]:
     out = ["## Training curves", ""]
     logs: dict[str, dict[int, pd.DataFrame]] = {}
     for name in model_names:
-        for seed in seeds:
+        for seed in seeds_for(seeds, name):
             path = Path(paths.models) / name / seed_folder(seed) / TRAIN_LOG_FILE
             if path.is_file():
                 log = pd.read_csv(path)
@@ -438,15 +456,24 @@ def training_section(
 def crosseval_section(summary: dict | None) -> list[str]:
     if not summary or not summary.get("systems"):
         return []
+    measure = measure_of(summary)
+    systems = ordered_systems(summary)
+    f1 = [] if measure == "fmeasure" else [
+        "F1 x 100 of the same summaries:", "", markdown_table(systems, types=TABLE_TYPES, intervals=False), ""]
+    comparisons = summary.get("comparisons") or []
     return [
         "## Cross-data-set evaluation (seed Table 5.22)",
         "",
         f"Models trained on this pipeline's corpus, tested on another corpus ({summary.get('corpus', '?')}, "
         f"split {summary.get('split', '?')}) with the same preprocessing and input selection; "
-        f"{summary.get('references_note', '')}",
+        f"{summary.get('references_note', '')} {MEASURES[measure]} x 100 (models: mean ± sd over seeds) "
+        "[95% interval]; `prefix<B>` = the first B bytes of the preprocessed source.",
         "",
-        markdown_table(summary["systems"], types=(*TABLE_TYPES, "rougeLsum")),
+        markdown_table(systems, types=(*TABLE_TYPES, "rougeLsum"), measure=measure),
         "",
+        *f1,
+        *(["### Which differences survive another seed, on this corpus", "", *comparisons_table(comparisons)]
+          if comparisons else []),
         *crosseval_degeneracy(summary),
         config_line(summary.get("config", {})),
         "",
@@ -471,7 +498,7 @@ def crosseval_degeneracy(summary: dict) -> list[str]:
 def config_section(summary: dict) -> list[str]:
     config = summary["config"]
     keys = ("rouge_score_version", "implementation", "tokenizer", "stemming", "rougeLsum_sentences",
-            "multi_reference", "aggregate", "interval", "significance")
+            "multi_reference", "length", "aggregate", "interval", "significance")
     return ["## Scoring configuration", "", *(f"- {k}: {config[k]}" for k in keys if k in config), ""]
 
 
@@ -491,7 +518,7 @@ def shown_seeds(paths: PathsConfig, model_names: list[str]) -> dict[str, int]:
 
 
 def build_report(paths: PathsConfig, cfg: ReportConfig, model_names: list[str], seed: int, split: str = "test",
-                 crosseval_summary: str | Path | None = None, seeds: list[int] | None = None) -> ReportResult:
+                 crosseval_summary: str | Path | None = None, seeds: Seeds | None = None) -> ReportResult:
     """Write `${paths.reports}/report.md`, `report.html` and `figures/` (`seed`: the evaluate seed that
     draws the examples; `seeds`: the training seeds, default those the evaluate stage scored)."""
     root = Path(paths.reports)

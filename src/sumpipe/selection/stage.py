@@ -78,6 +78,7 @@ def extract_batch(batch: pa.RecordBatch, outputs: list[Selection],
                          for i, k in zip(chosen, kept))
             stats.add_counts(sel.name, *coverage_of_hits(kept_hits), ref_words)
             stats.add_binding(sel.name, sum(lengths) > sel.budget.tokens)
+            stats.add_choice(sel.name, list(chosen))
     tables = {}
     for name, (texts, n_tokens, selected) in rows.items():
         columns = {"id": passthrough["id"], "source": pa.array(texts, pa.string())}

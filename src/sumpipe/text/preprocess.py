@@ -179,6 +179,7 @@ def _read_split(path: Path, name: str) -> _Split:
     import pyarrow.parquet as pq
 
     from sumpipe.io.native import native_path
+    from sumpipe.schemas import RAW
 
     where = native_path(path)  # Arrow opens UTF-8 paths only
     try:
@@ -189,6 +190,7 @@ def _read_split(path: Path, name: str) -> _Split:
     if "source" not in columns or not columns & {"reference", "references"}:
         raise SumpipeError(f"{path}: needs columns `source` and `reference` or `references` "
                            f"(has: {', '.join(table.column_names)})")
+    RAW.check_schema(path, table.schema)  # text (or bytes), never numbers
     sources = [as_text(v) for v in table.column("source").to_pylist()]
     has_list = "references" in columns
     if has_list:

@@ -14,7 +14,7 @@ from sumpipe.options import ParamsOption, flag
 def train(
     model: Annotated[str, typer.Option("--model", "-m", help="a model named under `models:` in params.yaml")],
     seed: Annotated[int | None, typer.Option(
-        "--seed", help="the training seed, one of train.seeds (default: each of them in turn)")] = None,
+        "--seed", help="the training seed, one of the model's seeds (default: each of them in turn)")] = None,
     params: ParamsOption = Path("params.yaml"),
     resume: Annotated[
         bool, flag("--resume/--no-resume", help="continue from the model's checkpoint when it matches")
@@ -25,7 +25,7 @@ def train(
     from sumpipe.train.stage import exclusive_model_folder, resolve_inputs, train_model
 
     p = load_params(params)
-    runs = [resolve_inputs(p, model, s) for s in ([seed] if seed is not None else p.train.run_seeds)]
+    runs = [resolve_inputs(p, model, s) for s in ([seed] if seed is not None else p.seeds_of(model))]
     main_rank = os.environ.get("RANK", "0") == "0"  # under torchrun, rank 0 alone writes and speaks for the job
     for inputs in runs:
         if main_rank:

@@ -76,14 +76,15 @@ class TrainInputs:
 
 
 def resolve_inputs(params: Params, name: str, seed: int) -> TrainInputs:
-    """The inputs of model `name` trained with `seed` (one of `train.seeds`); an unknown name, family,
-    override, input or seed is a one-line error."""
+    """The inputs of model `name` trained with `seed` (one of its seeds, `Params.seeds_of`); an unknown
+    name, family, override, input or seed is a one-line error."""
     family, spec, arch = resolve_model(params, name)
     selection = find_selection(spec.input, params.extract.budgets, f"models.{name}.input")
-    seeds = params.train.run_seeds
+    seeds = params.seeds_of(name)
     if seed not in seeds:
-        raise ConfigError(f"--seed {seed}: not among train.seeds ({', '.join(map(str, seeds))}); "
-                          "add it there, so that evaluate and the report count it")
+        where = f"models.{name}.seeds" if spec.seeds is not None else "train.seeds"
+        raise ConfigError(f"--seed {seed}: not among {name}'s seeds ({', '.join(map(str, seeds))}); "
+                          f"add it to {where} (and runs:), so that evaluate and the report count it")
     train = (from_dict(TrainConfig, {**dataclasses.asdict(params.train), **spec.train}, f"models.{name}.train")
              if spec.train else params.train)
     return TrainInputs(

@@ -1,8 +1,9 @@
 """Fault injection for tests/reliability/test_rel_faults.py, loaded by every `sumpipe` child process
 whose PYTHONPATH starts with this folder (Python imports `sitecustomize` at start-up).
 
-It labels the process by its stage (`train@M1` for `sumpipe train --model M1`, `extractive@lead`
-for `sumpipe extractive --system lead`) and wraps os.replace,
+It labels the process by its stage: DVC_STAGE, the name `dvc repro` gives it (`train@M1-1` for a matrix
+item), else one made from the command line (`extractive@lead` for `sumpipe extractive --system lead`),
+and wraps os.replace,
 the commit step of every atomic artifact write (sumpipe.io.atomic_path). Environment:
 
 - RELIABILITY_LOG:   a file that gets one JSON line per stage process: {"stage", "writes", "seconds"}
@@ -25,6 +26,8 @@ def _label():
     argv = getattr(sys, "argv", None) or []
     if not argv or not os.path.basename(argv[0]).startswith("sumpipe") or len(argv) < 2:
         return None
+    if os.environ.get("DVC_STAGE"):  # set by `dvc repro` for every stage command
+        return os.environ["DVC_STAGE"]
     label = argv[1]
     if len(argv) >= 4 and argv[2].startswith("--"):  # `train --model M1`, `extractive --system lead`:
         label += "@" + argv[3]                         # dvc's foreach names, train@M1, extractive@lead
