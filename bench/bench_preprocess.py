@@ -29,7 +29,7 @@ import pandas as pd
 import psutil
 
 from sumpipe.config import PreprocessConfig
-from sumpipe.io import write_parquet
+from sumpipe.io.atomic import write_parquet
 from sumpipe.text.preprocess import SPLITS, preprocess
 
 REPO = Path(__file__).resolve().parents[1]

@@ -173,7 +173,7 @@ class EvalCorpus:
         import pandas as pd
 
         from sumpipe.config import PathsConfig
-        from sumpipe.io import write_parquet
+        from sumpipe.io.atomic import write_parquet
 
         paths = PathsConfig(**{name: str(root / name) for name in PathsConfig.__dataclass_fields__})
         ids = [f"ex{i}" for i in range(len(self.sources))]

@@ -220,7 +220,7 @@ def cnn(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.slow
 def test_tiny_gigaword_pipeline(gigaword: Path) -> None:
-    from sumpipe.io import read_parquet
+    from sumpipe.io.atomic import read_parquet
 
     stats = json.loads((gigaword / "data/raw/stats.json").read_text())
     assert stats["counts"]["test"] == 20 and stats["counts"]["train"] + stats["counts"]["valid"] == 150

@@ -21,7 +21,7 @@ LAYERS: list[set[str]] = [
     {"registry", "schemas", "device", "options", "validation",  # small tools with no sumpipe state
      "terminal"},
     {"inputs"},                                                  # user files read within bounds
-    {"io"},                                                      # atomic writes, checked Parquet reads
+    {"io"},                                                      # atomic writes, user files, checked Parquet reads
     {"timings", "config"},                                       # run figures; params.yaml, typed
     {"text", "data", "vocab", "subword"},                         # text and corpus stages
     {"extractive"},                                              # extractive methods and systems

@@ -1,5 +1,5 @@
 """What each stage reads from the Parquet files of the stages before it: one contract per artifact
-kind, checked when the file is opened (`sumpipe.io.read_table(path, contract=...)`).
+kind, checked when the file is opened (`sumpipe.io.atomic.read_table(path, contract=...)`).
 
 A contract names the columns a reader needs, the kind of each (text, integer, real) and whether
 NULL is allowed. The check reads only the Parquet footer (schema and row-group statistics; the

@@ -19,7 +19,7 @@ import datetime
 from pathlib import Path
 from typing import Any
 
-from sumpipe.io import atomic_path, write_json
+from sumpipe.io.atomic import atomic_path, write_json
 
 THROUGHPUT_COLUMNS = ("step", "tokens_per_s")
 

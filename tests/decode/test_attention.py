@@ -93,7 +93,7 @@ def test_an_empty_input_gets_no_attention_row(decoded) -> None:
 
 def test_attention_file_round_trip_and_errors(tmp_path: Path) -> None:
     from sumpipe.decode.batches import Decoded
-    from sumpipe.io import write_parquet
+    from sumpipe.io.atomic import write_parquet
 
     heads = np.arange(12, dtype=np.float32).reshape(2, 2, 3) / 10
     summaries = [Decoded(["a", "."], "a .", -1.0, [0.5, 0.25], heads.mean(axis=0), ["x", "y", "z"], heads),

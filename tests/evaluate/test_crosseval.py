@@ -22,7 +22,7 @@ from sumpipe.config import (
 from sumpipe.data.download import cap_examples, download, load_examples
 from sumpipe.errors import ConfigError, SumpipeError
 from sumpipe.evaluate.crosseval import decode_corpus, load_corpus, run_crosseval
-from sumpipe.io import read_parquet
+from sumpipe.io.atomic import read_parquet
 
 
 def _paths(tmp_path: Path) -> PathsConfig:

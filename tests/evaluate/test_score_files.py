@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from sumpipe.errors import SumpipeError
-from sumpipe.io import write_parquet
+from sumpipe.io.atomic import write_parquet
 
 PREDS = ["the cat sat on the mat", "a dog ran home"]
 REFS = ["the cat lay on the mat", "the dog ran home"]

@@ -12,7 +12,7 @@ from sumpipe.config import EvaluateConfig, ModelSpec, PathsConfig
 from sumpipe.errors import SumpipeError
 from sumpipe.evaluate.rouge import FastRouge
 from sumpipe.evaluate.stage import lead_sentences, run_evaluate
-from sumpipe.io import read_parquet, write_parquet
+from sumpipe.io.atomic import read_parquet, write_parquet
 
 CFG = EvaluateConfig(bootstrap_samples=200, confidence=0.95, seed=3, use_stemmer=True, lead_sentences=3)
 SPECS = {"M1": ModelSpec(input="first200"), "M2": ModelSpec(input="first200", rarity=True),

@@ -15,7 +15,7 @@ from torch import nn
 
 from sumpipe.config import Budget, params_from_dict
 from sumpipe.errors import ConfigError
-from sumpipe.io import write_parquet
+from sumpipe.io.atomic import write_parquet
 from sumpipe.models import registry
 from sumpipe.models.batching import Batch, WordCodec, bucket_batches, collate, encode_examples, example_lengths
 from sumpipe.names import PAD, UNK

@@ -13,7 +13,7 @@ from sumpipe.config import DecodeConfig, EvaluateConfig, ModelSpec, ReportConfig
 from sumpipe.decode.attention import ReportExamples
 from sumpipe.decode.stage import decode_stage
 from sumpipe.evaluate.stage import run_evaluate
-from sumpipe.io import read_parquet, write_json
+from sumpipe.io.atomic import read_parquet, write_json
 from sumpipe.report.html import markdown_to_html
 from sumpipe.report.stage import _escape, build_report
 

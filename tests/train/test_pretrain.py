@@ -94,7 +94,7 @@ def test_pretrain_writes_the_encoder_and_resumes_bit_identical(tmp_path: Path, m
     log = pd.read_csv(out / "pretrain_log.csv")
     assert list(log.columns) == ["step", "epoch", "loss", "valid_loss", "lr"]
     assert log["valid_loss"].notna().sum() == 2 and summary["steps"] == log["step"].iloc[-1]
-    from sumpipe.io import file_sha256
+    from sumpipe.io.atomic import file_sha256
     from sumpipe.models.bert import load_encoder
 
     model, card = load_encoder(out)  # the typed encoder card

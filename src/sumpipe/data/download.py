@@ -16,7 +16,7 @@ from sumpipe.config import DataConfig
 from sumpipe.data.datasets import Rows, load_dataset
 from sumpipe.data.split import stable_split, unit_hash
 from sumpipe.errors import SumpipeError
-from sumpipe.io import write_json, write_parquet
+from sumpipe.io.atomic import write_json, write_parquet
 from sumpipe.names import SPLITS
 
 

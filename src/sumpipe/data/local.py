@@ -43,7 +43,9 @@ from sumpipe.data.datasets import DATASETS, Dataset, Rows
 from sumpipe.data.split import SPLIT_ALIASES, content_id, normalize_split
 from sumpipe.errors import SumpipeError
 from sumpipe.inputs import data_bytes_limit, data_rows_limit, open_regular, size_text
-from sumpipe.io import check_user_table, decode_text, iter_jsonl, native_path, read_bytes
+from sumpipe.io.native import native_path
+from sumpipe.io.text import decode_text
+from sumpipe.io.userfiles import check_user_table, iter_jsonl, read_bytes
 from sumpipe.names import Split
 from sumpipe.validation import child_key, require
 

@@ -101,7 +101,7 @@ def attention_table(ids: Sequence[str], summaries: Sequence[Any]) -> pa.Table:
 
 def read_attention(path: str | os.PathLike) -> dict[str, KeptAttention]:
     """id -> its kept attention; a file that is not one is a one-line SumpipeError naming it."""
-    from sumpipe.io import read_table
+    from sumpipe.io.atomic import read_table
 
     table = read_table(path)
     missing = sorted(set(SCHEMA.names) - set(table.column_names))

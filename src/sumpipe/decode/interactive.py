@@ -30,7 +30,7 @@ from typing import Any, BinaryIO
 
 from sumpipe.errors import SumpipeError
 from sumpipe.inputs import loads_json, open_regular, read_capped
-from sumpipe.io import text_encoding
+from sumpipe.io.text import text_encoding
 from sumpipe.models.card import CARD_FILE
 from sumpipe.models.folders import is_trained, model_group, pick_seed, seed_folders
 from sumpipe.terminal import StdoutError, printable

@@ -58,7 +58,7 @@ def decode_stage(
 
     from sumpipe.decode.batches import load_model, resolve_max_length, summarize
     from sumpipe.device import resolve_device
-    from sumpipe.io import read_parquet, write_parquet
+    from sumpipe.io.atomic import read_parquet, write_parquet
 
     model_dir = Path(model_dir)
     model, vocab, card = load_model(model_dir, device=resolve_device(cfg.device, "decode.device"))

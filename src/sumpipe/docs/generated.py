@@ -84,7 +84,7 @@ def rewrite(text: str, render: Render, known: Iterable[str], where: str = "") ->
 def update_files(paths: Iterable[Path], render: Render, known: Iterable[str],
                  write: bool) -> dict[Path, list[str]]:
     """The blocks that differ from their renderer's text, per file; with `write`, rewritten in place."""
-    from sumpipe.io import write_text
+    from sumpipe.io.atomic import write_text
 
     known = list(known)
     stale: dict[Path, list[str]] = {}

@@ -42,7 +42,7 @@ from sumpipe.evaluate.pairs import Pair, baseline_pairs, model_pairs
 from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, cut_bytes, multi_reference_note, score_pairs
 from sumpipe.evaluate.stage import ONE_RUN, best_extractive, comparisons_of, lead_sentences, setup_of, source_prefix
 from sumpipe.evaluate.summary import summarize, summarize_seeds
-from sumpipe.io import write_json, write_parquet
+from sumpipe.io.atomic import write_json, write_parquet
 from sumpipe.names import Seeds, seed_folder, seeds_for
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from sumpipe.errors import SumpipeError
 from sumpipe.inputs import data_rows_limit, open_regular
-from sumpipe.io import iter_text_lines, read_jsonl, read_user_table, too_many_rows, user_table_columns
+from sumpipe.io.userfiles import iter_text_lines, read_jsonl, read_user_table, too_many_rows, user_table_columns
 
 PREDICTION_COLUMNS = ("prediction", "summary", "hypothesis", "output")
 REFERENCE_COLUMNS = ("references", "reference", "target", "summary")

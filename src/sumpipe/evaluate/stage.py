@@ -60,7 +60,7 @@ from sumpipe.evaluate.rare_words import rare_word_recall
 from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, MultiReference, cut_bytes, score_pairs
 from sumpipe.evaluate.summary import ScoringSetup, compare_seeds, figure_key, summarize, summarize_seeds
 from sumpipe.inputs import present_but_not_a_file
-from sumpipe.io import read_parquet, write_json, write_parquet
+from sumpipe.io.atomic import read_parquet, write_json, write_parquet
 from sumpipe.names import Seeds, seed_folder, seeds_for, without_rule_file
 from sumpipe.schemas import PROCESSED, TEXT, Contract, references_of
 from sumpipe.vocab.ngrams import WORDS_FILE

@@ -68,7 +68,7 @@ def run_decoding(sweep: DecodingSweep, repo: Path) -> dict[str, Any]:
     from sumpipe.evaluate.abstractiveness import abstractiveness
     from sumpipe.evaluate.rouge import FastRouge, score_pairs
     from sumpipe.evaluate.stage import lead_sentences
-    from sumpipe.io import read_parquet, write_json, write_text
+    from sumpipe.io.atomic import read_parquet, write_json, write_text
     from sumpipe.names import seed_folder
 
     params = load_params(repo / "params.yaml")

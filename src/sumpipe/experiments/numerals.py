@@ -96,7 +96,7 @@ def numerals_frames(data: NumeralsData, kind: str, max_length: int) -> tuple[pd.
 def run_numerals(cfg: NumeralsExperiment, run: str, max_length: int, *, progress: bool | None = None) -> dict[str, Any]:
     """Train and evaluate one (data, attention, max length) cell; write its metrics and log; return the metrics."""
     from sumpipe.config import ModelSpec
-    from sumpipe.io import write_json
+    from sumpipe.io.atomic import write_json
     from sumpipe.models.registry import TaskData, get_family
     from sumpipe.train.engine import fit, seed_everything, write_log
     from sumpipe.vocab.vocabulary import Vocabulary

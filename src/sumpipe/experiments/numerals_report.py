@@ -35,7 +35,7 @@ LABELS = {"continuous-none": "continuous, no attention", "random-none": "random,
 def collect_metrics(cfg: NumeralsExperiment) -> dict[str, dict[int, dict[str, Any]]]:
     """{run: {max length: metrics}} for every run × length of params.yaml (a missing file is an error)."""
     from sumpipe.errors import SumpipeError
-    from sumpipe.io import read_json
+    from sumpipe.io.atomic import read_json
 
     out: dict[str, dict[int, dict[str, Any]]] = {}
     for run in cfg.runs:
@@ -71,7 +71,7 @@ def plot(metrics: dict[str, dict[int, dict[str, Any]]], metric: str, ylabel: str
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from sumpipe.io import atomic_path
+    from sumpipe.io.atomic import atomic_path
 
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     for run in runs:
@@ -93,7 +93,7 @@ def plot(metrics: dict[str, dict[int, dict[str, Any]]], metric: str, ylabel: str
 
 def numerals_report(cfg: NumeralsExperiment) -> list[Path]:
     """Write the figures whose runs exist, the markdown table and the combined metrics; return the paths."""
-    from sumpipe.io import write_json, write_text
+    from sumpipe.io.atomic import write_json, write_text
 
     metrics = collect_metrics(cfg)
     reports = Path(cfg.reports)

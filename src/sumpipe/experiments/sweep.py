@@ -67,7 +67,7 @@ def run_sweep_point(cfg: SweepConfig, base: Path) -> dict[str, Any]:
     (`<figure>_sd`, two seeds or more) and each seed's figures under "seeds"."""
     import numpy as np
 
-    from sumpipe.io import write_json
+    from sumpipe.io.atomic import write_json
 
     params = swept_params(cfg, base)
     runs = {seed: _run_seed(cfg, params, seed) for seed in params.seeds_of(cfg.model_name)}
@@ -91,7 +91,7 @@ def _run_seed(cfg: SweepConfig, params: Any, seed: int) -> dict[str, Any]:
     from sumpipe.evaluate.abstractiveness import abstractiveness
     from sumpipe.evaluate.rouge import FastRouge, score_pairs
     from sumpipe.evaluate.stage import lead_sentences
-    from sumpipe.io import read_parquet
+    from sumpipe.io.atomic import read_parquet
     from sumpipe.train.stage import resolve_inputs, train_model
 
     inputs = resolve_inputs(params, cfg.model_name, seed)

@@ -71,7 +71,7 @@ def check_systems(cfg: ExtractiveConfig) -> None:
 def load_corpus(extractive_dir: str | Path) -> CorpusStats:
     """The `CorpusStats` written by `extractive-fit`."""
     from sumpipe.extractive.methods import CorpusStats
-    from sumpipe.io import read_parquet
+    from sumpipe.io.atomic import read_parquet
 
     path = Path(extractive_dir) / CORPUS_FILE
     if not path.is_file():
@@ -90,7 +90,7 @@ def load_state(needs: str, paths: PathsConfig) -> Any:
 
         return NgramTable.load(Path(paths.vocab) / NGRAMS_FILE)
     from sumpipe.extractive.methods.lsa_collection import SPACE_FILE, LsaSpace
-    from sumpipe.io import read_parquet
+    from sumpipe.io.atomic import read_parquet
 
     path = Path(paths.extractive) / SPACE_FILE
     if not path.is_file():
@@ -106,7 +106,7 @@ def fit_stage(paths: PathsConfig, cfg: ExtractiveConfig) -> dict[str, Any]:
     from sumpipe.extractive.keywords import extract_keywords
     from sumpipe.extractive.methods import Analyzer, fit_corpus
     from sumpipe.extractive.methods.lsa_collection import SPACE_FILE, LsaSpace, term_stream
-    from sumpipe.io import read_parquet, write_parquet
+    from sumpipe.io.atomic import read_parquet, write_parquet
 
     out = Path(paths.extractive)
     train_path = Path(paths.processed) / "train.parquet"
@@ -137,7 +137,7 @@ def system_stage(name: str, paths: PathsConfig, cfg: ExtractiveConfig, split: st
     import pandas as pd
 
     from sumpipe.extractive.methods import METHODS, Analyzer, Limit, build_method
-    from sumpipe.io import read_parquet, write_parquet
+    from sumpipe.io.atomic import read_parquet, write_parquet
     from sumpipe.schemas import references_of
 
     check_systems(cfg)

@@ -141,7 +141,8 @@ ENCODER_CARD = CARD_FILE  # the encoder card has the model card's file name, con
 
 def save_encoder(model: BertForMaskedLM, folder: str | os.PathLike, card: EncoderCard) -> EncoderCard:
     """`encoder.safetensors` (encoder + MLM head) and its card, the weights' SHA-256 filled in here."""
-    from sumpipe.io import file_sha256, write_weights
+    from sumpipe.io.atomic import file_sha256
+    from sumpipe.io.weights import write_weights
 
     if (card.encoder, card.vocab_size) != (model.encoder.cfg, model.encoder.vocab_size):
         raise ValueError("the encoder card describes another architecture than the model's")
@@ -158,7 +159,7 @@ def load_encoder(folder: str | os.PathLike) -> tuple[BertForMaskedLM, EncoderCar
     from safetensors.torch import load_model
 
     from sumpipe.errors import SumpipeError
-    from sumpipe.io import file_sha256
+    from sumpipe.io.atomic import file_sha256
 
     folder = Path(folder)
     for name in (ENCODER_CARD, ENCODER_WEIGHTS):

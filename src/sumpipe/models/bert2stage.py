@@ -454,7 +454,7 @@ def warm_start(model: Bert2Stage, arch: Bert2StageArch) -> list[Path]:
 
     The encoder must have been pre-trained on this subword model with this architecture: anything
     else is a one-line error. Returns the files read (for the resume fingerprint)."""
-    from sumpipe.io import file_sha256
+    from sumpipe.io.atomic import file_sha256
     from sumpipe.models.bert import ENCODER_CARD, ENCODER_WEIGHTS, load_encoder
 
     subword = Path(arch.subword_dir) / MODEL_FILE
@@ -472,7 +472,7 @@ def warm_start(model: Bert2Stage, arch: Bert2StageArch) -> list[Path]:
 
 
 def _save_vocab(vocab: SubwordVocab, model_dir: Path, arch: Bert2StageArch) -> None:
-    from sumpipe.io import write_parquet
+    from sumpipe.io.atomic import write_parquet
 
     write_parquet(vocab.to_table(), Path(model_dir) / VOCAB_FILE)
 

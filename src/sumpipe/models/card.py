@@ -121,7 +121,7 @@ class EncoderCard:
 
 def write_encoder_card(card: EncoderCard, folder: str | os.PathLike) -> Path:
     """`<folder>/config.json` (atomic, key-sorted JSON)."""
-    from sumpipe.io import write_json
+    from sumpipe.io.atomic import write_json
 
     return write_json(card.to_json(), Path(folder) / CARD_FILE)
 

@@ -151,7 +151,7 @@ def _hf_name(name: str) -> str:
 
 
 def _read_shapes(path: Path) -> dict[str, tuple[int, ...]]:
-    from sumpipe.io import safetensors_shapes
+    from sumpipe.io.weights import safetensors_shapes
 
     if not path.is_file():
         raise SumpipeError(f"{path.parent}: model.safetensors is missing (only safetensors checkpoints are read)")

@@ -37,15 +37,9 @@ from safetensors.torch import load_model
 
 from sumpipe.errors import ConfigError, SumpipeError
 from sumpipe.inputs import read_capped
-from sumpipe.io import (
-    atomic_folder,
-    file_sha256,
-    native_path,
-    safetensors_shapes,
-    write_json,
-    write_text,
-    write_weights,
-)
+from sumpipe.io.atomic import atomic_folder, file_sha256, write_json, write_text
+from sumpipe.io.native import native_path
+from sumpipe.io.weights import safetensors_shapes, write_weights
 from sumpipe.models.card import CARD_FILE, CARD_FORMAT, MANIFEST_FILE, WEIGHTS_FILE, ModelCard, read_card
 from sumpipe.models.registry import Family, get_family
 

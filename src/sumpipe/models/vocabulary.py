@@ -56,7 +56,7 @@ def _word_vocab_for_training(vocab_dir: Path, arch: Any) -> tuple[Any, Any]:
 
 
 def _word_vocab_save(vocab: Any, model_dir: Path, arch: Any) -> None:
-    from sumpipe.io import write_parquet
+    from sumpipe.io.atomic import write_parquet
 
     if len(vocab) < arch.vocab_size:
         raise ValueError(f"vocabulary has {len(vocab)} entries, the model needs {arch.vocab_size}")

@@ -15,7 +15,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from sumpipe.io import atomic_path
+from sumpipe.io.atomic import atomic_path
 
 if TYPE_CHECKING:
     import pandas as pd

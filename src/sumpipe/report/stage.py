@@ -33,7 +33,7 @@ from sumpipe.config import PathsConfig, ReportConfig
 from sumpipe.decode.attention import KeptAttention, ReportExamples, attention_path, read_attention
 from sumpipe.errors import SumpipeError
 from sumpipe.evaluate.summary import LABELS, MEASURES, figure_key, markdown_table
-from sumpipe.io import read_json, read_parquet, write_text
+from sumpipe.io.atomic import read_json, read_parquet, write_text
 from sumpipe.models.folders import pick_seed, seed_folders
 from sumpipe.names import TRAIN_LOG_FILE, Seeds, folder_seed, seed_folder, seeds_for
 from sumpipe.report import plots

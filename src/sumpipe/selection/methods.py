@@ -249,7 +249,7 @@ class SharedAnalysis:
         path = Path(self.processed_dir) / "train.parquet"
         if not path.is_file():
             raise SumpipeError(f"{path}: not found (the extractive selections fit their idf on the train split)")
-        from sumpipe.io import read_table
+        from sumpipe.io.atomic import read_table
         from sumpipe.schemas import PROCESSED
 
         sources = read_table(path, columns=["source"], contract=PROCESSED).column("source").to_pylist()

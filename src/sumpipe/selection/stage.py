@@ -30,7 +30,7 @@ from tqdm import tqdm
 
 from sumpipe.config import Budget, ExtractConfig
 from sumpipe.errors import SumpipeError
-from sumpipe.io import atomic_path, open_parquet, write_json
+from sumpipe.io.atomic import atomic_path, open_parquet, write_json
 from sumpipe.names import SPLITS
 from sumpipe.schemas import PROCESSED
 from sumpipe.selection.coverage import CoverageStats, coverage_of_hits, reference_hits, reference_words

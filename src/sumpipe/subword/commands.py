@@ -12,7 +12,7 @@ from sumpipe.options import ParamsOption
 def subword(params: ParamsOption = Path("params.yaml")) -> None:
     """Train a sentencepiece model on the train split's sources and references."""
     from sumpipe.config import load_params
-    from sumpipe.io import write_json
+    from sumpipe.io.atomic import write_json
     from sumpipe.subword.stage import train_subword
 
     p = load_params(params)

@@ -23,7 +23,7 @@ from typing import Any
 
 from sumpipe.config import SubwordConfig
 from sumpipe.errors import SumpipeError
-from sumpipe.io import atomic_path, read_parquet
+from sumpipe.io.atomic import atomic_path, read_parquet
 from sumpipe.schemas import PROCESSED
 from sumpipe.subword.pieces import MODEL_FILE, SPECIAL_OPTIONS, VOCAB_FILE, SubwordVocab
 

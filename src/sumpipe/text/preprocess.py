@@ -178,7 +178,7 @@ class _Split:
 def _read_split(path: Path, name: str) -> _Split:
     import pyarrow.parquet as pq
 
-    from sumpipe.io import native_path
+    from sumpipe.io.native import native_path
     from sumpipe.schemas import RAW
 
     where = native_path(path)  # Arrow opens UTF-8 paths only
@@ -257,7 +257,7 @@ def preprocess(raw_dir: str | os.PathLike, out_dir: str | os.PathLike, cfg: Prep
     A row is dropped when its source or all its references are empty after preprocessing, or
     shorter than the configured minimum; both are counted, never an error.
     """
-    from sumpipe.io import write_json, write_parquet
+    from sumpipe.io.atomic import write_json, write_parquet
 
     raw_dir, out_dir = Path(raw_dir), Path(out_dir)
     paths = {name: raw_dir / f"{name}.parquet" for name in SPLITS}

@@ -29,7 +29,9 @@ import torch
 from safetensors.torch import load_model
 
 from sumpipe.errors import SumpipeError
-from sumpipe.io import atomic_path, native_write_errors, write_weights
+from sumpipe.io.atomic import atomic_path
+from sumpipe.io.native import native_write_errors
+from sumpipe.io.weights import write_weights
 
 STATE_FILE = "state.pt"
 BEST_FILE = "best.safetensors"

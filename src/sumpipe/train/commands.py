@@ -43,7 +43,7 @@ def pretrain(
 ) -> None:
     """Pre-train the BERT-style encoder with masked-LM on the train sources (seed 003)."""
     from sumpipe.config import load_params
-    from sumpipe.io import require_writable_folder
+    from sumpipe.io.atomic import require_writable_folder
     from sumpipe.train.pretrain import pretrain_encoder, resolve_pretrain_inputs
 
     inputs = resolve_pretrain_inputs(load_params(params))

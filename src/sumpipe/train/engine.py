@@ -56,7 +56,7 @@ from tqdm import tqdm
 from sumpipe.config import TrainConfig
 from sumpipe.device import resolve_device, torch_threads
 from sumpipe.errors import SumpipeError
-from sumpipe.io import atomic_path
+from sumpipe.io.atomic import atomic_path
 from sumpipe.train import checkpoint as ckpt
 from sumpipe.train.ddp import DistContext, all_gather_objects, all_reduce_sum, barrier, shard, wrap_model
 from sumpipe.train.optim import build_optimizer, clip_gradients

@@ -19,7 +19,7 @@ from typing import Any
 
 from sumpipe.config import Params
 from sumpipe.errors import SumpipeError
-from sumpipe.io import atomic_folder, file_sha256, read_parquet
+from sumpipe.io.atomic import atomic_folder, file_sha256, read_parquet
 from sumpipe.names import SPLITS
 from sumpipe.schemas import PROCESSED
 

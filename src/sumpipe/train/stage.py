@@ -33,7 +33,7 @@ import torch
 
 from sumpipe.config import Budget, ModelSpec, Params, TrainConfig
 from sumpipe.errors import ConfigError, SumpipeError
-from sumpipe.io import read_parquet, require_writable_folder
+from sumpipe.io.atomic import read_parquet, require_writable_folder
 from sumpipe.models.registry import Family, TrainPhase, resolve_model
 from sumpipe.names import TRAIN_LOG_FILE, seed_folder
 from sumpipe.schemas import EXTRACTED

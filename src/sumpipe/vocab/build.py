@@ -19,7 +19,7 @@ from tqdm import tqdm
 
 from sumpipe.config import VocabConfig
 from sumpipe.errors import SumpipeError
-from sumpipe.io import open_parquet
+from sumpipe.io.atomic import open_parquet
 from sumpipe.schemas import PROCESSED
 from sumpipe.vocab.ngrams import DROPPED, NGRAMS_FILE, NgramCounter, NgramTable, ngram_windows, pack_ngrams
 from sumpipe.vocab.vocabulary import VOCAB_FILE, Vocabulary

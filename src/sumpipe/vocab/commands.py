@@ -12,7 +12,7 @@ from sumpipe.options import ParamsOption
 def vocab(params: ParamsOption = Path("params.yaml")) -> None:
     """Count the train split: vocabulary + rarity scores, word ids and the n-gram table."""
     from sumpipe.config import load_params
-    from sumpipe.io import write_json
+    from sumpipe.io.atomic import write_json
     from sumpipe.vocab.build import build_vocab
 
     p = load_params(params)

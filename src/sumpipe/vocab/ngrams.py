@@ -35,7 +35,7 @@ import numpy as np
 import pyarrow as pa
 
 from sumpipe.errors import SumpipeError
-from sumpipe.io import read_table, write_parquet
+from sumpipe.io.atomic import read_table, write_parquet
 from sumpipe.vocab.exact import inverse_log10, per_count
 from sumpipe.vocab.words import is_content_word
 

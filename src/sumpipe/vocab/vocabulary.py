@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from sumpipe.errors import SumpipeError
-from sumpipe.io import read_table, write_parquet
+from sumpipe.io.atomic import read_table, write_parquet
 from sumpipe.names import BOS, EOS, N_SPECIALS, PAD, SPECIAL_TOKENS, UNK
 from sumpipe.schemas import VOCABULARY
 from sumpipe.vocab.exact import exact_mean, inverse_ln1p, per_count

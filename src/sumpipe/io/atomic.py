@@ -1,4 +1,4 @@
-"""Atomic artifact writes and the readers that go with them.
+"""Atomic artifact writes, folder locks, and the readers of what the stages wrote.
 
 DVC records whatever file is at an output path when a stage ends, so a stage killed half-way must
 never leave half a file there: every writer goes to a temporary file in the same directory and
@@ -7,16 +7,12 @@ renames it into place (rename is atomic on POSIX within one file system).
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import errno
 import glob
-import itertools
 import json
 import os
-import re
 import shutil
-import struct
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,19 +22,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sumpipe.errors import SumpipeError
-from sumpipe.inputs import (
-    data_bytes_limit,
-    data_rows_limit,
-    iter_lines,
-    loads_json,
-    open_regular,
-    read_capped,
-    size_text,
-)
+from sumpipe.inputs import loads_json, read_capped
+from sumpipe.io.native import native_path
 
 if TYPE_CHECKING:  # pandas costs ~0.3 s to import; `sumpipe decode` never needs it
     import pandas as pd
-    import torch
     from filelock import BaseFileLock
 
     from sumpipe.schemas import Contract
@@ -82,25 +70,6 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
-
-
-@contextlib.contextmanager
-def native_write_errors() -> Iterator[None]:
-    """Around a writer implemented in Rust or C++ (safetensors, torch.save): re-raise a refused write
-    (full disk, size limit) as the OSError that `atomic_path` reports in one line; these libraries
-    raise their own exception types for it."""
-    try:
-        yield
-    except OSError:
-        raise
-    except Exception as exc:
-        text = str(exc)
-        code = re.search(r"os error (\d+)", text)  # safetensors: Rust's io::Error
-        if code:
-            raise OSError(int(code.group(1)), os.strerror(int(code.group(1)))) from exc
-        if "inline_container" in text:  # torch.save's stream writer: "unexpected pos", "file write failed"
-            raise OSError(errno.EIO, "write failed, is the disk full?") from exc
-        raise
 
 
 def _remove_stale_temporaries(path: Path) -> None:
@@ -295,76 +264,6 @@ def write_text(text: str, path: str | os.PathLike) -> Path:
     return Path(path)
 
 
-def write_weights(module: torch.nn.Module, path: str | os.PathLike, *, format: str | None = None) -> Path:
-    """`module`'s weights as safetensors at `path` (atomic), the same bytes for the same weights.
-
-    Tied tensors (a shared embedding and output projection) are stored once, under their first name in
-    `state_dict` order; `safetensors.torch.load_model` ties them again from the module. safetensors keeps
-    a file's metadata in a hash map whose order changes from process to process, so a file with two or
-    more metadata entries is not reproducible: `save_model` adds one per tied tensor it drops, and here
-    the metadata is `format` alone.
-    """
-    from safetensors.torch import save_file
-
-    kept: dict[tuple, str] = {}
-    tensors = {}
-    for name, tensor in module.state_dict().items():
-        view = (tensor.untyped_storage().data_ptr(), tensor.storage_offset(), tuple(tensor.shape),
-                tuple(tensor.stride()))
-        if view not in kept:
-            kept[view] = name
-            tensors[name] = tensor.contiguous()
-    with atomic_path(path) as tmp, native_write_errors():
-        save_file(tensors, str(tmp), metadata=None if format is None else {"format": format})
-    return Path(path)
-
-
-def native_path(path: str | os.PathLike) -> str:
-    """`path` as a native library (safetensors' Rust, Arrow's C++) can open it: those take UTF-8 text only,
-    so a path under a folder whose name is not UTF-8 (bytes of Latin-1, kept by Python as surrogates) is
-    given relative to the working directory when that spelling is UTF-8; else a one-line error."""
-    text = os.fspath(path)
-    for candidate in (text, os.path.relpath(text)):
-        try:
-            candidate.encode("utf-8")
-            return candidate
-        except UnicodeEncodeError:
-            continue
-    raise SumpipeError(f"{text.encode('utf-8', 'backslashreplace').decode()}: the path is not UTF-8 text, which "
-                       "the file's reader cannot open; rename the folder or give the path relative to it")
-
-
-MAX_HEADER_BYTES = 100 << 20  # safetensors' own limit on the JSON header
-
-
-def safetensors_shapes(path: Path) -> dict[str, tuple[int, ...]]:
-    """Tensor name -> shape, from the safetensors header alone (8-byte length + JSON); nothing else is
-    read and nothing is allocated. A file that is no safetensors is a one-line error."""
-    unreadable = f"{path}: not a readable safetensors file"
-    with path.open("rb") as f:
-        head = f.read(8)
-        if len(head) != 8:
-            raise SumpipeError(f"{unreadable} (shorter than its header)")
-        (length,) = struct.unpack("<Q", head)
-        if length > min(MAX_HEADER_BYTES, path.stat().st_size - 8):
-            raise SumpipeError(f"{unreadable} (header length {length:,} does not fit the file)")
-        try:
-            header = json.loads(f.read(length))
-        except (ValueError, UnicodeDecodeError):
-            raise SumpipeError(f"{unreadable} (header is not JSON)") from None
-    if not isinstance(header, dict):
-        raise SumpipeError(f"{unreadable} (header is not a mapping)")
-    shapes = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        shape = info.get("shape") if isinstance(info, dict) else None
-        if not isinstance(shape, list) or not all(isinstance(n, int) and n >= 0 for n in shape):
-            raise SumpipeError(f"{unreadable} (tensor {name!r} has no valid shape)")
-        shapes[name] = tuple(shape)
-    return shapes
-
-
 MAX_JSON_BYTES = 64 << 20  # a metrics file, a model card: kilobytes; a larger one is not ours
 
 
@@ -377,16 +276,6 @@ def read_json(path: str | os.PathLike, max_bytes: int = MAX_JSON_BYTES) -> Any:
     return loads_json(read_capped(path, max_bytes, "a JSON file"), str(path))
 
 
-def text_encoding(head: bytes) -> str:
-    """The encoding of text that starts with `head`: UTF-16 or UTF-32 when it opens with their byte
-    order mark (Windows editors write UTF-16 this way), else UTF-8 (a UTF-8 BOM is dropped)."""
-    if head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
-        return "utf-32"
-    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return "utf-16"
-    return "utf-8-sig"
-
-
 def file_sha256(path: str | os.PathLike) -> str:
     """SHA-256 of a file's bytes, read in 1 MiB chunks."""
     import hashlib
@@ -396,129 +285,3 @@ def file_sha256(path: str | os.PathLike) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
-
-
-# --------------------------------------------------------------------------------------------
-# Files given by the user (a `local` corpus, the summaries `sumpipe rouge` scores): JSON Lines and
-# Parquet, text gzipped when its name ends in .gz. Artifacts the stages wrote use `read_table`.
-# --------------------------------------------------------------------------------------------
-def read_bytes(path: Path, max_bytes: int | None = None) -> bytes:
-    """The bytes of `path`, gunzipped (as a stream) when its name ends in .gz, at most `max_bytes`
-    (default `sumpipe.inputs.data_bytes_limit()`) once decompressed; an unreadable, non-regular or
-    oversized file is a one-line error naming it."""
-    return read_capped(path, data_bytes_limit() if max_bytes is None else max_bytes, "a data file")
-
-
-def decode_text(data: bytes, encoding: str | None = None) -> tuple[str, bool]:
-    """`data` as text in `encoding` (default: `text_encoding`'s) and whether invalid bytes had to be
-    replaced (by U+FFFD): the caller decides whether a repaired text is refused or counted."""
-    encoding = encoding or text_encoding(data[:4])
-    try:
-        return data.decode(encoding), False
-    except UnicodeDecodeError:
-        return data.decode(encoding, errors="replace"), True
-
-
-def text_lines(data: bytes) -> list[tuple[str, bool]]:
-    """The lines of text `data`, each with whether invalid bytes in it were replaced.
-
-    A line ends at LF, CR LF or CR only, as in Python's text mode (a JSON string may hold a raw
-    U+2028). UTF-8 is decoded line by line, so a repair is counted on the line that needed it.
-    """
-    encoding = text_encoding(data[:4])
-    if encoding == "utf-8-sig":
-        return [decode_text(raw, "utf-8") for raw in data.removeprefix(codecs.BOM_UTF8).splitlines()]
-    text, repaired = decode_text(data, encoding)
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    if lines[-1] == "":  # the last line's end
-        lines.pop()
-    return [(line, repaired and "\ufffd" in line) for line in lines]
-
-
-def iter_text_lines(path: Path, max_bytes: int | None = None) -> Iterator[tuple[str, bool]]:
-    """`text_lines` of file `path` as a stream: `read_bytes`'s checks and cap, but a UTF-8 file is
-    never held whole (a line at a time; UTF-16/32 files, rare, are decoded whole)."""
-    cap = data_bytes_limit() if max_bytes is None else max_bytes
-    lines = iter_lines(path, cap, "a data file")
-    first = next(lines, b"")
-    if text_encoding(first[:4]) != "utf-8-sig":
-        yield from text_lines(first + b"".join(lines))
-        return
-    for n, raw in enumerate(itertools.chain([first.removeprefix(codecs.BOM_UTF8)], lines)):
-        if not raw and n == 0:
-            return  # an empty file
-        line = raw.removesuffix(b"\n").removesuffix(b"\r")
-        for piece in line.split(b"\r"):  # a lone CR ends a line too, as in `text_lines`
-            yield decode_text(piece, "utf-8")
-
-
-def iter_jsonl(path: Path, max_bytes: int | None = None) -> Iterator[tuple[int, dict, bool]]:
-    """(line number, object, whether bytes were replaced) for each JSON object of a JSON Lines file,
-    as a stream (blank lines skipped); a line that is no JSON object, or one nested too deeply, is a
-    one-line error naming the file and line."""
-    for lineno, (line, fixed) in enumerate(iter_text_lines(path, max_bytes), start=1):
-        if not line.strip():
-            continue
-        record = loads_json(line, f"{path}:{lineno}")
-        if not isinstance(record, dict):
-            raise SumpipeError(f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}")
-        yield lineno, record, fixed
-
-
-def read_jsonl(path: Path) -> tuple[list[dict], int]:
-    """The JSON objects of a JSON Lines file (blank lines skipped) and the number of lines with
-    replaced bytes; a line that is no JSON object is a one-line error naming the file and line."""
-    records: list[dict] = []
-    repaired, limit = 0, data_rows_limit()
-    for _, record, fixed in iter_jsonl(path):
-        if len(records) == limit:  # a row is a dict: short lines cost far more memory than their bytes
-            raise too_many_rows(path, limit)
-        repaired += fixed
-        records.append(record)
-    return records, repaired
-
-
-def too_many_rows(path: Path, limit: int) -> SumpipeError:
-    return SumpipeError(f"{path}: more than {limit:,} rows, the most a file may hold here "
-                        "(docs/reliability.md#limits; the limit follows this machine's memory)")
-
-
-def check_user_table(path: Path, max_rows: int | None = None, max_bytes: int | None = None) -> pq.ParquetFile:
-    """A user's Parquet file opened for streaming, once its footer shows it within `max_rows` rows and
-    `max_bytes` of uncompressed data (defaults: `sumpipe.inputs`' limits): a Parquet file of a few MB
-    can hold millions of rows, so the footer is read first and nothing else until it fits."""
-    max_rows = data_rows_limit() if max_rows is None else max_rows
-    max_bytes = data_bytes_limit() if max_bytes is None else max_bytes
-    try:
-        with open_regular(path):  # a FIFO or a device is refused without blocking
-            pass
-        parquet = pq.ParquetFile(native_path(path))
-        meta = parquet.metadata
-        size = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-    except (pa.ArrowException, OSError) as exc:
-        raise SumpipeError(f"{path}: not valid Parquet ({(str(exc).splitlines() or [''])[0]})") from None
-    if meta.num_rows > max_rows:
-        raise SumpipeError(f"{path}: {meta.num_rows:,} rows, more than the {max_rows:,} a file may hold here "
-                           "(docs/reliability.md#limits)")
-    if size > max_bytes:
-        raise SumpipeError(f"{path}: {size_text(size)} once decompressed, more than the {size_text(max_bytes)} "
-                           "a file may hold here (docs/reliability.md#limits)")
-    return parquet
-
-
-def read_user_table(path: Path, columns: list[str] | None = None) -> pa.Table:
-    """A Parquet file given by the user (only `columns`, when given), within `check_user_table`'s
-    limits; one that is not Parquet is a one-line error."""
-    parquet = check_user_table(path)
-    try:
-        return parquet.read(columns=columns)
-    except (pa.ArrowException, OSError) as exc:
-        raise SumpipeError(f"{path}: not valid Parquet ({(str(exc).splitlines() or [''])[0]})") from None
-
-
-def user_table_columns(path: Path) -> list[str]:
-    """The column names of a user's Parquet file, from its footer (no data read)."""
-    try:
-        return pq.read_schema(native_path(path)).names
-    except (pa.ArrowException, OSError) as exc:
-        raise SumpipeError(f"{path}: not valid Parquet ({(str(exc).splitlines() or [''])[0]})") from None

@@ -1,31 +1,21 @@
-"""Atomic artifact writes: a failure mid-write leaves the old file (or nothing), never half a file.
-And the readers of files given by the user (JSON Lines, Parquet, .gz)."""
+"""Atomic artifact writes: a failure mid-write leaves the old file (or nothing), never half a file."""
 
-import gzip
-import json
 import os
 from pathlib import Path
 
 import pandas as pd
 import pytest
-import torch
-from safetensors.torch import load_model, save_model
 
 from sumpipe.errors import SumpipeError
-from sumpipe.io import (
+from sumpipe.io.atomic import (
     atomic_folder,
     atomic_path,
     folder_lock,
-    read_bytes,
     read_json,
-    read_jsonl,
     read_parquet,
-    read_user_table,
     require_writable_folder,
-    text_lines,
     write_json,
     write_parquet,
-    write_weights,
 )
 
 
@@ -107,57 +97,9 @@ def test_refused_write_is_a_one_line_error_naming_the_artifact(tmp_path: Path, m
     assert [p.name for p in tmp_path.iterdir()] == ["a.json"]
 
 
-class _Tied(torch.nn.Module):
-    """An embedding shared with the output projection, as the BERT encoder's MLM head shares it."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.embed = torch.nn.Embedding(5, 3)
-        self.head = torch.nn.Linear(3, 5, bias=False)
-        self.head.weight = self.embed.weight
-
-
-def _header(path: Path) -> dict:
-    size = int.from_bytes(path.read_bytes()[:8], "little")
-    return json.loads(path.read_bytes()[8:8 + size])
-
-
-def test_write_weights_stores_a_tied_tensor_once_with_format_as_the_only_metadata(tmp_path: Path) -> None:
-    # safetensors' metadata is a hash map: two entries come out in a per-process order, so the only
-    # entry is the format (save_model would add "head.weight": "embed.weight" and the bytes would vary)
-    torch.manual_seed(0)
-    model = _Tied()
-    path = write_weights(model, tmp_path / "w.safetensors", format="f/1")
-    header = _header(path)
-    assert header.pop("__metadata__") == {"format": "f/1"}
-    assert sorted(header) == ["embed.weight"]
-
-    fresh = _Tied()
-    load_model(fresh, str(path))
-    assert torch.equal(fresh.head.weight, model.embed.weight)
-    assert fresh.head.weight.data_ptr() == fresh.embed.weight.data_ptr()
-
-
-def test_write_weights_matches_safetensors_save_model_for_untied_weights(tmp_path: Path) -> None:
-    torch.manual_seed(0)
-    model = torch.nn.Linear(4, 2)
-    ours = write_weights(model, tmp_path / "ours.safetensors", format="f/1")
-    save_model(model, str(tmp_path / "theirs.safetensors"), metadata={"format": "f/1"})
-    assert ours.read_bytes() == (tmp_path / "theirs.safetensors").read_bytes()
-
-
 # --------------------------------------------------------------------------------------------
-# Folders written as one unit, safetensors' mode, output folders tested before a long stage
+# Folders written as one unit, output folders tested before a long stage
 # --------------------------------------------------------------------------------------------
-def test_weights_file_gets_the_same_mode_as_every_artifact(tmp_path: Path) -> None:
-    old = os.umask(0o022)
-    try:
-        path = write_weights(torch.nn.Linear(2, 2), tmp_path / "w.safetensors")
-    finally:
-        os.umask(old)
-    assert path.stat().st_mode & 0o777 == 0o644
-
-
 def test_atomic_folder_replaces_the_whole_folder(tmp_path: Path) -> None:
     target = tmp_path / "models" / "M1"
     with atomic_folder(target) as unit:
@@ -193,7 +135,7 @@ def test_atomic_folder_keeps_the_previous_folder_when_the_writer_fails(tmp_path:
 
 
 def test_atomic_folder_waits_for_another_writer_then_says_so(tmp_path: Path, monkeypatch) -> None:
-    import sumpipe.io as io_module
+    import sumpipe.io.atomic as io_module
 
     monkeypatch.setattr(io_module, "LOCK_TIMEOUT_S", 0.2)
     target = tmp_path / "M1"
@@ -243,53 +185,6 @@ def _umask() -> int:
     return mask
 
 
-# --------------------------------------------------------------------------------------------
-# Files given by the user
-# --------------------------------------------------------------------------------------------
-def test_text_lines_end_at_lf_crlf_or_cr_only() -> None:
-    data = "a\u2028still a\x0cand a\nb\r\nc\rd\n".encode()
-    assert text_lines(data) == [("a\u2028still a\x0cand a", False), ("b", False), ("c", False), ("d", False)]
-    assert text_lines(b"x\n\n") == [("x", False), ("", False)] and text_lines(b"") == []
-
-
-def test_text_lines_read_byte_order_marks_and_count_repairs_per_line() -> None:
-    assert text_lines("\ufeffcaf\u00e9\nt\u00eate\n".encode("utf-8")) == [("caf\u00e9", False), ("t\u00eate", False)]
-    assert text_lines("caf\u00e9\r\nt\u00eate".encode("utf-16")) == [("caf\u00e9", False), ("t\u00eate", False)]
-    assert text_lines("one\ntwo".encode("utf-32")) == [("one", False), ("two", False)]
-    # a real U+FFFD is text, not a repair; the Latin-1 byte on line 2 is one
-    assert text_lines("ok \ufffd\n".encode() + b"caf\xe9\n") == [("ok \ufffd", False), ("caf\ufffd", True)]
-
-
-def test_read_jsonl_skips_blank_lines_and_counts_repaired_ones(tmp_path: Path) -> None:
-    path = tmp_path / "d.jsonl.gz"
-    path.write_bytes(gzip.compress(b'{"a": 1}\n\n  \n{"b": "\xff"}\n'))
-    assert read_jsonl(path) == ([{"a": 1}, {"b": "\ufffd"}], 1)
-
-
-@pytest.mark.parametrize(("name", "data", "message"), [
-    ("j.jsonl", b'{"a": 1}\n{broken\n', r"j\.jsonl:2: not valid JSON \(Expecting property name"),
-    ("l.jsonl", b'{"a": 1}\n\n[1, 2]\n', r"l\.jsonl:3: expected a JSON object, got list$"),
-    ("g.jsonl.gz", b'{"a": 1}\n', r"g\.jsonl\.gz: cannot read \(Not a gzipped file"),
-])
-def test_read_jsonl_errors_name_the_file_and_line(tmp_path: Path, name: str, data: bytes, message: str) -> None:
-    (tmp_path / name).write_bytes(data)
-    with pytest.raises(SumpipeError, match=message) as info:
-        read_jsonl(tmp_path / name)
-    assert "\n" not in str(info.value)
-
-
-def test_read_bytes_gunzips_by_name_and_user_parquet_errors_are_one_line(tmp_path: Path) -> None:
-    (tmp_path / "t.txt.GZ").write_bytes(gzip.compress(b"inside"))
-    assert read_bytes(tmp_path / "t.txt.GZ") == b"inside"
-    write_parquet(pd.DataFrame({"x": ["a"]}), tmp_path / "ok.parquet")
-    assert read_user_table(tmp_path / "ok.parquet").to_pylist() == [{"x": "a"}]
-    (tmp_path / "bad.parquet").write_bytes(b"not parquet")
-    with pytest.raises(SumpipeError, match=r"bad\.parquet: not valid Parquet \(") as info:
-        read_user_table(tmp_path / "bad.parquet")
-    assert "\n" not in str(info.value)
-
-
-
 def test_a_symlinked_folder_is_replaced_where_it_points(tmp_path: Path) -> None:
     """models/M1 -> store/M1 (issue 32): the new folder goes into the store and the link stays a link."""
     (tmp_path / "store" / "M1").mkdir(parents=True)
@@ -301,21 +196,3 @@ def test_a_symlinked_folder_is_replaced_where_it_points(tmp_path: Path) -> None:
     assert (tmp_path / "models" / "M1").is_symlink()
     assert sorted(p.name for p in (tmp_path / "store" / "M1").iterdir()) == ["new"]
     assert not list((tmp_path / "models").iterdir())[1:]  # nothing left beside the link
-
-
-def test_native_path_gives_native_readers_a_utf8_spelling(tmp_path: Path, monkeypatch) -> None:
-    import os
-
-    from sumpipe.errors import SumpipeError
-    from sumpipe.io import native_path
-
-    latin = Path(os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9"))
-    latin.mkdir()
-    assert native_path(tmp_path / "t") == str(tmp_path / "t")
-    monkeypatch.chdir(latin)  # a working directory named in Latin-1: its absolute paths are not UTF-8
-    write_parquet(pd.DataFrame({"a": [1]}), latin / "t.parquet")
-    assert native_path(latin / "t.parquet") == "t.parquet"
-    assert read_parquet(latin / "t.parquet")["a"].tolist() == [1]
-    monkeypatch.chdir(tmp_path.parent)
-    with pytest.raises(SumpipeError, match=r"caf\\udce9/t\.parquet: the path is not UTF-8 text"):
-        native_path(Path("/nonexistent") / latin.name / "t.parquet")
