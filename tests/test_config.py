@@ -199,7 +199,7 @@ def test_crosseval_decodes_with_its_own_keys_over_the_decode_section() -> None:
                                "crosseval": {"decode": {"min_length": 13}}})
     decode = params.crosseval.decode_config(params.decode)
     assert (decode.min_length, decode.max_length, decode.beam_size) == (13, 25, 3)
-    assert params.decode.min_length == 1
+    assert params.decode.min_length == 10  # params.yaml's, untouched
     assert params_from_dict({}).crosseval.decode_config(params.decode) is params.decode
 
 

@@ -97,7 +97,12 @@ def files_run_by(command: str) -> set[str]:
     for function in _functions_reached(tree, callback.__name__):
         roots += _imports(ast.walk(function))
     files = (_file(name).relative_to(SRC.parent) for name in imported_modules(roots) | {callback.__module__})
-    return {f.as_posix() for f in files if len(f.parts) > 3}  # src/sumpipe/<package>/<module>.py
+    # src/sumpipe/<package>/<module>.py; the top-level modules and the io package (io.py, split by concern)
+    # are the foundation every stage runs, and are not listed
+    return {f.as_posix() for f in files if len(f.parts) > 3 and f.parts[2] not in FOUNDATION_PACKAGES}
+
+
+FOUNDATION_PACKAGES = {"io"}
 
 
 def _stage_body(stage: dict) -> dict:

@@ -34,7 +34,7 @@ TINY = {
     # with seeds of its own (BERT2S in params.yaml, M2-20 here: one) keeps them (`runs` is made below)
     "train": {"max_steps": 3, "batch_size": 8, "checkpoint_every": 2, "log_every": 1, "device": "cpu",
               "seeds": [1, 2]},
-    "decode": {"max_length": 6, "device": "cpu"},
+    "decode": {"max_length": 6, "min_length": 1, "device": "cpu"},
     "evaluate": {"bootstrap_samples": 50},
     "crosseval": {"data": {"dataset": "numerals", "seed": 99,
                            "options": {"numerals": {"size": 20, "max_length": 6, "max_number": 30}}},

@@ -671,6 +671,8 @@ class Params:
 
     def seeds_of(self, name: str) -> list[int]:
         """The seeds model `name` is trained with: its own `seeds`, else `train.seeds`."""
+        if name not in self.models:
+            raise SumpipeError(f"unknown model {name!r} (known: {', '.join(self.models) or 'none'})")
         own = self.models[name].seeds
         return list(own) if own is not None else self.train.run_seeds
 

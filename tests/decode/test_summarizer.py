@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sumpipe.config import DecodeConfig
+from sumpipe.config import DecodeConfig, Params
 from sumpipe.decode.summarizer import Summarizer, Summary, decode_config, load, open_project
 from sumpipe.errors import ConfigError, SumpipeError
 
@@ -110,7 +110,7 @@ def test_nothing_to_summarise_is_one_line(project: Path, texts, message: str) ->
 
 def test_summarizer_is_built_from_a_folder_and_a_project(project: Path) -> None:
     s = Summarizer(project / "models" / "M2", open_project(project), device="cpu")
-    assert (s.name, s.device, s.config) == ("M2", "cpu", DecodeConfig())
+    assert (s.name, s.device, s.config) == ("M2", "cpu", Params().decode)  # the project's (params.yaml's) decoding
 
 
 def test_the_readable_text_is_made_when_first_read(project: Path) -> None:
@@ -119,3 +119,11 @@ def test_the_readable_text_is_made_when_first_read(project: Path) -> None:
             "print('nltk' in sys.modules, end=' '); text = s.text; print('nltk' in sys.modules, text == str(s))")
     done = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False True True"
+
+
+def test_a_length_cap_given_lowers_the_configured_minimum() -> None:
+    base = DecodeConfig(min_length=10)
+    assert decode_config(base, {"max_length": 5}).min_length == 5  # not an error: the caller's cap wins
+    assert decode_config(base, {"max_length": 20}).min_length == 10
+    with pytest.raises(SumpipeError, match=r"^min_length: must be <= max_length \(5\)"):
+        decode_config(base, {"max_length": 5, "min_length": 8})  # both given: a contradiction, said

@@ -58,7 +58,7 @@ def test_evaluate_stage_writes_scores_and_metrics(tmp_path: Path, eval_corpus) -
     pairs = [(c["a"], c["b"]) for c in summary["comparisons"]]
     # M2 against its rarity-free twin, every model against Lead-3 and the best extractive system (first200)
     assert pairs == [("M2", "M1"), ("M1", "lead3"), ("M2", "lead3"), ("M1", "first200"), ("M2", "first200")]
-    assert summary["best_extractive"] == "first200" and summary["seeds"] == [1]
+    assert summary["best_extractive"] == "first200" and summary["seeds"]["M1"] == summary["seeds"]["M2"] == [1]
     # M2 is far worse than M1 on every example: a large negative difference whose interval excludes 0.
     m2_m1 = summary["comparisons"][0]["rouge1"]
     assert m2_m1["delta"] < 0 and m2_m1["high"] < 0 and m2_m1["p_value"] < 0.05

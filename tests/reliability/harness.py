@@ -203,7 +203,7 @@ TINY = {
     "runs": {"M1-1": {"model": "M1", "seed": 1}, "PG-1": {"model": "PG", "seed": 1}},
     "train": {"max_steps": 3, "batch_size": 8, "checkpoint_every": 1, "log_every": 1, "device": "cpu", "seeds": [1]},
     "extractive": {"systems": ["lead", "textrank"]},  # a baseline and a graph method stand for the eight
-    "decode": {"max_length": 4, "device": "cpu", "beam_size": 2},
+    "decode": {"max_length": 4, "min_length": 1, "device": "cpu", "beam_size": 2},
     "evaluate": {"bootstrap_samples": 20},
     "crosseval": {"models": ["M1"], "data": {"dataset": "numerals", "seed": 99,
                                              "options": {"numerals": {"size": 20, "max_length": 6,

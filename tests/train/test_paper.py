@@ -11,7 +11,13 @@ import yaml
 
 from sumpipe.config import load_params
 from sumpipe.errors import ConfigError
-from sumpipe.train.paper import PAPER_OVERRIDES, apply_overrides, exp_args, paper_params, validate_paper_params
+from sumpipe.train.paper import (
+    apply_overrides,
+    exp_args,
+    paper_overrides,
+    paper_params,
+    validate_paper_params,
+)
 
 
 def test_params_paper_file_holds_every_override(repo_root: Path) -> None:
@@ -69,9 +75,9 @@ def test_seed_003_values(repo_root: Path) -> None:
 
 def test_the_paper_tool_refuses_a_configuration_a_stage_would_refuse(repo_root: Path) -> None:
     base = yaml.safe_load((repo_root / "params.yaml").read_text())
-    validate_paper_params(apply_overrides(base, PAPER_OVERRIDES))  # the real one passes
+    validate_paper_params(apply_overrides(base, paper_overrides(base)))  # the real one passes
     for key, message in (("model.n_heads", "model.n_heads: must divide d_model"),
                          ("families.rnn.hidden_dim", "families.rnn.hidden_dim: must be >= 1")):
-        bad = apply_overrides(base, {**PAPER_OVERRIDES, key: 0 if "rnn" in key else 7})
+        bad = apply_overrides(base, {**paper_overrides(base), key: 0 if "rnn" in key else 7})
         with pytest.raises(ConfigError, match=message):
             validate_paper_params(bad)

@@ -142,6 +142,9 @@ def decode_config(base: DecodeConfig, options: dict[str, Any], shown: Callable[[
         overrides["strategy"] = "greedy" if options.get("greedy") else "sample"
     elif "beam_size" in overrides:
         overrides["strategy"] = "beam"
+    if overrides.get("max_length") is not None and "min_length" not in overrides:
+        # a cap the caller gives wins over the configured minimum (params.yaml's 10 words for docstrings)
+        overrides["min_length"] = min(base.min_length, overrides["max_length"])
     field_names = {field: shown(option) for option, field in DECODE_OPTIONS.items()}
     try:
         return from_dict(DecodeConfig, {**dataclasses.asdict(base), **overrides}, "")

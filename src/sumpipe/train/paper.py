@@ -54,6 +54,9 @@ PAPER_OVERRIDES: dict[str, Any] = {
     "models.M2-400": {"family": "transformer", "input": "ngram400", "rarity": True},
     "models.PG-cov.input": "first400",
     "models.BERT2S.input": "first400",
+    # the default corpus's decoding choices (at least 10 words, the adjacent rule) are not the thesis's
+    "decode.min_length": 1,
+    "decode.block_adjacent_repeat": False,
     "train.optimizer": "adagrad",
     "train.lr": 0.15,
     "train.adagrad_initial_accumulator": 0.1,
@@ -173,11 +176,17 @@ def apply_overrides(params: dict[str, Any], overrides: dict[str, Any], removes: 
     return out
 
 
+def paper_overrides(params: dict[str, Any]) -> dict[str, Any]:
+    """PAPER_OVERRIDES and `runs` for the paper's models, each with its seeds (params.yaml's `runs` lists
+    the default run's models)."""
+    applied = apply_overrides(params, PAPER_OVERRIDES, PAPER_REMOVES)
+    return {**PAPER_OVERRIDES, "runs": expand_runs(applied["models"], applied["train"]["seeds"])}
+
+
 def paper_params(base: Path = Path("params.yaml")) -> dict[str, Any]:
-    """params.yaml with the paper's overrides, and `runs` for the paper's models (each with its seeds)."""
-    params = apply_overrides(yaml.safe_load(base.read_text(encoding="utf-8")), PAPER_OVERRIDES, PAPER_REMOVES)
-    params["runs"] = expand_runs(params["models"], params["train"]["seeds"])
-    return params
+    """params.yaml with the paper's overrides (`paper_overrides`)."""
+    params = yaml.safe_load(base.read_text(encoding="utf-8"))
+    return apply_overrides(params, paper_overrides(params), PAPER_REMOVES)
 
 
 def _hydra(value: Any) -> str:
@@ -201,10 +210,12 @@ def exp_args(base: Path = Path("params.yaml")) -> list[str]:
     for dotted in PAPER_REMOVES:
         if _has_key(params, dotted):
             flags += ["-S", f"~{dotted}"]
-    for dotted, value in PAPER_OVERRIDES.items():
-        prefix = "" if _has_key(params, dotted) else "+"
+    for dotted, value in paper_overrides(params).items():
+        if dotted == "runs" and _has_key(params, dotted):  # a mapping with other keys: replaced, not merged
+            flags += ["-S", "~runs"]
+        prefix = "" if _has_key(params, dotted) and dotted != "runs" else "+"
         flags += ["-S", f"{prefix}{dotted}={_hydra(value)}"]
-    return flags + ["-S", f"runs={_hydra(paper_params(base)['runs'])}"]
+    return flags
 
 
 def _has_key(params: dict[str, Any], dotted: str) -> bool:
