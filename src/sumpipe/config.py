@@ -563,7 +563,7 @@ class CrossEvalConfig:
     models: list[str] = field(default_factory=lambda: ["M1"])
     data: DataConfig = field(default_factory=_crosseval_data)
     split: Literal[Split, "all"] = "all"
-    max_examples: int | None = 200
+    max_examples: int | None = 100
     name: str = "pydoc-matplotlib"
     protocol: ScoringProtocol = field(default_factory=ScoringProtocol)
     decode: dict[str, Any] = field(default_factory=dict)
