@@ -195,6 +195,14 @@ def _assert_recovered(repo: Repo) -> None:
     assert "up to date" in status.stdout, status.stdout
 
 
+def _checkpoint_folder(stage: str) -> str:
+    """The checkpoint folder of a training stage: `pretrain`, or `<model>/seed-<seed>` for `train@<run>`."""
+    if "@" not in stage:
+        return stage
+    run = tiny_params()["runs"][stage.split("@")[1]]
+    return f"{run['model']}/seed-{run['seed']}"
+
+
 @pytest.mark.parametrize(("stage", "kills"), [pytest.param(k, v, id=k) for k, v in KILLS.items()])
 def test_sigkill_then_repro(stage: str, kills: int, repo: Repo) -> None:
     writes = repo.writes.get(stage)
@@ -202,7 +210,7 @@ def test_sigkill_then_repro(stage: str, kills: int, repo: Repo) -> None:
     rng = random.Random(f"{SEED}-{stage}")
     repo.lock = (repo.root / "dvc.lock").read_text()
     if stage.split("@")[0] in TRAINING_STAGES:  # from scratch, so the first run makes the baseline's writes
-        shutil.rmtree(repo.root / "checkpoints" / stage.split("@")[-1], ignore_errors=True)
+        shutil.rmtree(repo.root / "checkpoints" / _checkpoint_folder(stage), ignore_errors=True)
     for attempt in range(kills):
         # a resumed run has fewer commits left: a later kill falls among its first RESUMED_WRITES
         k = rng.randint(1, writes if attempt == 0 else min(writes, RESUMED_WRITES))
