@@ -218,7 +218,7 @@ def cnn(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tiny_pipeline(work, "cnn", {"data": {"path": str(cnn_like(work.parent / f"{work.name}-data"))}})
 
 
-@pytest.mark.slow
+@pytest.mark.faults  # a whole tiny pipeline through DVC (minutes on 2 cores): the long suite, CI runs it
 def test_tiny_gigaword_pipeline(gigaword: Path) -> None:
     from sumpipe.io.atomic import read_parquet
 
@@ -245,13 +245,13 @@ def test_tiny_gigaword_pipeline(gigaword: Path) -> None:
     assert "every summary cut to its first 75 bytes" in report
 
 
-@pytest.mark.slow
+@pytest.mark.faults  # a whole tiny pipeline through DVC (minutes on 2 cores): the long suite, CI runs it
 def test_tiny_gigaword_pipeline_reruns_nothing(gigaword: Path) -> None:
     out = run([sys.executable, "-m", "dvc", "repro", "experiments/gigaword/dvc.yaml"], gigaword.parents[1])
     assert "Running stage" not in out
 
 
-@pytest.mark.slow
+@pytest.mark.faults  # a whole tiny pipeline through DVC (minutes on 2 cores): the long suite, CI runs it
 def test_tiny_cnn_pipeline(cnn: Path) -> None:
     rouge = json.loads((cnn / "metrics/rouge.json").read_text())
     models = ["M1", "M2", "M1-200", "M2-200", "M1-400", "M2-400"]
