@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from sumpipe.config import expand_runs
+
 pytestmark = pytest.mark.slow
 
 MODELS = ["M1", "M2", "M2-20", "PG-cov", "BERT2S"]  # params.yaml's four, and a hybrid (its pairs and report rows)
@@ -72,8 +74,7 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copy(repo / "dvc.yaml", work / "dvc.yaml")
     shutil.copy(repo / "constraints.txt", work / "constraints.txt")
     params = merge(yaml.safe_load((repo / "params.yaml").read_text()), TINY)
-    params["runs"] = {f"{name}-{seed}": {"model": name, "seed": seed} for name, spec in params["models"].items()
-                      for seed in spec.get("seeds", params["train"]["seeds"])}
+    params["runs"] = expand_runs(params["models"], params["train"]["seeds"])
     (work / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     run(["git", "init", "-q"], work)
     run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init"], work)
