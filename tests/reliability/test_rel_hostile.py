@@ -625,6 +625,7 @@ def test_sigterm_to_dvc_repro_stops_the_training_with_it(pipeline: Path, tmp_pat
     _set_params(root, "train.max_steps", 100_000)
     _set_params(root, "train.epochs", 100_000)
     _set_params(root, "train.checkpoint_every", 100_000)
+    _set_params(root, "train.patience", None)  # no early stop: the run must still be training when DVC dies
     _dvc_repo(root, {"train": {"cmd": "sumpipe train --model M1 --no-resume"}})
     before = _digest(root / "models" / "M1")
     log = tmp_path / "dvc.log"
