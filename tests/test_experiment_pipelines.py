@@ -186,6 +186,21 @@ def test_the_experiment_params_validate(name: str) -> None:
         assert params.evaluate.lead_sentences == 3 and "oracle" in params.extractive.systems
 
 
+@pytest.mark.parametrize("name", ["gigaword", "cnn"])
+def test_the_decoding_choice_validates_against_the_experiment(name: str) -> None:
+    """decoding.yaml (the validation-split comparison that chose `decode:`) names the experiment's own models,
+    reads no test split, and every setting is a valid `decode:` over the experiment's params."""
+    from sumpipe.config import load_config
+    from sumpipe.experiments.decoding import DecodingSweep, setting_configs
+
+    sweep = load_config(EXPERIMENTS / name / "decoding.yaml", DecodingSweep)
+    params = load_params(EXPERIMENTS / name / sweep.repo / "params.yaml")
+    assert sweep.split == "valid" and sweep.models == list(params.models)
+    configs = setting_configs(sweep, params.decode)
+    assert configs["base"].block_adjacent_repeat is False and configs["adjacent"].block_adjacent_repeat is True
+    assert params.decode.block_adjacent_repeat is True  # what the comparison kept (docs/realtext.md)
+
+
 @pytest.mark.shared
 def test_the_gigaword_data_section_on_the_real_files(shared_data: Path, tmp_path: Path) -> None:
     """The 1,036 pairs of the files' valid split are the test set; train is carved into 24,151 / 1,005."""
