@@ -1,4 +1,4 @@
-"""Training throughput of M1: tokens/s, FLOP/s (MFU on a GPU), peak memory and the loss curve.
+"""Training throughput of M1 (or M2, `--rarity`): tokens/s, FLOP/s (MFU on a GPU), peak memory and the loss curve.
 
     python bench/bench_train.py                       # default config (params.yaml) on CNN stories, CPU/GPU
     python bench/bench_train.py --paper --seconds 300 # the paper configuration (on a GPU)
@@ -188,7 +188,7 @@ def run_setting(args, raw: dict, train_df, valid_df, vocab, batch_size: int, com
         task = CountingTask(encode(train_df), encode(valid_df[:64]), batch_size=cfg.batch_size, seed=cfg.seed,
                             label_smoothing=cfg.label_smoothing, vocab_size=len(vocab), arch=arch)
         seed_everything(cfg.seed)
-        model = get_family("transformer").build(replace(arch, vocab_size=len(vocab)), ModelSpec(input="first400"))
+        model = get_family("transformer").build(replace(arch, vocab_size=len(vocab)), ModelSpec(input="first400", rarity=args.rarity))
     device = training_device(cfg.device)
     marks: dict[str, float] = {}
     profiler: list = []
@@ -265,6 +265,7 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="also write the rows (and profiles) to this JSON file")
     ap.add_argument("-p", "--params", type=Path, default=REPO / "params.yaml")
     ap.add_argument("--family", choices=["transformer", "rnn"], default="transformer")
+    ap.add_argument("--rarity", action="store_true", help="--family transformer: M2 (the rarity term) instead of M1")
     ap.add_argument("--model", default="PG-cov", help="--family rnn: the params.yaml model to train")
     ap.add_argument("--phase", help="--family rnn: the training phase (default: the first)")
     args = ap.parse_args()
@@ -322,7 +323,7 @@ def main() -> None:
                 print(row["profile"], flush=True)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1, default=str))
-    print(f"\n{'M1' if args.family == 'transformer' else args.model} training throughput on {name} (tokens = source + target, padding excluded; "
+    print(f"\n{('M2' if args.rarity else 'M1') if args.family == 'transformer' else args.model} training throughput on {name} (tokens = source + target, padding excluded; "
           f"MFU vs {peak / 1e12 if peak else float('nan'):.0f} TFLOP/s dense bf16):")
     for row in rows:
         print(format_row(row))

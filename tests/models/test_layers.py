@@ -89,6 +89,34 @@ def test_explicit_weights_match_fused_path_and_padding_gets_no_weight() -> None:
     torch.testing.assert_close(mha(q, kv2, bias=bias).out[1], fused.out[1])
 
 
+@pytest.mark.parametrize("d_model", [16, 28])  # heads of 4 (padded to 8) and 7 (exactly 8 with the extra column)
+def test_key_bias_with_a_gradient_matches_the_explicit_softmax_values_and_gradients(d_model: int) -> None:
+    """The extra-head-dimension path equals softmax(q·kᵀ/√Dh + bias + key_bias), gradients included."""
+    torch.manual_seed(3)
+    mha = MultiHeadAttention(d_model, 4).eval()
+    x = torch.randn(2, 5, d_model)
+    keep = torch.tensor([[True] * 5, [True, True, True, False, False]])
+    grads = []
+    for need_weights in (False, True):
+        key_bias = torch.tensor([[0.5, -1.0, 2.0, 0.0, 1.0]]).repeat(2, 4, 1).requires_grad_()
+        out = mha(x, bias=key_padding_bias(keep), key_bias=key_bias, need_weights=need_weights).out
+        (out * torch.arange(d_model)).sum().backward()
+        grads.append((out.detach(), key_bias.grad))
+    torch.testing.assert_close(grads[0][0], grads[1][0])
+    torch.testing.assert_close(grads[0][1], grads[1][1])
+    assert torch.all(grads[0][1][1, :, 3:] == 0)  # padded keys take no weight, so no gradient
+    assert grads[0][1].abs().sum() > 0
+
+
+def test_key_bias_without_a_gradient_is_an_ordinary_mask() -> None:
+    torch.manual_seed(4)
+    mha = MultiHeadAttention(16, 4).eval()
+    x = torch.randn(1, 3, 16)
+    key_bias = torch.tensor([[[1.0, 0.0, -2.0]]]).repeat(1, 4, 1)
+    with torch.no_grad():
+        torch.testing.assert_close(mha(x, key_bias=key_bias).out, mha(x, bias=key_bias[:, :, None, :]).out)
+
+
 def test_causal_attention_ignores_the_future_and_cache_matches() -> None:
     torch.manual_seed(2)
     mha = MultiHeadAttention(8, 2).eval()

@@ -18,13 +18,13 @@ Choices the thesis leaves open, made here:
 - **M2** (`rarity=True`, Eqn 2.19, attn_freq = attn ∗ Wᵀ s_freq(k)): in every encoder layer and for
   every head h, the self-attention weight on key k is multiplied by scale_h(k) = exp(w_h·s_freq(k))
   and the row is **renormalised** — implemented as adding w_h·s_freq(k) to the attention logits
-  before the softmax, which keeps the fused SDPA kernel. Per head (w is (n_heads,) per layer): heads
+  before the softmax. Per head (w is (n_heads,) per layer): heads
   can learn to boost rare words, ignore rarity or damp it. The scale is positive by construction
   (exp of a learned linear function of the rarity); the linear layer's bias would be a constant
   per row and cancels in the renormalisation, so it is left out. w starts at 0 (neutral), where M2
-  equals M1 exactly: same weights -> bit-identical outputs in inference (on CPU under autograd the
-  SDPA dispatcher takes its math kernel for a mask that needs a gradient, so training-mode outputs
-  agree to float rounding). Training moves w only if rarity helps.
+  equals M1 exactly: same weights -> bit-identical outputs in inference (in training the term rides
+  in an extra head dimension so that the fused kernel still runs, `layers.MultiHeadAttention`'s
+  `key_bias`, and outputs agree to float rounding). Training moves w only if rarity helps.
   Without renormalisation the rows would no longer be distributions and the output scale would
   drift with the document's rarity mix.
 
@@ -137,11 +137,11 @@ class EncoderLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, pad_bias: torch.Tensor, src_freq: torch.Tensor) -> torch.Tensor:
         """x (B, S, D), pad_bias (B, 1, 1, S), src_freq (B, S) -> (B, S, D)"""
-        bias = pad_bias
+        rarity = None
         if self.rarity_weight is not None:
-            # log scale_h(k) = w_h · s_freq(k): (H,) x (B, S) -> (B, H, 1, S)
-            bias = pad_bias + self.rarity_weight[None, :, None, None] * src_freq[:, None, None, :].to(pad_bias.dtype)
-        x = x + self.dropout(self.self_attn(self.norm1(x), bias=bias).out)
+            # log scale_h(k) = w_h · s_freq(k): (H,) x (B, S) -> (B, H, S)
+            rarity = self.rarity_weight[None, :, None] * src_freq[:, None, :].to(self.rarity_weight.dtype)
+        x = x + self.dropout(self.self_attn(self.norm1(x), bias=pad_bias, key_bias=rarity).out)
         return x + self.dropout(self.ff(self.norm2(x)))
 
 
