@@ -171,7 +171,8 @@ def tiny_pipeline(work: Path, name: str, data: dict) -> Path:
 def test_the_experiment_params_validate(name: str) -> None:
     params = load_params(EXPERIMENTS / name / "params.yaml")  # Params.check: names, budgets, seeds, overrides
     assert params.data.dataset == "local" and params.data.path.startswith("../../../shared/data/")
-    assert params.train.threads == 1 and params.decode.threads == 1 and len(params.train.run_seeds) >= 2
+    # fixed thread counts (not null, all cores): the weights then do not depend on the machine
+    assert params.train.threads in (1, 2) and params.decode.threads == 1 and len(params.train.run_seeds) >= 2
     if name == "gigaword":
         assert list(params.models) == ["M1", "M2", "PG-cov", "BERT2S"]
         assert params.data.options["local"] == {"splits": {"valid": "test"}, "resplit": ["train"]}
