@@ -188,7 +188,8 @@ def run_setting(args, raw: dict, train_df, valid_df, vocab, batch_size: int, com
         task = CountingTask(encode(train_df), encode(valid_df[:64]), batch_size=cfg.batch_size, seed=cfg.seed,
                             label_smoothing=cfg.label_smoothing, vocab_size=len(vocab), arch=arch)
         seed_everything(cfg.seed)
-        model = get_family("transformer").build(replace(arch, vocab_size=len(vocab)), ModelSpec(input="first400", rarity=args.rarity))
+        spec = ModelSpec(input="first400", rarity=args.rarity)
+        model = get_family("transformer").build(replace(arch, vocab_size=len(vocab)), spec)
     device = training_device(cfg.device)
     marks: dict[str, float] = {}
     profiler: list = []
@@ -323,7 +324,8 @@ def main() -> None:
                 print(row["profile"], flush=True)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1, default=str))
-    print(f"\n{('M2' if args.rarity else 'M1') if args.family == 'transformer' else args.model} training throughput on {name} (tokens = source + target, padding excluded; "
+    trained = args.model if args.family != "transformer" else "M2" if args.rarity else "M1"
+    print(f"\n{trained} training throughput on {name} (tokens = source + target, padding excluded; "
           f"MFU vs {peak / 1e12 if peak else float('nan'):.0f} TFLOP/s dense bf16):")
     for row in rows:
         print(format_row(row))
