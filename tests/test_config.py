@@ -54,6 +54,8 @@ def test_repository_params_file_validates(repo_root: Path) -> None:
         ({"decode": {"length_penalty": float("nan")}}, "decode.length_penalty: must be a finite number, got nan"),
         ({"decode": {"length_penalty": 1e300}}, "decode.length_penalty: must be in [0, 10]"),
         ({"models": {1: {"family": "transformer"}, "1": {"family": "rnn"}}}, "models.1: the name '1' is given twice"),
+        # issue 28: weight averaging
+        ({"train": {"ema_decay": 1.0}}, "train.ema_decay: must be in (0, 1) (or null: no weight averaging)"),
     ],
 )
 def test_bad_values_name_the_key(data: dict, message: str) -> None:

@@ -274,6 +274,12 @@ class TrainConfig:
     `bf16` turns on bf16 autocast on CUDA (CPU always trains in float32). `threads` caps torch's
     CPU threads during training (null: torch's default, all cores); 1 can be faster on a busy machine.
 
+    `ema_decay` turns on Polyak averaging: the loop keeps an exponential moving average of the
+    weights, avg <- decay · avg + (1 - decay) · weights after every update, and validates, keeps
+    and writes the average instead of the last weights (a decay of 0.99 averages over about the
+    last 100 updates; null: off). The average smooths the noise of a high learning rate at no
+    cost in updates (a fixed training budget: issue "ahead of extractive").
+
     `seed` seeds one training run (weights, dropout, batch order). `seeds` is the train stage's list:
     one model per seed (dvc.yaml's `train` matrix, `models/<name>/seed-<s>/`), each run with
     `seed` set to it (`for_seed`), so that a result can be told from a lucky seed; null: one run, with
@@ -300,9 +306,12 @@ class TrainConfig:
     threads: int | None = None
     seed: int = 1234
     seeds: list[int] | None = None
+    ema_decay: float | None = None
 
     def check(self, key: str) -> None:
         require(self.lr > 0, _k(key, "lr"), "must be > 0")
+        require(self.ema_decay is None or 0.0 < self.ema_decay < 1.0, _k(key, "ema_decay"),
+                "must be in (0, 1) (or null: no weight averaging)")
         require(0 <= self.seed < MAX_SEED, _k(key, "seed"), f"must be in [0, {MAX_SEED})")
         if self.seeds is not None:
             check_seeds(self.seeds, _k(key, "seeds"), "(or null: one run with `seed`)")

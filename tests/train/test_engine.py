@@ -379,3 +379,48 @@ def fit_weights(cfg: TrainConfig) -> dict[str, torch.Tensor]:
     seed_everything(cfg.seed)
     fit(model, TinyTask(), cfg, None, progress=False)
     return weights(model)
+
+
+# ---------------------------------------------------------------------------------- weight averaging
+def test_ema_returns_the_moving_average_of_the_updated_weights() -> None:
+    # avg_1 = w_1, avg_k = d · avg_(k-1) + (1 - d) · w_k, over the weights after each update
+    decay = 0.75
+    seen: list[dict[str, torch.Tensor]] = []
+    model = tiny_model()
+
+    def record(_: ckpt.Position) -> bool:  # called after every update
+        seen.append(weights(model))
+        return False
+
+    seed_everything(5)
+    fit(model, TinyTask(), config(max_steps=4, ema_decay=decay), None, progress=False, should_stop=record)
+    expected = seen[0]
+    for later in seen[1:]:
+        expected = {k: decay * expected[k] + (1 - decay) * later[k] for k in expected}
+    got = weights(model)
+    assert not torch.equal(got["3.weight"], seen[-1]["3.weight"])  # the average, not the last weights
+    for key in expected:
+        torch.testing.assert_close(got[key], expected[key], rtol=1e-6, atol=1e-7)
+
+
+def test_ema_validates_and_keeps_the_average(tmp_path: Path) -> None:
+    model, result = run(tmp_path, config(ema_decay=0.9))
+    task = TinyTask()
+    model.eval()
+    with torch.no_grad():
+        total = sum(task.loss(model, task.collate(b, "valid"))[0].item() for b in task.valid_batches())
+    assert total / 12 == pytest.approx(result.position.best_valid_loss, rel=1e-6)
+    _, plain_result = run(tmp_path / "plain", config())
+    assert result.position.best_valid_loss != plain_result.position.best_valid_loss
+
+
+@pytest.mark.parametrize("kill_at", [7, 10])
+def test_killed_and_resumed_run_with_ema_ends_bit_identical(tmp_path: Path, kill_at: int) -> None:
+    straight, _ = run(tmp_path / "straight", config(ema_decay=0.9))
+    with pytest.raises(Killed):
+        run(tmp_path / "resumed", config(ema_decay=0.9), kill_at=kill_at)
+    assert "average" in torch.load(tmp_path / "resumed" / ckpt.STATE_FILE, weights_only=True)
+    resumed, _ = run(tmp_path / "resumed", config(ema_decay=0.9))
+    assert_identical(weights(straight), weights(resumed))
+    assert ((tmp_path / "resumed" / ckpt.STATE_FILE).read_bytes()
+            == (tmp_path / "straight" / ckpt.STATE_FILE).read_bytes())

@@ -4,10 +4,11 @@ A checkpoint directory holds two files, each written atomically (temporary file 
 kill leaves either the old or the new file, never half of one):
 
 - ``state.pt`` — `torch.save` of a dict of tensors and plain Python values only: model, optimizer
-  and scheduler state dicts; RNG states (Python `random`, NumPy, torch CPU, every CUDA device; one
-  set per DDP rank); the data position (epoch, next batch index within it, optimizer steps done);
-  the best validation loss so far and its step; the training-log rows so far; a fingerprint of the
-  run's configuration and inputs; and whether training finished. It is read back only with
+  and scheduler state dicts; the weight average of `train.ema_decay` when there is one; RNG
+  states (Python `random`, NumPy, torch CPU, every CUDA device; one set per DDP rank); the data
+  position (epoch, next batch index within it, optimizer steps done); the best validation loss so
+  far and its step; the training-log rows so far; a fingerprint of the run's configuration and
+  inputs; and whether training finished. It is read back only with
   ``torch.load(weights_only=True)``, which refuses anything but tensors and primitives.
 - ``best.safetensors`` — the weights with the lowest validation loss so far (safetensors).
 
@@ -95,8 +96,10 @@ def save_checkpoint(
     position: Position,
     rng_states: list[dict[str, Any]],
     fingerprint: str,
+    average: torch.nn.Module | None = None,
 ) -> Path:
-    """Write `directory/state.pt` atomically; `rng_states` has one entry per rank (rank 0 first)."""
+    """Write `directory/state.pt` atomically; `rng_states` has one entry per rank (rank 0 first);
+    `average` is the running weight average (`train.ema_decay`), when training keeps one."""
     state = {
         "format": FORMAT_VERSION,
         "fingerprint": fingerprint,
@@ -106,6 +109,8 @@ def save_checkpoint(
         "rng": rng_states,
         "position": _canonical(asdict(position)),
     }
+    if average is not None:
+        state["average"] = average.state_dict()
     path = Path(directory) / STATE_FILE
     with atomic_path(path) as tmp, native_write_errors(), open(tmp, "wb") as f:
         # a file object, not the path: given a path, torch.save names the zip's top folder after the
@@ -143,10 +148,13 @@ def restore_checkpoint(
     model: torch.nn.Module,
     optimizer: torch.optim.Optimizer,
     scheduler: torch.optim.lr_scheduler.LRScheduler,
+    average: torch.nn.Module | None = None,
     rank: int = 0,
 ) -> Position:
     """Load a `load_checkpoint` result into live objects; return the data position to continue from."""
     model.load_state_dict(state["model"])
+    if average is not None:  # the fingerprint covers train.ema_decay: a run with an average saved one
+        average.load_state_dict(state["average"])
     optimizer.load_state_dict(state["optimizer"])
     scheduler.load_state_dict(state["scheduler"])
     rng = state["rng"]

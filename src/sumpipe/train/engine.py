@@ -18,6 +18,9 @@ batch its data and compute a summed loss) and:
   validates at each epoch end (and when `cfg.max_steps` cuts an epoch short);
 - saves a checkpoint every `cfg.checkpoint_every` updates and at each epoch end, and keeps the
   weights with the lowest validation loss, which it loads back into `model` before returning;
+- with `cfg.ema_decay`, keeps an exponential moving average of the weights after every update
+  (Polyak averaging, `torch.optim.swa_utils.AveragedModel`) and validates, keeps and returns the
+  average instead of the last weights; the average is part of the checkpoint;
 - stops early when the validation loss, or with `cfg.early_stopping_metric: accuracy` the validation
   token accuracy (seed 000's BiLSTM; the task's `token_accuracy`, an `AccuracyTask`), has not improved
   for `cfg.patience` epochs, and keeps the best weights by that metric (the count is part of the
@@ -51,6 +54,7 @@ from typing import Any, Protocol
 
 import numpy as np
 import torch
+from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 from tqdm import tqdm
 
 from sumpipe.config import TrainConfig
@@ -196,33 +200,48 @@ def fit(
     device = training_device(cfg.device, ctx)
     model.to(device)
     optimizer, scheduler = build_optimizer(model.parameters(), cfg)
+    average = weight_average(model, cfg.ema_decay)
     position = ckpt.Position()
     if checkpoint_dir is not None:
         checkpoint_dir = Path(checkpoint_dir)
         saved = ckpt.load_checkpoint(checkpoint_dir, fingerprint) if resume else None
         if saved is not None:
             position = ckpt.restore_checkpoint(saved, model=model, optimizer=optimizer, scheduler=scheduler,
-                                               rank=ctx.rank)
+                                               average=average, rank=ctx.rank)
             del saved
         elif ctx.is_main:
             ckpt.clear_checkpoint(checkpoint_dir)
     loop = _Loop(model, wrap_model(model, ctx, device), task, cfg, optimizer, scheduler, device, ctx,
-                 checkpoint_dir, fingerprint, position, compile_model)
+                 checkpoint_dir, fingerprint, position, compile_model, average)
     resumed_from = position.step
     with _cpu_settings(device.type == "cpu", cfg.threads):
         stopped = loop.run(should_stop, progress, description)
     if checkpoint_dir is not None and not stopped:
         barrier(ctx)
         ckpt.load_best(checkpoint_dir, model)
+    elif average is not None and not stopped:
+        model.load_state_dict(average.module.state_dict())
     return FitResult(position, resumed_from, loop.train_seconds, loop.tokens_seen, stopped, loop.throughput)
+
+
+def weight_average(model: torch.nn.Module, decay: float | None) -> AveragedModel | None:
+    """A copy of `model` whose parameters will follow the exponential moving average of `model`'s
+    (`train.ema_decay`): avg <- decay · avg + (1 - decay) · weights at each `update_parameters`, the
+    first update copying the weights. None when `decay` is None."""
+    if decay is None:
+        return None
+    return AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(decay))
 
 
 class _Loop:
     """The mutable state of one `fit` call; split out so each phase is a short method."""
 
     def __init__(self, model, wrapped, task, cfg, optimizer, scheduler, device, ctx, checkpoint_dir,
-                 fingerprint, position, compile_model=False) -> None:
+                 fingerprint, position, compile_model=False, average=None) -> None:
         self.model, self.wrapped, self.task, self.cfg = model, wrapped, task, cfg
+        # the weights that are validated and kept: the running average when there is one
+        self.average = average
+        self.evaluated = model if average is None else average.module
         self.train_loss = _training_loss(task, wrapped, compile_model)
         self.optimizer, self.scheduler = optimizer, scheduler
         self.device, self.ctx = device, ctx
@@ -344,6 +363,8 @@ class _Loop:
         self.optimizer.step()
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
+        if self.average is not None:
+            self.average.update_parameters(self.model)
         pos.step += 1
         pos.batch += len(group)
         self.interval_steps += 1
@@ -397,7 +418,7 @@ class _Loop:
             pos.best_valid_loss, pos.best_step, pos.stale_epochs = valid_loss, pos.step, 0
             pos.best_valid_accuracy = accuracy
             if self.checkpoint_dir is not None and self.ctx.is_main:
-                ckpt.save_best(self.checkpoint_dir, self.model)
+                ckpt.save_best(self.checkpoint_dir, self.evaluated)
         else:
             pos.stale_epochs += 1
         if complete:
@@ -425,6 +446,7 @@ class _Loop:
     def _validation_sums(self, measure: Callable[[Any, Any], tuple[torch.Tensor, torch.Tensor]]) -> tuple[float, float]:
         """(sum, targets) of `measure(model, batch)` over the validation split, summed over ranks."""
         self.wrapped.eval()
+        self.evaluated.eval()
         totals = torch.zeros(2, dtype=torch.float64, device=self.device)
         for indices in self.task.valid_batches():
             mine = shard(indices, self.ctx)
@@ -432,7 +454,7 @@ class _Loop:
                 continue
             batch = move_to_device(self.task.collate(mine, "valid"), self.device)
             with _autocast(self.device, self.cfg.bf16):
-                total, n_targets = measure(self.model, batch)
+                total, n_targets = measure(self.evaluated, batch)
             totals += torch.stack([total.detach().double(), n_targets.detach().double()])
         all_reduce_sum(totals, self.ctx)
         total, targets = totals.tolist()
@@ -471,7 +493,7 @@ class _Loop:
         if self.ctx.is_main:
             ckpt.save_checkpoint(self.checkpoint_dir, model=self.model, optimizer=self.optimizer,
                                  scheduler=self.scheduler, position=self.position, rng_states=rng,
-                                 fingerprint=self.fingerprint)
+                                 fingerprint=self.fingerprint, average=self.average)
 
 
 # --------------------------------------------------------------------------------------------
@@ -505,7 +527,8 @@ def training_summary(result: FitResult, model: torch.nn.Module, cfg: TrainConfig
     train_losses = [r["loss"] for r in rows]
     return {
         "optimizer": cfg.optimizer, "lr": cfg.lr, "warmup_steps": cfg.warmup_steps, "batch_size": cfg.batch_size,
-        "label_smoothing": cfg.label_smoothing, "epochs": cfg.epochs, "max_steps": cfg.max_steps, "seed": cfg.seed,
+        "label_smoothing": cfg.label_smoothing, "ema_decay": cfg.ema_decay, "epochs": cfg.epochs,
+        "max_steps": cfg.max_steps, "seed": cfg.seed,
         "steps": pos.step, "epochs_completed": rows[-1]["epoch"] if rows else 0.0,
         "best_valid_loss": pos.best_valid_loss, "best_step": pos.best_step,
         "early_stopping": {"metric": cfg.early_stopping_metric, "patience": cfg.patience,
