@@ -640,7 +640,8 @@ class Params:
     # dvc.yaml's train/decode stages, one per run (`train@M1-2`): every model with each of its seeds
     # (`seeds_of`), spelled out because DVC cannot cross a model with a list the model itself holds
     runs: dict[str, Run] = field(default_factory=dict)
-    train: TrainConfig = field(default_factory=lambda: TrainConfig(seeds=[1, 2, 3], threads=2, epochs=5, ema_decay=0.99))
+    train: TrainConfig = field(
+        default_factory=lambda: TrainConfig(seeds=[1, 2, 3], threads=2, epochs=5, ema_decay=0.99))
     decode: DecodeConfig = field(default_factory=lambda: DecodeConfig(min_length=10, block_adjacent_repeat=True))
     evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
     report: ReportConfig = field(default_factory=ReportConfig)
