@@ -227,7 +227,8 @@ def fit(
 def weight_average(model: torch.nn.Module, decay: float | None) -> AveragedModel | None:
     """A copy of `model` whose parameters will follow the exponential moving average of `model`'s
     (`train.ema_decay`): avg <- decay · avg + (1 - decay) · weights at each `update_parameters`, the
-    first update copying the weights. None when `decay` is None."""
+    first update copying the weights. None when `decay` is None. Parameters only: the models'
+    buffers are constant tables (positions, masks), which the copy already holds."""
     if decay is None:
         return None
     return AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(decay))
@@ -445,8 +446,7 @@ class _Loop:
     @torch.no_grad()
     def _validation_sums(self, measure: Callable[[Any, Any], tuple[torch.Tensor, torch.Tensor]]) -> tuple[float, float]:
         """(sum, targets) of `measure(model, batch)` over the validation split, summed over ranks."""
-        self.wrapped.eval()
-        self.evaluated.eval()
+        self.evaluated.eval()  # the model itself (DDP's wrapper shares its mode) or the average
         totals = torch.zeros(2, dtype=torch.float64, device=self.device)
         for indices in self.task.valid_batches():
             mine = shard(indices, self.ctx)
