@@ -10,6 +10,9 @@
 - The folder of one training seed of a model: `models/M1/seed-2/` holds the model M1 trained with
   seed 2 (dvc.yaml's `train@M1-2`), `predictions/M1/seed-2/` its summaries, `checkpoints/M1/seed-2/`
   its resume state.
+- The tokens that end a sentence in the token form of a summary (".", "!", "?"): the decoder's
+  minimum-length rule counts a sentence end as an end, and the read-quality measures split
+  summaries into sentences at them.
 - The file of the summaries decoded without `decode.block_adjacent_repeat` (the decode stage writes it
   beside the predictions when the rule is on; evaluate and the report show both).
 """
@@ -28,6 +31,8 @@ Split = Literal["train", "valid", "test"]  # the type of a split name, for confi
 SPLITS: tuple[Split, ...] = get_args(Split)
 
 TRAIN_LOG_FILE = "train_log.csv"
+
+SENTENCE_END = frozenset({".", "!", "?"})
 
 SEED_PREFIX = "seed-"
 

@@ -290,6 +290,29 @@ def test_min_and_max_length() -> None:
         assert all(len(h.tokens) == 5 for h in out)
 
 
+@pytest.mark.parametrize("strategy", ["beam", "greedy", "sample"])
+def test_min_length_counts_a_sentence_end_as_an_end(strategy: str) -> None:
+    # A model that says "4 5 ." and would then stop; token 6 stands for ".". With min_length 6 and no
+    # sentence ends the search must pad ("4 5 . 7 ..."), the issue's "temperature. Degrees."; with
+    # 6 as a sentence end, "</s>" is allowed right after it and the model's own 3 words stand.
+    w, period = 9, 6
+    table = torch.full((1, 1, w, w), -9.0)
+    table[0, 0, BOS, 4] = table[0, 0, 4, 5] = table[0, 0, 5, period] = -0.1
+    table[0, 0, period, EOS] = -0.1
+    table[0, 0, period, 7] = table[0, 0, 7, 8] = table[0, 0, 8, 7] = -1.0
+    model = ToyModel(table.log_softmax(-1), w)
+    batch = ToyBatch(torch.zeros(1, 2, dtype=torch.long), [[]])
+    cfg = DecodeConfig(strategy=strategy, min_length=6, top_k=1, beam_size=3, block_ngram_repeat=0)
+    padded = decode_batch(model, batch, cfg, max_length=8)[0]
+    assert padded.tokens[:3] == [4, 5, period] and len(padded.tokens) >= 6
+    ended = decode_batch(model, batch, cfg, max_length=8, sentence_ends=(period,))[0]
+    assert ended.tokens == [4, 5, period]
+    # Before a sentence end, min_length still holds: "</s>" after "4" stays barred.
+    table[0, 0, 4, EOS] = 0.0
+    early = decode_batch(ToyModel(table.log_softmax(-1), w), batch, cfg, max_length=8, sentence_ends=(period,))[0]
+    assert early.tokens == [4, 5, period]
+
+
 def test_padding_columns_of_other_documents_are_never_chosen() -> None:
     """Doc 0 has 2 OOV words, doc 1 none: doc 1 must not pick extended ids V, V+1."""
     model, batch = toy(n_docs=2, steps=6, vocab=7, n_oov=2, seed=1)

@@ -209,3 +209,12 @@ def test_appendix_a1_trace_is_reproduced() -> None:
     assert padded.src.shape == (2, 400) and padded.trg_ext.shape == (2, 101)
     assert torch.all(padded.src[0, 114:] == PAD) and torch.all(padded.src_freq[0, 114:] == 0)
     assert torch.all(padded.trg_ext[0, 46:] == PAD) and padded.trg_mask[0].sum() == 46
+
+
+def test_the_word_codec_knows_which_ids_end_a_sentence() -> None:
+    from sumpipe.models.batching import WordCodec
+    from sumpipe.vocab.vocabulary import Vocabulary
+
+    vocab = Vocabulary.from_counts({"the": 3, ".": 2, "!": 1, ",": 1}, 8)
+    codec = WordCodec(vocab, 10)
+    assert sorted(codec.itos[i] for i in codec.sentence_end_ids) == ["!", "."]

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from sumpipe.data.datasets import lengths_of
 from sumpipe.errors import SumpipeError
 from sumpipe.models.card import ModelCard
+from sumpipe.names import SENTENCE_END
 
 if TYPE_CHECKING:
     import torch
@@ -40,9 +41,6 @@ if TYPE_CHECKING:
 # 30,000 words, far beyond any model input (400 tokens) and any selection's useful pool, and it
 # keeps a 50 MB file from being sentence-split and tokenised in full.
 MAX_RAW_CHARS = 200_000
-
-SENTENCE_END = frozenset({".", "!", "?"})
-
 
 @dataclass
 class Decoded:
@@ -212,7 +210,8 @@ def summarize(
             chunk = order[start : start + cfg.batch_size]
             batch = codec.collate([examples[i] for i in chunk]).to(device)
             recorded = bool(details) if wanted is None else not wanted.isdisjoint(chunk)
-            hyps = decode_batch(model, batch, cfg, max_length, details=recorded, generator=generator)
+            hyps = decode_batch(model, batch, cfg, max_length, details=recorded, generator=generator,
+                                sentence_ends=codec.sentence_end_ids)
             for i, hyp in zip(chunk, hyps):
                 example = examples[i]
                 tokens = codec.words(hyp.tokens, example)

@@ -10,9 +10,12 @@ Conventions shared by all strategies:
 - Outputs are *extended* ids: `id >= vocab_size` is a word copied from the source
   (`Batch.oov_words`); the caller maps ids back to words (`sumpipe.decode.batches`).
 - `<unk>`, `<pad>` and `<s>` are never chosen, nor extended ids beyond a document's own OOV
-  words. `</s>` is masked while a hypothesis has fewer than `min_length` words, and after
-  `max_length` words `</s>` is the only choice, so every hypothesis ends with `</s>` and has at
-  most `max_length` words (the `</s>` is not part of `Hypothesis.tokens`).
+  words. `</s>` is masked while a hypothesis has fewer than `min_length` words, unless its last
+  token ends a sentence (`sentence_ends`: a sentence end counts as an end, so a model that has said
+  its sentence is never pushed to start another one to reach the count: "Convert degrees to a
+  temperature. Degrees."), and after `max_length` words `</s>` is the only choice, so every
+  hypothesis ends with `</s>` and has at most `max_length` words (the `</s>` is not part of
+  `Hypothesis.tokens`).
 - `block_ngram` = n > 0 forbids any token that would repeat an n-gram (of extended ids) already in
   the hypothesis (n = 1 forbids repeating any word).
 - `block_adjacent` forbids the token just generated as the next one ("the cache cache"): a word
@@ -40,6 +43,7 @@ search is exact (tests/decode/test_search.py checks it against brute-force enume
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,10 +115,12 @@ def _masked(
     max_length: int,
     block_ngram: int,
     block_adjacent: bool = False,
+    sentence_ends: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """A float32 copy of log_probs (N, W) with every forbidden choice at -inf (see module doc).
 
-    width_limit (N,): V + the row's own number of OOV words (columns beyond are padding).
+    width_limit (N,): V + the row's own number of OOV words (columns beyond are padding);
+    sentence_ends: the ids (long tensor) after which `</s>` is allowed before `min_length`.
     """
     out = log_probs.float().clone()
     out[:, [UNK, PAD, BOS]] = NEG_INF
@@ -126,12 +132,24 @@ def _masked(
         out[:, EOS] = eos
         return out
     if step < min_length:
-        out[:, EOS] = NEG_INF
+        out[:, EOS] = _min_length_eos(out[:, EOS], history, sentence_ends)
     if block_ngram > 0:
         block_repeated_ngrams(out, history, block_ngram)
     if block_adjacent and history.size(1):
         out.scatter_(1, history[:, -1:], NEG_INF)
     return out
+
+
+def _min_length_eos(eos: torch.Tensor, history: torch.Tensor, sentence_ends: torch.Tensor | None) -> torch.Tensor:
+    """The `</s>` column (N,) before `min_length`: -inf, except in rows whose last token ends a sentence."""
+    if sentence_ends is None or not sentence_ends.numel() or not history.size(1):
+        return torch.full_like(eos, NEG_INF)
+    ended = torch.isin(history[:, -1], sentence_ends)
+    return torch.where(ended, eos, torch.full_like(eos, NEG_INF))
+
+
+def _ids(sentence_ends: Sequence[int], device: torch.device) -> torch.Tensor:
+    return torch.tensor(list(sentence_ends), dtype=torch.long, device=device)
 
 
 def _device(model: Any, batch: Any) -> torch.device:
@@ -211,6 +229,7 @@ def beam_search(
     block_ngram: int = 0,
     details: bool = False,
     block_adjacent: bool = False,
+    sentence_ends: Sequence[int] = (),
 ) -> list[Hypothesis]:
     """The best hypothesis per document of `batch` (B documents × `beam_size` beams at once).
 
@@ -230,11 +249,12 @@ def beam_search(
     prev = torch.full((n_docs * k,), BOS, dtype=torch.long, device=device)
     trace = _Details(details, n_docs * k, device)
     finished: list[list[Hypothesis]] = [[] for _ in range(n_docs)]
+    sentence_end_ids = _ids(sentence_ends, device)
 
     for step in range(max_length + 1):
         log_probs, state, info = model.decode_step(state, prev)
         masked = _masked(log_probs, history, step, limits[row_doc], min_length, max_length, block_ngram,
-                         block_adjacent)
+                         block_adjacent, sentence_end_ids)
         n_active, width = len(active), masked.size(1)
         cand = (beam_logp[:, None] + masked).view(n_active, k * width)
         top_scores, top_idx = cand.topk(min(2 * k, k * width), dim=1)     # sorted, best first
@@ -329,6 +349,7 @@ def sample_search(
     temperature: float = 1.0,
     generator: torch.Generator | None = None,
     details: bool = False,
+    sentence_ends: Sequence[int] = (),
 ) -> list[Hypothesis]:
     """One hypothesis per document, choosing each token greedily (argmax) or by sampling.
 
@@ -344,11 +365,12 @@ def sample_search(
     prev = torch.full((n_docs,), BOS, dtype=torch.long, device=device)
     trace = _Details(details, n_docs, device)
     results: list[Hypothesis | None] = [None] * n_docs
+    sentence_end_ids = _ids(sentence_ends, device)
 
     for step in range(max_length + 1):
         log_probs, state, info = model.decode_step(state, prev)
         masked = _masked(log_probs, history, step, limits[row_doc], min_length, max_length, block_ngram,
-                         block_adjacent)
+                         block_adjacent, sentence_end_ids)
         dead = ~torch.isfinite(masked).any(dim=1)     # every choice blocked: end it here
         masked[dead, EOS] = 0.0
         if greedy:
@@ -394,17 +416,20 @@ def decode_batch(
     max_length: int,
     details: bool = False,
     generator: torch.Generator | None = None,
+    sentence_ends: Sequence[int] = (),
 ) -> list[Hypothesis]:
     """Run the strategy named by `cfg` (a `sumpipe.config.DecodeConfig`) on one batch.
 
-    Sampling draws from `generator`, or from a fresh one seeded with `cfg.seed`; pass one
+    `sentence_ends`: the ids of the tokens that end a sentence (the codec's `sentence_end_ids`), after
+    which `</s>` is allowed before `cfg.min_length`. Sampling draws from `generator`, or from a fresh one seeded with `cfg.seed`; pass one
     generator to a run over many batches so they do not all replay the same random stream.
     A model with a second pass (`sumpipe.models.protocol.Refinable`, seed 003's refine decoder)
     rewrites the tokens of the hypotheses the search found; scores and details stay the draft's.
     """
     min_length = min(cfg.min_length, max_length)
     common = dict(max_length=max_length, min_length=min_length, alpha=cfg.length_penalty,
-                  block_ngram=cfg.block_ngram_repeat, block_adjacent=cfg.block_adjacent_repeat, details=details)
+                  block_ngram=cfg.block_ngram_repeat, block_adjacent=cfg.block_adjacent_repeat, details=details,
+                  sentence_ends=sentence_ends)
     if cfg.strategy == "beam":
         hyps = beam_search(model, batch, cfg.beam_size, **common)
     elif cfg.strategy == "greedy":

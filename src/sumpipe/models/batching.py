@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from sumpipe.errors import SumpipeError
-from sumpipe.names import BOS, EOS, N_SPECIALS, PAD, UNK
+from sumpipe.names import BOS, EOS, N_SPECIALS, PAD, SENTENCE_END, UNK
 
 
 class VocabularyLike(Protocol):
@@ -260,6 +260,7 @@ class WordCodec:
     def __init__(self, vocab: VocabularyLike, max_source_tokens: int) -> None:
         self.vocab, self.max_source_tokens = vocab, max_source_tokens
         self.itos = list(vocab.itos)
+        self.sentence_end_ids = tuple(i for i, word in enumerate(self.itos) if word in SENTENCE_END)
 
     def encode(self, example_id: str, source: str) -> Example:
         return encode_example(example_id, source, "", self.vocab, self.max_source_tokens, 1)

@@ -53,7 +53,7 @@ from sumpipe.models.loss import label_smoothed_nll
 from sumpipe.models.registry import Family, TaskData, register_family
 from sumpipe.models.task import SummarizationTask
 from sumpipe.models.vocabulary import VocabularyKind
-from sumpipe.names import BOS, EOS, PAD
+from sumpipe.names import BOS, EOS, PAD, SENTENCE_END
 from sumpipe.subword.pieces import MASK, MODEL_FILE, N_SPECIAL_PIECES, SubwordVocab
 from sumpipe.validation import MAX_LAYERS, MAX_VOCAB, from_dict, require, require_at_most
 
@@ -403,6 +403,8 @@ class SubwordCodec:
 
     def __init__(self, vocab: SubwordVocab, max_source_tokens: int) -> None:
         self.vocab, self.max_source_tokens = vocab, max_source_tokens
+        # "." may be a piece of its own or carry the word-start mark ("\u2581.")
+        self.sentence_end_ids = tuple(i for i, piece in enumerate(vocab.itos) if piece.lstrip("\u2581") in SENTENCE_END)
 
     def encode(self, example_id: str, source: str) -> Example:
         return encode_pieces_example(example_id, self.vocab.encode(source), [], self.max_source_tokens, 1)

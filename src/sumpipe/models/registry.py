@@ -67,7 +67,13 @@ BUILTIN: dict[str, str] = {
 
 
 class Codec(Protocol):
-    """Decode-time text <-> ids of one trained model (its vocabulary and input cut)."""
+    """Decode-time text <-> ids of one trained model (its vocabulary and input cut).
+
+    `sentence_end_ids`: the ids of the tokens that end a sentence (`sumpipe.names.SENTENCE_END`),
+    for the decoder's minimum-length rule (a sentence end counts as an end).
+    """
+
+    sentence_end_ids: tuple[int, ...]
 
     def encode(self, example_id: str, source: str) -> Any:
         """A preprocessed document (text convention) -> one example for `collate`."""
