@@ -421,8 +421,9 @@ def decode_batch(
     """Run the strategy named by `cfg` (a `sumpipe.config.DecodeConfig`) on one batch.
 
     `sentence_ends`: the ids of the tokens that end a sentence (the codec's `sentence_end_ids`), after
-    which `</s>` is allowed before `cfg.min_length`. Sampling draws from `generator`, or from a fresh one seeded with `cfg.seed`; pass one
-    generator to a run over many batches so they do not all replay the same random stream.
+    which `</s>` is allowed before `cfg.min_length`. Sampling draws from `generator`, or from a fresh
+    one seeded with `cfg.seed`; pass one generator to a run over many batches so they do not all
+    replay the same random stream.
     A model with a second pass (`sumpipe.models.protocol.Refinable`, seed 003's refine decoder)
     rewrites the tokens of the hypotheses the search found; scores and details stay the draft's.
     """
