@@ -10,9 +10,9 @@
 - The folder of one training seed of a model: `models/M1/seed-2/` holds the model M1 trained with
   seed 2 (dvc.yaml's `train@M1-2`), `predictions/M1/seed-2/` its summaries, `checkpoints/M1/seed-2/`
   its resume state.
-- The tokens that end a sentence in the token form of a summary (".", "!", "?"): the decoder's
-  minimum-length rule counts a sentence end as an end, and the read-quality measures split
-  summaries into sentences at them.
+- The tokens that end a sentence of the text convention (".", "!", "?"): the decoders break the line
+  after them and their minimum-length rule counts a sentence end as an end, and evaluate's
+  read-quality measures split a summary into sentences at them.
 - The file of the summaries decoded without `decode.block_adjacent_repeat` (the decode stage writes it
   beside the predictions when the rule is on; evaluate and the report show both).
 """

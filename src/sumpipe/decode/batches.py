@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 # keeps a 50 MB file from being sentence-split and tokenised in full.
 MAX_RAW_CHARS = 200_000
 
+
 @dataclass
 class Decoded:
     """One decoded summary. tokens/text: words (text convention: sentences on lines); score: log P / lp.
