@@ -7,6 +7,7 @@ import pytest
 from sumpipe.evaluate.read_quality import (
     KEYS,
     FluencyModel,
+    attached_to_a_dot,
     fragment,
     is_number,
     read_quality,
@@ -136,3 +137,29 @@ def test_fluency_in_read_quality_prefers_the_genre():
     assert fluent > shuffled
     with pytest.raises(ValueError, match="order must be >= 2"):
         FluencyModel.fit(CORPUS, order=1)
+
+
+def test_the_dot_of_a_name_the_tokenizer_split_ends_no_sentence() -> None:
+    raw = "Override numpy.ndarray's __getitem__ to read a .npy file; see self._refs. Then stop."
+    attached = attached_to_a_dot(raw)
+    assert {"ndarray", "npy", "_refs"} <= attached and "then" not in attached
+    # The decoder breaks the line after every "."; the names' dots still join their words.
+    summary = "override numpy .\nndarray 's method to read a .\nnpy file .\nthen stop reading ."
+    assert split_sentences(summary, attached) == [
+        ["override", "numpy", ".", "ndarray", "'s", "method", "to", "read", "a", ".", "npy", "file", "."],
+        ["then", "stop", "reading", "."]]
+    assert not fragment(summary, attached=attached)
+    assert fragment(summary)                              # without the raw text: "override numpy ." is 2 words
+    # A padded sentence stays a fragment: "degrees" follows no dot in the raw text.
+    assert fragment("convert degrees to celsius .\ndegrees .", attached=attached_to_a_dot("Convert degrees. To C."))
+
+
+def test_read_quality_splits_with_the_raw_texts_dots() -> None:
+    summaries = ["calls bytes .\ndecode element-wise ."]
+    sources, raws = ["calls bytes . decode on each element ."], ["Calls bytes.decode on each element."]
+    assert read_quality(summaries, sources, summaries)["fragment_rate"] == 100.0
+    figures = read_quality(summaries, sources, summaries, raw_sources=raws)
+    assert figures["fragment_rate"] == 0.0 and figures["sentences_mean"] == 1.0
+    # The reference's own raw text counts too (measuring the references as a system).
+    assert read_quality(summaries, sources, summaries, raw_sources=["Calls it."],
+                        raw_references=["Calls bytes.decode element-wise."])["fragment_rate"] == 0.0

@@ -1,4 +1,5 @@
-"""The decoding-settings sweep: settings validated as `decode:` is, the test split refused, the table."""
+"""The decoding-settings sweep: settings validated as `decode:` is, the test split refused, the choice under
+the read-quality guards, the table."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import pytest
 
 from sumpipe.config import DecodeConfig
 from sumpipe.errors import ConfigError
-from sumpipe.experiments.decoding import DecodingSweep, render, setting_configs
+from sumpipe.experiments.decoding import DecodingSweep, Guards, choose, render, setting_configs
 from sumpipe.validation import from_dict
 
 
@@ -32,13 +33,54 @@ def test_the_test_split_is_never_read() -> None:
         from_dict(DecodingSweep, {"split": "test"})
 
 
-def test_the_table_has_a_row_per_model_and_setting() -> None:
-    figure = {"mean": 23.5, "sd": 0.4, "seeds": [23.1, 23.5, 23.9]}
-    one = {"mean": 8.1, "sd": 0.2, "seeds": [8.0, 8.1, 8.2]}
-    results = {"split": "valid", "seeds": [1, 2, 3], "settings": {"min8": {"min_length": 8}},
-               "reference_words": {"mean": 10.1, "p10": 5, "p90": 16},
-               "models": {"M1": {"lead1_rouge1": 23.01, "settings": {"min8": {
-                   "rouge1": figure, "rouge2": figure, "rougeL": figure, "mean_words": one,
-                   "adjacent_repeat": one, "distinct": one}}}}}
-    assert ("| M1 | min8 | 23.50 ± 0.40 | 23.50 ± 0.40 | 23.50 ± 0.40 | 8.1 | 8.1 | 8.1 | 23.01 |"
-            in render(results).splitlines())
+def figures(r1: float, rl: float, fragments: float, sentences: float) -> dict:
+    def one(mean: float) -> dict:
+        return {"mean": mean, "sd": 0.4, "seeds": [mean - 0.4, mean, mean + 0.4]}
+
+    return {"rouge1": one(r1), "rouge2": one(6.0), "rougeL": one(rl), "mean_words": one(8.1), "distinct": one(95.0),
+            "fragment_rate": one(fragments), "sentences_mean": one(sentences),
+            "more_sentences_than_reference": one(3.0), "adjacent_repeat": one(0.0), "unsupported_words": one(12.0)}
+
+
+REFERENCES = {"fragment_rate": 0.4, "sentences_mean": 1.05, "more_sentences_than_reference": 0.0,
+              "adjacent_repeat": 0.2, "unsupported_words": 30.0, "mean_words": 10.1, "p10": 5, "p90": 16}
+
+
+def sweep_results(models: dict) -> dict:
+    return {"split": "valid", "seeds": [1, 2, 3], "settings": {"min10": {"min_length": 10}, "lp2": {}},
+            "guards": {"fragments": 1.0, "sentences": 0.1}, "choose_by": "rougeL", "references": REFERENCES,
+            "models": {name: {"lead1_rouge1": 23.01, "settings": settings} for name, settings in models.items()}}
+
+
+def test_the_guards_bar_a_padded_setting_however_high_its_rouge() -> None:
+    # min10 pads (9.6 % fragments, 1.3 sentences against the references' 0.4 % and 1.05): barred
+    # although its R-L is higher; lp2 passes (fragments 1.4 <= 0.4 + 1, sentences 1.15 <= 1.05 + 0.1).
+    results = sweep_results({"M1": {"min10": figures(23.6, 21.5, 9.6, 1.30), "lp2": figures(23.9, 21.2, 1.4, 1.15)},
+                             "M2": {"min10": figures(23.7, 21.4, 8.5, 1.25), "lp2": figures(23.8, 21.3, 0.5, 1.10)}})
+    assert choose(results, Guards(), "rougeL") == {"M1": "lp2", "M2": "lp2", "all models": "lp2"}
+    # Just over a guard fails: 1.41 % fragments.
+    results["models"]["M1"]["settings"]["lp2"]["fragment_rate"]["mean"] = 1.41
+    assert choose(results, Guards(), "rougeL") == {"M1": None, "M2": "lp2", "all models": None}
+
+
+def test_the_shared_setting_is_the_best_mean_over_the_models_that_passes_for_all() -> None:
+    results = sweep_results({"M1": {"min10": figures(23.0, 21.0, 0.5, 1.0), "lp2": figures(23.0, 21.5, 0.5, 1.0)},
+                             "M2": {"min10": figures(23.0, 21.4, 0.5, 1.0), "lp2": figures(23.0, 20.7, 0.5, 1.0)}})
+    # M1 prefers lp2, M2 min10; over both, min10 (21.2) beats lp2 (21.1).
+    assert choose(results, Guards(), "rougeL") == {"M1": "lp2", "M2": "min10", "all models": "min10"}
+
+
+def test_the_table_has_a_row_per_model_and_setting_with_the_guards_verdict() -> None:
+    results = sweep_results({"M1": {"min10": figures(23.6, 21.5, 9.6, 1.30), "lp2": figures(23.9, 21.2, 1.4, 1.15)}})
+    results["chosen"] = choose(results, Guards(), "rougeL")
+    lines = render(results).splitlines()
+    assert ("| M1 | min10 | 23.60 ± 0.40 | 6.00 ± 0.40 | 21.50 ± 0.40 | 8.1 | 9.6 | 1.30 | 3.0 | 0.0 | 12.0 | 95.0 "
+            "| fail | 23.01 |") in lines
+    assert ("| M1 | **lp2** | 23.90 ± 0.40 | 6.00 ± 0.40 | 21.20 ± 0.40 | 8.1 | 1.4 | 1.15 | 3.0 | 0.0 | 12.0 | 95.0 "
+            "| pass | 23.01 |") in lines
+    assert "fragment rate <= 1.4 % (the references' + 1), sentences <= 1.15" in render(results)
+
+
+def test_a_negative_guard_is_one_line_naming_it() -> None:
+    with pytest.raises(ConfigError, match=r"guards\.fragments: must be >= 0"):
+        from_dict(DecodingSweep, {"guards": {"fragments": -1.0}})

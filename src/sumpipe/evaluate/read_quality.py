@@ -5,9 +5,11 @@ Summaries are in the text convention (lowercased tokens joined by spaces; the de
 extractive systems break the line after each sentence). The units, defined once here:
 - a word is a token holding a letter or digit (punctuation is not a word), as abstractiveness counts;
 - `split_sentences`: a sentence ends after a sentence-final token (".", "!", "?": `SENTENCE_END`) and at
-  each line break; a run of tokens without a word (". ." after a sentence) is no sentence of its own:
-  it joins the sentence before it (or, at the start, the one after it). The rule is the same for every
-  system and for the references, so a file name split by the tokenizer ("setup . py") splits them all alike.
+  each line break, except after the dot of a name the tokenizer split ("numpy.ndarray" becomes "numpy .
+  ndarray"; "setup.py", "a .npy file": a dot followed directly by a word in the raw text,
+  `attached_to_a_dot`); a run of tokens without a word (". ." after a sentence) is no sentence of its
+  own: it joins the sentence before it (or, at the start, the one after it). The rule is the same for
+  every system and for the references.
 
 The figures of `read_quality`, for one system's summaries over a split (fixed keys, x 100 for %):
 - `fragment_rate` %: summaries holding a sentence of at most `FRAGMENT_WORDS` (2) words ("degrees .");
@@ -30,8 +32,9 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -55,19 +58,26 @@ def is_word(token: str) -> bool:
     return any(c.isalnum() for c in token)
 
 
-def split_sentences(summary: str) -> list[list[str]]:
+def split_sentences(summary: str, attached: Collection[str] = frozenset()) -> list[list[str]]:
     """A text-convention summary as its sentences of tokens (module docstring): "convert degrees .
-    degrees ." -> [["convert", "degrees", "."], ["degrees", "."]]; an empty summary has none."""
+    degrees ." -> [["convert", "degrees", "."], ["degrees", "."]]; an empty summary has none.
+
+    `attached`: words that follow a dot without a space in the raw text (`attached_to_a_dot`), so a
+    "." before one of them is the dot of a name the tokenizer split ("numpy . ndarray", "a . npy
+    file"), not a sentence end, even where the decoder broke the line after it.
+    """
+    stream = [(token, j == len(line) - 1)
+              for line in (text.split() for text in (summary or "").split("\n")) for j, token in enumerate(line)]
     sentences: list[list[str]] = []
-    for line in (summary or "").split("\n"):
-        current: list[str] = []
-        for token in line.split():
-            current.append(token)
-            if token in SENTENCE_END:
-                sentences.append(current)
-                current = []
-        if current:
+    current: list[str] = []
+    for k, (token, line_end) in enumerate(stream):
+        current.append(token)
+        in_a_name = token == "." and k + 1 < len(stream) and stream[k + 1][0] in attached
+        if (token in SENTENCE_END or line_end) and not in_a_name:
             sentences.append(current)
+            current = []
+    if current:
+        sentences.append(current)
     out: list[list[str]] = []
     pending: list[str] = []  # leading wordless tokens wait for the first sentence with a word
     for sentence in sentences:
@@ -81,9 +91,19 @@ def split_sentences(summary: str) -> list[list[str]]:
     return out
 
 
-def fragment(summary: str, max_words: int = FRAGMENT_WORDS) -> bool:
-    """Whether a sentence of `summary` has at most `max_words` words."""
-    return any(sum(map(is_word, sentence)) <= max_words for sentence in split_sentences(summary))
+_ATTACHED = re.compile(r"(?<=\.)\w[\w-]*")
+
+
+def attached_to_a_dot(raw: str) -> frozenset[str]:
+    """The lowercased words that follow a dot directly (no space) in raw text: "numpy.ndarray",
+    "open a .npy file", "self._refs" -> {"ndarray", "npy", "_refs"}. A sentence-ending dot is
+    followed by a space, so after preprocessing ("numpy . ndarray") these dots end no sentence."""
+    return frozenset(match.group().lower() for match in _ATTACHED.finditer(raw))
+
+
+def fragment(summary: str, max_words: int = FRAGMENT_WORDS, attached: Collection[str] = frozenset()) -> bool:
+    """Whether a sentence of `summary` has at most `max_words` words (`attached`: as `split_sentences`)."""
+    return any(sum(map(is_word, sentence)) <= max_words for sentence in split_sentences(summary, attached))
 
 
 def repeats_a_word(summary: str) -> bool:
@@ -141,17 +161,23 @@ class _Support:
 
 
 def read_quality(summaries: Sequence[str], sources: Sequence[str], references: Sequence[str],
-                 lm: FluencyModel | None = None, raw_sources: Sequence[str] | None = None) -> dict[str, float]:
+                 lm: FluencyModel | None = None, raw_sources: Sequence[str] | None = None,
+                 raw_references: Sequence[str] | None = None) -> dict[str, float]:
     """The figures of the module docstring (`KEYS`) for one system: summaries, their processed sources
     and references (one each, in the text convention), the fluency model, and the raw sources (their
-    casing says which words are names; without them `unsupported_names` is 0.0)."""
-    if not len(summaries) == len(sources) == len(references) or (raw_sources is not None
-                                                                 and len(raw_sources) != len(summaries)):
-        raise ValueError("read_quality: summaries, sources, references and raw sources differ in number")
-    count = max(len(summaries), 1)
-    split = [split_sentences(s) for s in summaries]
+    casing says which words are names, and a dot followed directly by a word there is a name's dot,
+    not a sentence end: `split_sentences`; without them `unsupported_names` is 0.0). The raw
+    references, when given, add their own names' dots (to measure the references as a system)."""
+    n = len(summaries)
+    if not n == len(sources) == len(references) or any(
+            raw is not None and len(raw) != n for raw in (raw_sources, raw_references)):
+        raise ValueError("read_quality: summaries, sources, references and raw texts differ in number")
+    count = max(n, 1)
+    raw_texts = ["\n".join(texts) for texts in zip(*(raw for raw in (raw_sources, raw_references) if raw is not None))]
+    attached = [attached_to_a_dot(raw) for raw in raw_texts] if raw_texts else [frozenset()] * n
+    split = [split_sentences(s, a) for s, a in zip(summaries, attached)]
     fragments = sum(any(sum(map(is_word, s)) <= FRAGMENT_WORDS for s in sentences) for sentences in split)
-    more = sum(len(s) > len(split_sentences(r)) for s, r in zip(split, references))
+    more = sum(len(s) > len(split_sentences(r, a)) for s, r, a in zip(split, references, attached))
     repeated = [repeated_trigrams(s) for s in summaries]
     support = _Support()
     if raw_sources is not None:

@@ -63,16 +63,24 @@ def sweep(params: ParamsOption = Path("params.yaml")) -> None:
 
 def decoding(params: ParamsOption = Path("params.yaml")) -> None:
     """Decoding settings on the validation split (experiments/decoding): every model named, every seed,
-    every setting; ROUGE, length and repetition as mean ± sd over the seeds."""
+    every setting; ROUGE, length and read quality as mean ± sd over the seeds, and the setting chosen
+    under the read-quality guards."""
     from sumpipe.config import load_config
     from sumpipe.experiments.decoding import RESULTS_MD, DecodingSweep, run_decoding
 
     folder = Path(params).resolve().parent
     cfg = load_config(params, DecodingSweep)
     results = run_decoding(cfg, folder / cfg.repo)
-    for name, model in results["models"].items():
-        best = max(model["settings"], key=lambda s: model["settings"][s]["rouge1"]["mean"])
-        r1 = model["settings"][best]["rouge1"]
-        typer.echo(f"decoding {name}: best valid R-1 {r1['mean']:.2f} with {best!r} "
-                   f"(one lead sentence {model['lead1_rouge1']:.2f})")
+    for name, setting in results["chosen"].items():
+        if setting is None:
+            typer.echo(f"decoding {name}: no setting passes the read-quality guards")
+            continue
+        if name == "all models":
+            typer.echo(f"decoding, every model at once: {setting!r}")
+            continue
+        model = results["models"][name]
+        figures = model["settings"][setting]
+        typer.echo(f"decoding {name}: {setting!r} (valid {cfg.choose_by} {figures[cfg.choose_by]['mean']:.2f}, "
+                   f"R-1 {figures['rouge1']['mean']:.2f}, one lead sentence R-1 {model['lead1_rouge1']:.2f}, "
+                   f"fragments {figures['fragment_rate']['mean']:.1f} %)")
     typer.echo(f"-> {cfg.out}/{RESULTS_MD}")

@@ -12,6 +12,15 @@ selection under each setting; the table gives, per model and setting, ROUGE-1/2/
 sd over the seeds), the length in words (punctuation not counted) and the shares of summaries with a
 word twice in a row and of distinct summaries (`sumpipe.evaluate.abstractiveness`), beside the one-
 lead-sentence baseline of the same documents and the references' length.
+
+ROUGE F1 rewards length, a reader does not: a model pushed past the end of its sentence pads
+("Convert degrees to a temperature Celsius temperature. Degrees."). So each setting is also measured
+for what a reader gets (`sumpipe.evaluate.read_quality`: fragment rate, sentences per summary, ...),
+with the split's references as the anchor, and the setting is chosen under guards: among the
+settings whose fragment rate (mean over the seeds) is at most the references' + `guards.fragments`
+points and whose sentences per summary are at most the references' mean + `guards.sentences`, the
+best validation `choose_by` (R-L) wins, per model and for the experiment as a whole (the setting that
+passes for every model with the best mean over the models: what params.yaml's one `decode:` keeps).
 """
 
 from __future__ import annotations
@@ -19,25 +28,50 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from sumpipe.validation import require
 
 RESULTS_JSON = "decoding.json"
 RESULTS_MD = "decoding.md"
-FIGURES = ("rouge1", "rouge2", "rougeL", "mean_words", "adjacent_repeat", "distinct")
+ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
+SHAPE_FIGURES = ("mean_words", "distinct")                 # sumpipe.evaluate.abstractiveness
+READ_FIGURES = ("fragment_rate", "sentences_mean", "more_sentences_than_reference", "adjacent_repeat",
+                "unsupported_words")                       # sumpipe.evaluate.read_quality
+FIGURES = ROUGE_TYPES + SHAPE_FIGURES + READ_FIGURES
+
+
+@dataclass(frozen=True)
+class Guards:
+    """The read-quality guards a setting must pass to be chosen: its fragment rate at most the
+    references' + `fragments` points, its sentences per summary at most the references' mean +
+    `sentences` (means over the seeds)."""
+
+    fragments: float = 1.0
+    sentences: float = 0.1
+
+    def check(self, key: str) -> None:
+        require(self.fragments >= 0, f"{key}.fragments", "must be >= 0")
+        require(self.sentences >= 0, f"{key}.sentences", "must be >= 0")
+
+    def passes(self, figures: dict[str, Any], anchor: dict[str, float]) -> bool:
+        return (figures["fragment_rate"]["mean"] <= anchor["fragment_rate"] + self.fragments
+                and figures["sentences_mean"]["mean"] <= anchor["sentences_mean"] + self.sentences)
 
 
 @dataclass(frozen=True)
 class DecodingSweep:
     """experiments/decoding/params.yaml: `repo` (the project whose params.yaml, models and data are
-    used, relative to the sweep's folder), the `models` to decode, the `split` (never test) and the
-    named `settings` (each a mapping of `decode:` keys)."""
+    used, relative to the sweep's folder), the `models` to decode, the `split` (never test), the
+    named `settings` (each a mapping of `decode:` keys), the read-quality `guards` and the ROUGE
+    type the choice maximises among the settings that pass them (`choose_by`)."""
 
     repo: str = "../.."
     models: list[str] = field(default_factory=lambda: ["M1"])
     split: str = "valid"
     settings: dict[str, dict[str, Any]] = field(default_factory=lambda: {"params.yaml": {}})
+    guards: Guards = field(default_factory=Guards)
+    choose_by: Literal["rouge1", "rouge2", "rougeL"] = "rougeL"
     out: str = "results"
 
     def check(self, key: str) -> None:
@@ -58,14 +92,11 @@ def setting_configs(sweep: DecodingSweep, base: Any) -> dict[str, Any]:
 
 
 def run_decoding(sweep: DecodingSweep, repo: Path) -> dict[str, Any]:
-    """Decode every (model, seed, setting), write the results (module docstring) and return them."""
-    import numpy as np
-    import pandas as pd
-
+    """Decode every (model, seed, setting), choose under the guards, write the results (module
+    docstring) and return them."""
     from sumpipe.config import load_params
     from sumpipe.decode.batches import load_model, summarize
     from sumpipe.errors import SumpipeError
-    from sumpipe.evaluate.abstractiveness import abstractiveness
     from sumpipe.evaluate.rouge import FastRouge, score_pairs
     from sumpipe.evaluate.stage import lead_sentences
     from sumpipe.io.atomic import read_parquet, write_json, write_text
@@ -76,61 +107,128 @@ def run_decoding(sweep: DecodingSweep, repo: Path) -> dict[str, Any]:
     unknown = [m for m in sweep.models if m not in params.models]
     if unknown:
         raise SumpipeError(f"models: {unknown[0]!r} is not a model of {repo / 'params.yaml'}")
-    scorer = FastRouge(("rouge1", "rouge2", "rougeL"), params.evaluate.use_stemmer)
+    scorer = FastRouge(ROUGE_TYPES, params.evaluate.use_stemmer)
     processed = read_parquet(repo / params.paths.processed / f"{sweep.split}.parquet").set_index("id")
+    raw = read_parquet(repo / params.paths.raw / f"{sweep.split}.parquet").set_index("id")
     results: dict[str, Any] = {"split": sweep.split, "seeds": {m: params.seeds_of(m) for m in sweep.models},
-                               "settings": sweep.settings,
-                               "models": {}}
+                               "settings": sweep.settings, "guards": dataclasses.asdict(sweep.guards),
+                               "choose_by": sweep.choose_by, "models": {}}
     for name in sweep.models:
         spec = params.models[name]
         frame = read_parquet(repo / params.paths.extracted / spec.input / f"{sweep.split}.parquet")
+        sources = [processed.loc[i, "source"] for i in frame["id"]]
+        raw_sources = [raw.loc[i, "source"] for i in frame["id"]]
         references = frame["reference"].tolist()
-        lead = [lead_sentences(processed.loc[i, "source"], 1) for i in frame["id"]]
+        lead = [lead_sentences(source, 1) for source in sources]
         lead_r1 = 100 * float(score_pairs(lead, references, scorer=scorer)["rouge1_fmeasure"].mean())
         per_setting: dict[str, dict[str, list[float]]] = {s: {f: [] for f in FIGURES} for s in configs}
         for seed in params.seeds_of(name):
-            folder = repo / params.paths.models / name / seed_folder(seed)
-            model, vocab, card = load_model(folder)
+            model, vocab, card = load_model(repo / params.paths.models / name / seed_folder(seed))
             for setting, cfg in configs.items():
                 texts = [s.text for s in summarize(model, vocab, card, frame["source"].tolist(), cfg)]
-                scores = score_pairs(texts, references, scorer=scorer)
-                figures = abstractiveness(texts, [""] * len(texts))
-                for t in ("rouge1", "rouge2", "rougeL"):
-                    per_setting[setting][t].append(100 * float(scores[f"{t}_fmeasure"].mean()))
-                for key in ("mean_words", "adjacent_repeat", "distinct"):
-                    per_setting[setting][key].append(float(figures[key]))
-        results["models"][name] = {
-            "lead1_rouge1": round(lead_r1, 2),
-            "settings": {s: {f: {"mean": round(float(np.mean(v)), 2),
-                                 "sd": round(float(np.std(v, ddof=1)), 2) if len(v) > 1 else None,
-                                 "seeds": [round(x, 2) for x in v]}
-                             for f, v in figures.items()}
-                         for s, figures in per_setting.items()}}
-    words = pd.Series([len([t for t in r.split() if any(c.isalnum() for c in t)]) for r in processed["reference"]])
-    results["reference_words"] = {"mean": round(float(words.mean()), 2), "p10": float(words.quantile(0.1)),
-                                  "p90": float(words.quantile(0.9))}
+                for figure, value in figures_of(texts, sources, references, raw_sources, scorer).items():
+                    per_setting[setting][figure].append(value)
+        results["models"][name] = {"lead1_rouge1": round(lead_r1, 2),
+                                   "settings": {s: _summary(figures) for s, figures in per_setting.items()}}
+    results["references"] = reference_anchor(processed, raw)
+    results["chosen"] = choose(results, sweep.guards, sweep.choose_by)
     out = Path(sweep.out)
     write_json(results, out / RESULTS_JSON)
     write_text(render(results), out / RESULTS_MD)
     return results
 
 
+def figures_of(texts: list[str], sources: list[str], references: list[str], raw_sources: list[str],
+               scorer: Any) -> dict[str, float]:
+    """One seed's summaries under one setting: ROUGE F1 x 100, length and distinct share, and the
+    read-quality figures (`READ_FIGURES`; the raw sources tell a name's dot from a sentence end)."""
+    from sumpipe.evaluate.abstractiveness import abstractiveness
+    from sumpipe.evaluate.read_quality import read_quality
+    from sumpipe.evaluate.rouge import score_pairs
+
+    scores = score_pairs(texts, references, scorer=scorer)
+    shape = abstractiveness(texts, [""] * len(texts))
+    quality = read_quality(texts, sources, references, raw_sources=raw_sources)
+    return ({t: 100 * float(scores[f"{t}_fmeasure"].mean()) for t in ROUGE_TYPES}
+            | {f: float(shape[f]) for f in SHAPE_FIGURES} | {f: float(quality[f]) for f in READ_FIGURES})
+
+
+def _summary(figures: dict[str, list[float]]) -> dict[str, dict[str, Any]]:
+    """{figure: {mean, sd (None for one seed), seeds}}, rounded to 2 decimals."""
+    import numpy as np
+
+    return {f: {"mean": round(float(np.mean(v)), 2),
+                "sd": round(float(np.std(v, ddof=1)), 2) if len(v) > 1 else None,
+                "seeds": [round(x, 2) for x in v]}
+            for f, v in figures.items()}
+
+
+def reference_anchor(processed: Any, raw: Any) -> dict[str, float]:
+    """The split's references measured as summaries: the anchor of every guard, and their length in
+    words (mean, 10th and 90th percentile). processed, raw: the split's frames, indexed by id."""
+    import pandas as pd
+
+    from sumpipe.evaluate.read_quality import read_quality
+
+    references = processed["reference"].tolist()
+    quality = read_quality(references, processed["source"].tolist(), references,
+                           raw_sources=raw.loc[processed.index, "source"].tolist(),
+                           raw_references=raw.loc[processed.index, "reference"].tolist())
+    words = pd.Series([len([t for t in r.split() if any(c.isalnum() for c in t)]) for r in references])
+    return {**{f: round(float(quality[f]), 2) for f in READ_FIGURES},
+            "mean_words": round(float(words.mean()), 2), "p10": float(words.quantile(0.1)),
+            "p90": float(words.quantile(0.9))}
+
+
+def choose(results: dict[str, Any], guards: Guards, choose_by: str) -> dict[str, Any]:
+    """The chosen settings: per model, the best `choose_by` among the settings that pass the guards
+    (None when none does); "all models", the setting that passes for every model with the best mean
+    `choose_by` over the models (None when none does)."""
+    anchor = results["references"]
+    passing = {name: [s for s, figures in model["settings"].items() if guards.passes(figures, anchor)]
+               for name, model in results["models"].items()}
+
+    def value(name: str, setting: str) -> float:
+        return float(results["models"][name]["settings"][setting][choose_by]["mean"])
+
+    chosen: dict[str, Any] = {name: max(ok, key=lambda s: value(name, s)) if ok else None
+                              for name, ok in passing.items()}
+    shared = [s for s in results["settings"] if all(s in ok for ok in passing.values())]
+    chosen["all models"] = (max(shared, key=lambda s: sum(value(m, s) for m in passing) / len(passing))
+                            if shared else None)
+    return chosen
+
+
 def render(results: dict[str, Any]) -> str:
-    """The results as a markdown table: one row per (model, setting)."""
-    ref = results["reference_words"]
+    """The results as a markdown table: one row per (model, setting), the guards' verdict and the choice."""
+    ref, guards, by = results["references"], results["guards"], results["choose_by"]
     lines = [f"# Decoding settings on the {results['split']} split (seeds {', '.join(map(str, results['seeds']))})",
-             "", f"Mean ± sd over the seeds; references: {ref['mean']:.1f} words (10th-90th percentile "
-                 f"{ref['p10']:.0f}-{ref['p90']:.0f}). Settings (over params.yaml's `decode:`): "
+             "", f"Mean ± sd over the seeds; references: {ref['mean_words']:.1f} words (10th-90th percentile "
+                 f"{ref['p10']:.0f}-{ref['p90']:.0f}), fragment rate {ref['fragment_rate']:.1f} %, "
+                 f"{ref['sentences_mean']:.2f} sentences, {ref['unsupported_words']:.1f} % unsupported words. "
+                 f"Guards: fragment rate <= {ref['fragment_rate'] + guards['fragments']:.1f} % (the references' "
+                 f"+ {guards['fragments']:g}), sentences <= {ref['sentences_mean'] + guards['sentences']:.2f} "
+                 f"(the references' + {guards['sentences']:g}); chosen (**bold**): the best {by} among the "
+                 "settings that pass. Settings (over params.yaml's `decode:`): "
              + "; ".join(f"`{name}` {keys or 'as is'}" for name, keys in results["settings"].items()) + ".", "",
-             "| model | setting | R-1 | R-2 | R-L | words | word twice % | distinct % | one lead sentence R-1 |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "| model | setting | R-1 | R-2 | R-L | words | fragments % | sentences | more sentences than "
+             "the reference % | word twice % | unsupported % | distinct % | guards | one lead sentence R-1 |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
+
     def cell(figure: dict[str, Any]) -> str:
         return f"{figure['mean']:.2f}" + (f" ± {figure['sd']:.2f}" if figure["sd"] is not None else "")
 
+    limits = Guards(guards["fragments"], guards["sentences"])
     for name, model in results["models"].items():
-        for setting, figures in model["settings"].items():
-            lines.append(f"| {name} | {setting} | {cell(figures['rouge1'])} | {cell(figures['rouge2'])} | "
-                         f"{cell(figures['rougeL'])} | "
-                         f"{figures['mean_words']['mean']:.1f} | {figures['adjacent_repeat']['mean']:.1f} | "
-                         f"{figures['distinct']['mean']:.1f} | {model['lead1_rouge1']:.2f} |")
+        for setting, f in model["settings"].items():
+            label = f"**{setting}**" if results["chosen"].get(name) == setting else setting
+            verdict = "pass" if limits.passes(f, ref) else "fail"
+            lines.append(f"| {name} | {label} | {cell(f['rouge1'])} | {cell(f['rouge2'])} | {cell(f['rougeL'])} | "
+                         f"{f['mean_words']['mean']:.1f} | {f['fragment_rate']['mean']:.1f} | "
+                         f"{f['sentences_mean']['mean']:.2f} | {f['more_sentences_than_reference']['mean']:.1f} | "
+                         f"{f['adjacent_repeat']['mean']:.1f} | {f['unsupported_words']['mean']:.1f} | "
+                         f"{f['distinct']['mean']:.1f} | {verdict} | {model['lead1_rouge1']:.2f} |")
+    shared = results["chosen"].get("all models")
+    lines += ["", f"For every model at once (params.yaml's one `decode:`): **{shared}**." if shared
+              else "No setting passes the guards for every model."]
     return "\n".join(lines) + "\n"
