@@ -750,9 +750,9 @@ class Params:
                 require(seed in trained, _k(where, "seeds"),
                         f"seed {seed} is not among {spec.model}'s seeds ({', '.join(map(str, trained))})")
             n = len(self.ensemble_seeds(name))
-            require(n >= 2, _k(where, "seeds") if spec.seeds is not None else _k(where, "model"),
-                    f"an ensemble needs at least 2 seeds; {'it lists' if spec.seeds is not None else spec.model + ' trains'}"
-                    f" {n}")
+            listed = spec.seeds is not None
+            require(n >= 2, _k(where, "seeds" if listed else "model"),
+                    f"an ensemble needs at least 2 seeds; {'it lists' if listed else spec.model + ' trains'} {n}")
 
     def inputs(self) -> dict[str, str]:
         """The files and folders of the user's that stages read (dotted key -> path)."""

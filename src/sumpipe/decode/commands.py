@@ -29,8 +29,9 @@ def decode(
     temperature: Annotated[float | None, typer.Option("--temperature", help="sampling temperature")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="sampling seed")] = None,
     train_seed: Annotated[str | None, typer.Option(
-        "--train-seed", help="which training seed's weights (default: the seed with the lowest validation loss; "
-                             "the stage: each of train.seeds); a comma list (1,2): those seeds as one ensemble")] = None,
+        "--train-seed", help="which training seed's weights (default: the seed with the lowest validation "
+                             "loss; the stage: each of train.seeds); a comma list (1,2): those seeds as one "
+                             "ensemble")] = None,
     ensemble: Annotated[bool, flag(
         "--ensemble", help="every trained seed of the model as one summarizer (each step's distributions "
                            "averaged, one beam search)")] = False,

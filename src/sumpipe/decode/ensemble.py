@@ -101,11 +101,11 @@ class EnsembleModel(torch.nn.Module):
     """n decodable models as one (module docstring). `vocab_size` is the members' (they must share it);
     the members are registered as submodules, so `.to()`, `.eval()` and `parameters()` reach them all."""
 
-    def __init__(self, models: Sequence[torch.nn.Module]) -> None:
+    def __init__(self, models: Sequence[Any]) -> None:
         super().__init__()
         if not models:
             raise SumpipeError("an ensemble needs at least one model")
-        sizes = sorted({int(m.vocab_size) for m in models})  # type: ignore[call-overload]
+        sizes = sorted({int(m.vocab_size) for m in models})
         if len(sizes) > 1:
             raise SumpipeError(f"an ensemble's members must share one vocabulary (sizes {sizes})")
         if any(refines(m) for m in models):
@@ -114,14 +114,18 @@ class EnsembleModel(torch.nn.Module):
         self.members = torch.nn.ModuleList(models)
         self.vocab_size = sizes[0]
 
+    def _decodables(self) -> list[Any]:
+        """The members as the decoding protocol sees them (a ModuleList types them as plain modules)."""
+        return list(self.members)
+
     def start_decoding(self, batch: Any) -> EnsembleState:
-        return EnsembleState(tuple(m.start_decoding(batch) for m in self.members))
+        return EnsembleState(tuple(m.start_decoding(batch) for m in self._decodables()))
 
     def decode_step(self, state: EnsembleState, prev_tokens: torch.Tensor
                     ) -> tuple[torch.Tensor, EnsembleState, dict[str, torch.Tensor]]:
         """prev_tokens (N,) -> the members' mean log P (N, V + n_oov) (module docstring), the advanced
         state, and the mean details."""
-        steps = [m.decode_step(s, prev_tokens) for m, s in zip(self.members, state.states)]
+        steps = [m.decode_step(s, prev_tokens) for m, s in zip(self._decodables(), state.states)]
         log_probs = mean_in_probability([lp for lp, _, _ in steps])
         return log_probs, EnsembleState(tuple(s for _, s, _ in steps)), mean_details([i for _, _, i in steps])
 

@@ -66,7 +66,8 @@ def ensemble_pairs(ensembles: Mapping[str, str], lead: str, best_extractive: str
                    others: Sequence[str] = ()) -> list[Pair]:
     """Each ensemble ({name: its model}) against its model's seeds one by one, then against the baselines of
     `baseline_pairs`, each `what` marked as an ensemble's (module docstring)."""
-    pairs = [Pair(name, model, f"the ensemble of its seeds against each seed alone") for name, model in ensembles.items()]
+    pairs = [Pair(name, model, "the ensemble of its seeds against each seed alone")
+             for name, model in ensembles.items()]
     pairs += [dataclasses.replace(pair, what=f"{pair.what} {ENSEMBLE_NOTE}")
               for pair in baseline_pairs(list(ensembles), lead, best_extractive, others)]
     return pairs
