@@ -302,3 +302,44 @@ def test_a_model_without_seeds_of_its_own_trains_train_seeds() -> None:
         "A-1": {"model": "A", "seed": 1}, "A-2": {"model": "A", "seed": 2}, "B-5": {"model": "B", "seed": 5}}))
     assert params.seeds_by_model() == {"A": [1, 2], "B": [5]}
     assert params_from_dict({"models": {"A": {}}}).seeds_of("A") == [1, 2, 3]  # no runs: the matrix of train.seeds
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 37: `ensembles:`, a model's seeds decoded as one system
+# --------------------------------------------------------------------------------------------
+def _ensembles(ensembles: dict) -> dict:
+    return {"train": {"seeds": [1, 2, 3]}, "models": {"A": {}}, "ensembles": ensembles}
+
+
+def test_an_ensemble_takes_its_model_s_seeds_or_a_subset() -> None:
+    params = params_from_dict(_ensembles({"A-ens": {"model": "A"}, "A-pair": {"model": "A", "seeds": [3, 1]}}))
+    assert params.ensemble_seeds("A-ens") == [1, 2, 3] and params.ensemble_seeds("A-pair") == [1, 3]
+
+
+def test_the_default_run_enables_no_ensemble(repo_root: Path) -> None:
+    assert load_params(repo_root / "params.yaml").ensembles == {}
+
+
+@pytest.mark.parametrize(("ensembles", "message"), [
+    ({"E": {"model": "B"}}, "ensembles.E.model: no model 'B' in models:"),
+    ({"E": {"model": "A", "seeds": [1, 4]}}, "ensembles.E.seeds: seed 4 is not among A's seeds (1, 2, 3)"),
+    ({"E": {"model": "A", "seeds": [2]}}, "ensembles.E.seeds: an ensemble needs at least 2 seeds; it lists 1"),
+    ({"E": {"model": "A", "seeds": [2, 2]}}, "ensembles.E.seeds: lists a seed twice"),
+    ({"E": {"model": "A", "seeds": []}}, "ensembles.E.seeds: needs at least one seed (or leave it out: every seed"),
+    ({"A": {"model": "A"}}, "ensembles.A: is already a system's name"),
+    ({"lead": {"model": "A"}}, "ensembles.lead: is already a system's name"),
+    ({"lead3": {"model": "A"}}, "ensembles.lead3: is already a system's name"),
+    ({"E": {"model": "A", "beam": 4}}, "ensembles.E.beam: unknown key"),
+    ({"E": {}}, "ensembles.E.model"),
+])
+def test_bad_ensembles_name_the_key(ensembles: dict, message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        params_from_dict(_ensembles(ensembles))
+    assert str(info.value).startswith(message), str(info.value)
+
+
+def test_an_ensemble_of_a_one_seed_model_is_refused() -> None:
+    data = {"train": {"seeds": [1, 2]}, "models": {"B": {"seeds": [1]}}, "runs": {"B-1": {"model": "B", "seed": 1}},
+            "ensembles": {"E": {"model": "B"}}}
+    with pytest.raises(ConfigError, match=r"^ensembles.E.model: an ensemble needs at least 2 seeds; B trains 1$"):
+        params_from_dict(data)

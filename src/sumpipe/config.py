@@ -259,6 +259,21 @@ class Run:
 
 
 @dataclass(frozen=True)
+class EnsembleSpec:
+    """A system of the default run made of one model's seeds decoded as one summarizer
+    (`sumpipe.decode.ensemble`: each step's distributions averaged, one beam search over the mean):
+    `model` names a model of `models:`, `seeds` a subset of its seeds (default: all of them; at least 2).
+    dvc.yaml's `decode-ensemble@<name>` writes `predictions/<name>/`, scored by evaluate as one system."""
+
+    model: str
+    seeds: list[int] | None = None
+
+    def check(self, key: str) -> None:
+        if self.seeds is not None:
+            check_seeds(self.seeds, _k(key, "seeds"), "(or leave it out: every seed of the model)")
+
+
+@dataclass(frozen=True)
 class TrainConfig:
     """The training loop (sumpipe.train): optimiser, schedule, batches, logging, checkpoints.
 
@@ -640,6 +655,8 @@ class Params:
     # dvc.yaml's train/decode stages, one per run (`train@M1-2`): every model with each of its seeds
     # (`seeds_of`), spelled out because DVC cannot cross a model with a list the model itself holds
     runs: dict[str, Run] = field(default_factory=dict)
+    # systems made of one model's seeds decoded as one (dvc.yaml's decode-ensemble@<name>)
+    ensembles: dict[str, EnsembleSpec] = field(default_factory=dict)
     train: TrainConfig = field(
         default_factory=lambda: TrainConfig(seeds=[1, 2, 3], threads=2, epochs=5, ema_decay=0.99))
     decode: DecodeConfig = field(default_factory=lambda: DecodeConfig(min_length=10, block_adjacent_repeat=True))
@@ -670,6 +687,7 @@ class Params:
                 require(seed_key not in spec.train, _k(key, f"models.{name}.train.{seed_key}"),
                         f"a model's own seeds are models.{name}.seeds (default: train.seeds)")
         self._check_runs(key)
+        self._check_ensembles(key)
         self.crosseval.decode_config(self.decode)  # its overrides of `decode:` are checked here, at load
         budgets = {f"{b.method}{b.tokens}": b.tokens for b in self.extract.budgets}
         for name, spec in self.models.items():
@@ -711,6 +729,30 @@ class Params:
             require(label in self.runs, _k(key, "runs"),
                     f"misses {label}: add `{label}: {{model: {run.model}, seed: {run.seed}}}` (models.{run.model} "
                     f"trains seed {run.seed})")
+
+    def ensemble_seeds(self, name: str) -> list[int]:
+        """The seeds ensemble `name` decodes as one: its own `seeds`, else every seed of its model."""
+        spec = self.ensembles[name]
+        return sorted(spec.seeds) if spec.seeds is not None else self.seeds_of(spec.model)
+
+    def _check_ensembles(self, key: str) -> None:
+        """Each ensemble is a new system name (not a model's, an extractive system's or Lead-k's) over a model of
+        `models:` and at least two of that model's seeds."""
+        taken = {*self.models, *self.extractive.systems, f"lead{self.evaluate.lead_sentences}"}
+        for name, spec in self.ensembles.items():
+            where = _k(key, f"ensembles.{name}")
+            require_name(name, where)
+            require(name not in taken, where, "is already a system's name (a model, an extractive system or "
+                                              "Lead-k): give the ensemble its own")
+            require(spec.model in self.models, _k(where, "model"), f"no model {spec.model!r} in models:")
+            trained = self.seeds_of(spec.model)
+            for seed in spec.seeds or []:
+                require(seed in trained, _k(where, "seeds"),
+                        f"seed {seed} is not among {spec.model}'s seeds ({', '.join(map(str, trained))})")
+            n = len(self.ensemble_seeds(name))
+            listed = spec.seeds is not None
+            require(n >= 2, _k(where, "seeds" if listed else "model"),
+                    f"an ensemble needs at least 2 seeds; {'it lists' if listed else spec.model + ' trains'} {n}")
 
     def inputs(self) -> dict[str, str]:
         """The files and folders of the user's that stages read (dotted key -> path)."""

@@ -55,3 +55,72 @@ def test_stage_mode_writes_predictions(cli, tmp_path, repo_root, make_model_dir,
     for args in (("--model", "M1"), ()):  # every trained seed of M1; every trained model
         code, out, _ = cli("decode", *args, cwd=tmp_path)
         assert code == 0 and out.count("decode ") == 1 and out.startswith("decode M1/seed-2:")
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 37: a model's seeds as one summarizer (--ensemble, --train-seed 1,2, params.yaml `ensembles:`)
+# --------------------------------------------------------------------------------------------
+def test_ensemble_and_a_list_of_seeds_decode_the_seeds_as_one(workdir, cli, article) -> None:
+    import sumpipe
+
+    code, out, err = cli("decode", "-m", "M2", "--ensemble", "--tokens", "article.txt", cwd=workdir)
+    listed = cli("decode", "-m", "M2", "--train-seed", "1,2", "--tokens", "article.txt", cwd=workdir)
+    assert code == listed[0] == 0, err
+    assert out == listed[1] and out.strip()
+    assert out.strip() == sumpipe.load("M2", ensemble=True, project=workdir).summarize(article).tokenized
+    assert err.startswith("note: model M2, an ensemble of 2 seeds (1, 2) (transformer, input first400) ")
+    code, out, _ = cli("decode", "-m", "M2", "--ensemble", "--json", "article.txt", cwd=workdir)
+    record = json.loads(out)
+    assert (record["model"], record["seed"], record["seeds"]) == ("M2", None, [1, 2])
+
+
+def test_ensemble_options_that_cannot_hold_are_one_line(workdir, cli, assert_one_line_error) -> None:
+    assert_one_line_error(cli("decode", "-m", "M2", "--train-seed", "1,x", "article.txt", cwd=workdir),
+                          "--train-seed '1,x': give a training seed or a comma list of them, e.g. 1,2")
+    assert_one_line_error(cli("decode", "-m", "M2", "--train-seed", "2,2", "article.txt", cwd=workdir),
+                          "--train-seed '2,2': lists a seed twice")
+    assert_one_line_error(cli("decode", "-m", "M2", "--train-seed", "1,5", "article.txt", cwd=workdir),
+                          "--train-seed 5: models/M2 has no such seed (trained: 1, 2)")
+    assert_one_line_error(cli("decode", "-m", "M2", "--ensemble", "--train-seed", "2", "article.txt", cwd=workdir),
+                          "an ensemble of one seed is that seed")
+    assert_one_line_error(cli("decode", "-m", "M2", "--ensemble", cwd=workdir),
+                          "--ensemble and a list of --train-seed apply to an INPUT file")
+
+
+def test_seeds_that_do_not_fit_together_are_one_line_naming_the_folders(tmp_path, cli, make_model_dir, article,
+                                                                         assert_one_line_error) -> None:
+    from sumpipe.config import Budget
+
+    make_model_dir(tmp_path / "models" / "M3" / "seed-1", training_seed=1)
+    make_model_dir(tmp_path / "models" / "M3" / "seed-2", selection=Budget("first", 200), training_seed=2)
+    (tmp_path / "a.txt").write_text(article)
+    assert_one_line_error(cli("decode", "-m", "M3", "--ensemble", "a.txt", cwd=tmp_path),
+                          "models/M3/seed-1 and models/M3/seed-2: different input selections (first400, first200)")
+
+
+def test_stage_mode_decodes_an_ensemble_of_params_yaml(cli, tmp_path, repo_root, make_model_dir,
+                                                       assert_one_line_error) -> None:
+    import pandas as pd
+    import yaml
+
+    params = yaml.safe_load((repo_root / "params.yaml").read_text())
+    params["ensembles"] = {"M1-ens": {"model": "M1", "seeds": [1, 2]}}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    for seed in (1, 2):
+        make_model_dir(tmp_path / "models" / "M1" / f"seed-{seed}", seed=seed, training_seed=seed)
+    (tmp_path / "data" / "extracted" / "first400").mkdir(parents=True)
+    pd.DataFrame({"id": ["a", "b", "c"], "source": ["the cat sat on the mat .", "", "police said the man ran ."],
+                  "reference": ["cat", "none", "man"]}).to_parquet(tmp_path / "data/extracted/first400/test.parquet")
+    code, out, err = cli("decode", "--model", "M1-ens", cwd=tmp_path)
+    assert code == 0, err
+    assert out.startswith("decode M1-ens (ensemble of M1 seeds 1, 2): 3 summaries -> predictions/M1-ens/test.parquet")
+    frame = pd.read_parquet(tmp_path / "predictions/M1-ens/test.parquet")
+    assert list(frame.columns) == ["id", "prediction", "reference"] and frame["id"].tolist() == ["a", "b", "c"]
+    assert frame["prediction"][1] == "" and frame["prediction"][0] and frame["prediction"][2]
+    assert sorted(p.name for p in (tmp_path / "predictions/M1-ens").iterdir()) == ["test.parquet"]  # one output
+    assert json.loads((tmp_path / "timings/decode/M1-ens.json").read_text())["documents"] == 3
+    assert_one_line_error(cli("decode", "--model", "M1-ens", "--train-seed", "1", cwd=tmp_path),
+                          "--train-seed: M1-ens is an ensemble (ensembles.M1-ens)")
+    code, out, _ = cli("decode", cwd=tmp_path)  # every trained run, then every ensemble whose seeds are trained
+    assert code == 0 and [line.split(":")[0] for line in out.splitlines()] == [
+        "decode M1/seed-1", "decode M1/seed-2", "decode M1-ens (ensemble of M1 seeds 1, 2)"]

@@ -255,3 +255,18 @@ def test_block_adjacent_from_the_command_line(workdir, cli) -> None:
         tokens = json.loads(out)["tokens"]
         if flag == "--block-adjacent":
             assert len(tokens) >= 6 and all(a != b for a, b in zip(tokens, tokens[1:]))
+
+
+def test_the_note_of_an_ensemble_names_its_seeds_and_their_scores_alone(workdir, cli) -> None:
+    metrics = workdir / "metrics"
+    metrics.mkdir(exist_ok=True)
+    (metrics / "rouge.json").write_text(json.dumps(
+        {"M2": {"rouge1": 22.468, "rouge1_sd": 0.481, "n_seeds": 2, "seeds": {"1": {"rouge1": 22.1},
+                                                                            "2": {"rouge1": 22.8}}}}))
+    try:
+        code, _, err = cli("decode", "-m", "M2", "--ensemble", "article.txt", cwd=workdir)
+    finally:
+        (metrics / "rouge.json").unlink()
+    assert code == 0
+    assert err == ("note: model M2, an ensemble of 2 seeds (1, 2) (transformer, input first400) trained on pydoc; "
+                   "its seeds alone: test ROUGE-1 22.47 ± 0.48 over 2 seeds (metrics/rouge.json)\n")

@@ -3,6 +3,7 @@ options and their one-line errors, one text or a list, lazy weights, and the pro
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -127,3 +128,62 @@ def test_a_length_cap_given_lowers_the_configured_minimum() -> None:
     assert decode_config(base, {"max_length": 20}).min_length == 10
     with pytest.raises(SumpipeError, match=r"^min_length: must be <= max_length \(5\)"):
         decode_config(base, {"max_length": 5, "min_length": 8})  # both given: a contradiction, said
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 37: a model's seeds as one summarizer
+# --------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory: pytest.TempPathFactory, make_model_dir) -> Path:
+    """models/M1 with seeds 1, 2 and 3 (seed 2 has the lowest validation loss)."""
+    root = tmp_path_factory.mktemp("seeded")
+    for seed, loss in ((1, 4.5), (2, 4.4), (3, 4.6)):
+        make_model_dir(root / "models" / "M1" / f"seed-{seed}", seed=seed, scale=3.0, training_seed=seed,
+                       best_valid_loss=loss)
+    return root
+
+
+def test_ensemble_loads_every_seed_and_seeds_a_subset(seeded: Path) -> None:
+    from sumpipe.decode.ensemble import EnsembleModel
+
+    every = load("M1", ensemble=True, project=seeded)
+    assert (every.seeds, every.seed, every.is_ensemble) == ([1, 2, 3], None, True)
+    assert repr(every) == "<Summarizer M1 (an ensemble of 3 seeds): transformer, input first400>"
+    assert every.members == [seeded / "models" / "M1" / f"seed-{s}" for s in (1, 2, 3)] and every.name == "M1"
+    assert every._loaded is None                                   # the card only, until the first summary
+    summary = every.summarize(TEXT, beam=2)
+    model = every.weights()[0]
+    assert isinstance(model, EnsembleModel) and len(model.members) == 3 and summary.tokens
+    pair = load("M1", seeds=[3, 1], project=seeded)
+    assert pair.seeds == [1, 3] and len(pair.weights()[0].members) == 2
+    assert load("M1", seeds=[2], project=seeded).seeds == [2]      # one seed: that seed alone
+    assert not load("M1", seeds=[2], project=seeded).is_ensemble
+    assert load("M1", seeds=[1, 2], ensemble=True, project=seeded).seeds == [1, 2]
+
+
+def test_an_ensemble_summary_is_the_search_over_the_mean(seeded: Path) -> None:
+    """The API's summary is beam search over `EnsembleModel` of the members, loaded one by one."""
+    from sumpipe.decode.batches import load_model, summarize
+    from sumpipe.decode.ensemble import EnsembleModel
+
+    s = load("M1", seeds=[1, 3], project=seeded)
+    loaded = [load_model(folder) for folder in s.members]
+    by_hand = summarize(EnsembleModel([m for m, _, _ in loaded]), loaded[0][1], loaded[0][2], s.prepare([TEXT]),
+                        dataclasses.replace(s.config, beam_size=3))
+    assert s.summarize(TEXT, beam=3).tokens == by_hand[0].tokens
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"seed": 1, "ensemble": True}, "seed picks one seed's weights, ensemble all of them"),
+    ({"seed": 1, "seeds": [1, 2]}, "seed and seeds exclude each other"),
+    ({"seeds": []}, "seeds: give at least one training seed"),
+    ({"seeds": [1, 7]}, "--train-seed 7: .*M1 has no such seed \\(trained: 1, 2, 3\\)"),
+])
+def test_ensemble_arguments_that_cannot_hold_are_one_line(seeded: Path, kwargs: dict, message: str) -> None:
+    with pytest.raises(SumpipeError, match=message):
+        load("M1", project=seeded, **kwargs)
+
+
+def test_a_model_folder_is_no_folder_of_seeds_to_ensemble(project: Path) -> None:
+    with pytest.raises(SumpipeError, match=r"--ensemble: .*models/M1 is one trained model, not a folder of seeds"):
+        load("M1", ensemble=True, project=project)

@@ -171,3 +171,16 @@ def test_the_cnn_table_beside_the_thesis_and_its_selections(project: Sources) ->
     ]   # M1-400 not evaluated: no row
     assert selections.split("\n")[2:] == ["| `first400` | 0.654 | 0.980 | 0.000 |",
                                           "| `ngram400` | 0.651 | 0.980 | 0.812 |"]
+
+
+def test_an_ensemble_is_a_row_of_its_own_after_the_models(project: Sources) -> None:
+    params = params_from_dict({"models": {"A": {"input": "first40"}}, "ensembles": {"A-ens": {"model": "A"}},
+                               "extract": {"budgets": [{"method": "first", "tokens": 40}]},
+                               "extractive": {"systems": ["lead"]}})
+    rouge = json.loads((project.root / "metrics" / "rouge.json").read_text())
+    rouge["A-ens"] = _entry(23.0, 6.0, 19.0)
+    (project.root / "metrics" / "rouge.json").write_text(json.dumps(rouge))
+    rows = BLOCKS["results"](Sources(project.root, params)).split("\n")
+    assert rows[2].startswith("| A (transformer) | first40 | 3 |")
+    assert rows[3] == ("| A-ens (ensemble of 3 A seeds) | first40 | 1 | 23.00 [22.00, 24.00] | 6.00 | 19.00 "
+                       "| – | – | – | – |")

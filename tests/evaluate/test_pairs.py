@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sumpipe.config import ModelSpec
-from sumpipe.evaluate.pairs import Pair, baseline_pairs, model_pairs
+from sumpipe.evaluate.pairs import Pair, baseline_pairs, ensemble_pairs, model_pairs
 
 MODELS = {
     "M1": ModelSpec(input="first40"),
@@ -30,3 +30,12 @@ def test_every_model_meets_lead_and_the_best_extractive_system() -> None:
         Pair("M1", "lexrank", "against the best extractive system"),
         Pair("M2", "lexrank", "against the best extractive system")]
     assert baseline_pairs(["M1"], "lead3", "lead3") == [Pair("M1", "lead3", "against lead3")]
+
+
+def test_an_ensemble_meets_its_model_and_the_baselines_marked_as_an_ensemble() -> None:
+    assert ensemble_pairs({"PG-cov-ens": "PG-cov"}, "lead3", "lexrank", ["prefix75"]) == [
+        Pair("PG-cov-ens", "PG-cov", "the ensemble of its seeds against each seed alone"),
+        Pair("PG-cov-ens", "lead3", "against lead3 (an ensemble: documents only)"),
+        Pair("PG-cov-ens", "lexrank", "against the best extractive system (an ensemble: documents only)"),
+        Pair("PG-cov-ens", "prefix75", "against prefix75 (an ensemble: documents only)")]
+    assert ensemble_pairs({}, "lead3", None) == []

@@ -240,3 +240,29 @@ def test_the_decoding_rule_is_shown_with_and_without(tmp_path: Path, eval_corpus
     assert with_["rouge1"] == pytest.approx(metrics["M1"]["rouge1"], abs=0.01)
     assert rule["rouge1"]["delta"] == pytest.approx(with_["rouge1"] - without["rouge1"], abs=0.01)
     assert rule["n_seeds"] == 2 and without["mean_words"] == pytest.approx(with_["mean_words"] + 2 / 6, abs=0.01)
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 37: an ensemble of a model's seeds is one system
+# --------------------------------------------------------------------------------------------
+def test_an_ensemble_is_one_system_compared_with_its_model_and_the_baselines(tmp_path: Path, eval_corpus) -> None:
+    paths = eval_corpus.make_tree(tmp_path, {"M1": {1: eval_corpus.m1, 2: eval_corpus.m2}})
+    ids = [f"ex{i}" for i in range(len(eval_corpus.sources))]
+    write_parquet(pd.DataFrame({"id": ids, "prediction": eval_corpus.m1, "reference": eval_corpus.references}),
+                  Path(paths.predictions) / "M1-ens" / "test.parquet")
+    result = run_evaluate(paths, CFG, {"M1": SPECS["M1"]}, [1, 2], [], ["first200"],
+                          ensembles={"M1-ens": "M1", "M9-ens": "M9"})
+    assert list(result.summaries) == ["M1", "M1-ens", "lead3", "first200"]
+    assert result.skipped == ["M9-ens"]                                   # not decoded yet: left out, and said
+    m1_seed_1 = json.loads((Path(paths.metrics) / "rouge.json").read_text())["M1"]["seeds"]["1"]["rouge1"]
+    assert result.summaries["M1-ens"]["rouge1"] == pytest.approx(m1_seed_1, abs=0.01)  # the same summaries
+    summary = json.loads((Path(paths.scores) / "summary.json").read_text())
+    assert summary["best_extractive"] == "first200" and "M1-ens" not in summary["baselines"]  # never a baseline
+    assert summary["ensembles"] == {"M1-ens": "M1", "M9-ens": "M9"}
+    pairs = {(c["a"], c["b"]): c for c in result.comparisons}
+    mine = pairs[("M1-ens", "M1")]
+    assert mine["what"] == "the ensemble of its seeds against each seed alone"
+    assert (mine["seeds_a"], mine["seeds_b"]) == (1, 2) and mine["rouge1"]["delta"] > 0  # M1's seed 2 is poor
+    lead = pairs[("M1-ens", "lead3")]
+    assert lead["what"] == "against lead3 (an ensemble: documents only)" and lead["seeds_a"] == lead["seeds_b"] == 1
+    assert pairs[("M1-ens", "first200")]["what"] == "against the best extractive system (an ensemble: documents only)"

@@ -28,9 +28,13 @@ def decode(
     top_p: Annotated[float | None, typer.Option("--top-p", help="sampling: nucleus probability mass")] = None,
     temperature: Annotated[float | None, typer.Option("--temperature", help="sampling temperature")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="sampling seed")] = None,
-    train_seed: Annotated[int | None, typer.Option(
-        "--train-seed", help="which training seed's weights (default: the seed with the lowest validation loss; "
-                             "the stage: each of train.seeds)")] = None,
+    train_seed: Annotated[str | None, typer.Option(
+        "--train-seed", help="which training seed's weights (default: the seed with the lowest validation "
+                             "loss; the stage: each of train.seeds); a comma list (1,2): those seeds as one "
+                             "ensemble")] = None,
+    ensemble: Annotated[bool, flag(
+        "--ensemble", help="every trained seed of the model as one summarizer (each step's distributions "
+                           "averaged, one beam search)")] = False,
     min_length: Annotated[int | None, typer.Option("--min-length", help="fewest words")] = None,
     max_length: Annotated[int | None, typer.Option(
         "--max-length", help="most words (default: by data set, e.g. CNN/DM 120)")] = None,
@@ -48,7 +52,8 @@ def decode(
         help="print the pipeline's tokenized form (lowercased, space-separated; what ROUGE scores)")] = False,
     params: ParamsOption = DEFAULT_PARAMS,
 ) -> None:
-    """Summarise raw text with a trained model (INPUT), or run the decode stage (no INPUT)."""
+    """Summarise raw text with a trained model (INPUT), or run the decode stage (no INPUT; `--model` may
+    name an entry of params.yaml's `ensembles:`)."""
     # the public API's decoding keywords (`sumpipe.decode.summarizer`), spelled as options in errors
     options: dict[str, Any] = {
         "beam": beam, "greedy": greedy, "sample": sample, "top_k": top_k, "top_p": top_p,
@@ -61,12 +66,29 @@ def decode(
         raise SumpipeError("--greedy and --sample exclude each other")
     if per_line and per_block:
         raise SumpipeError("--per-line and --per-block exclude each other")
+    seeds = parse_seeds(train_seed)
     if input is None:
         if given or per_line or per_block or as_json or as_tokens:
             raise SumpipeError("decoding options apply to an INPUT file; the stage reads `decode:` in params.yaml")
-        _run_stage(params, model, train_seed)
+        if ensemble or (seeds is not None and len(seeds) > 1):
+            raise SumpipeError("the stage decodes an ensemble named in params.yaml's `ensembles:` (`--model NAME`); "
+                               "--ensemble and a list of --train-seed apply to an INPUT file")
+        _run_stage(params, model, None if seeds is None else seeds[0])
         return
-    _run_input(input, params, model, train_seed, given, per_line, per_block, as_json, as_tokens)
+    _run_input(input, params, model, seeds, ensemble, given, per_line, per_block, as_json, as_tokens)
+
+
+def parse_seeds(text: str | None) -> list[int] | None:
+    """--train-seed's value: one seed ("2") or a comma list ("1,2"); a one-line error otherwise."""
+    if text is None:
+        return None
+    parts = [part.strip() for part in text.split(",")]
+    if not all(part.isdigit() for part in parts):
+        raise SumpipeError(f"--train-seed {text!r}: give a training seed or a comma list of them, e.g. 1,2")
+    seeds = [int(part) for part in parts]
+    if len(set(seeds)) != len(seeds):
+        raise SumpipeError(f"--train-seed {text!r}: lists a seed twice")
+    return seeds
 
 
 def _option_name(keyword: str) -> str:
@@ -74,7 +96,7 @@ def _option_name(keyword: str) -> str:
     return "--" + keyword.replace("_", "-")
 
 
-def _run_input(input: str, params: Path, model: str | None, train_seed: int | None, options: dict,
+def _run_input(input: str, params: Path, model: str | None, seeds: list[int] | None, ensemble: bool, options: dict,
                per_line: bool, per_block: bool, as_json: bool, as_tokens: bool) -> None:
     from sumpipe.decode.batches import MAX_RAW_CHARS
     from sumpipe.decode.interactive import (
@@ -95,16 +117,23 @@ def _run_input(input: str, params: Path, model: str | None, train_seed: int | No
     # without --params, a folder without params.yaml means built-in defaults (`--model DIR` from anywhere)
     project = open_project(".", None if params == DEFAULT_PARAMS else params)
     decode_config(project.params.decode, options, _option_name)  # a bad option: one line, before any work
-    summarizer = Summarizer.open(project, model, seed=train_seed)
+    if ensemble and seeds is not None and len(seeds) == 1:
+        raise SumpipeError(f"--ensemble and --train-seed {seeds[0]}: an ensemble of one seed is that seed; "
+                           "give a list (--train-seed 1,2) or leave one out")
+    if ensemble or (seeds is not None and len(seeds) > 1):
+        summarizer = Summarizer.open(project, model, seeds=seeds, ensemble=True)
+    else:
+        summarizer = Summarizer.open(project, model, seed=None if seeds is None else seeds[0])
     note = model_note(summarizer.model_dir, project.models_root, project.metrics_file,
-                      seed_given=train_seed is not None)
+                      seed_given=seeds is not None, members=summarizer.members)
     summarize_input(documents, summarizer, options, as_json, one_line=per_line, echo=typer.echo,
                     warn=lambda m: typer.echo(m, err=True), as_tokens=as_tokens, note=note)
 
 
 def _run_stage(params: Path, model: str | None, train_seed: int | None) -> None:
     """The decode stage: `models/<model>/seed-<s>/` -> `predictions/<model>/seed-<s>/`, for the model and
-    seed given, else for every trained seed of every model of params.yaml."""
+    seed given, else for every trained seed of every model of params.yaml; an ensemble of `ensembles:`
+    (`--model NAME`) -> `predictions/<NAME>/` (without --model: every ensemble whose seeds are trained)."""
     from sumpipe.config import load_params
     from sumpipe.decode.attention import ReportExamples
     from sumpipe.decode.stage import decode_stage
@@ -112,8 +141,14 @@ def _run_stage(params: Path, model: str | None, train_seed: int | None) -> None:
 
     p = load_params(params)
     root = Path(p.paths.models)
+    if model is not None and model in p.ensembles:
+        if train_seed is not None:
+            raise SumpipeError(f"--train-seed: {model} is an ensemble (ensembles.{model}); its seeds are params.yaml's")
+        _run_ensemble(p, model)
+        return
     if model is not None and model not in p.models:
-        raise SumpipeError(f"unknown model {model!r}; params.yaml `models:` has {', '.join(p.models) or 'none'}")
+        known = ", ".join([*p.models, *p.ensembles]) or "none"
+        raise SumpipeError(f"unknown model {model!r}; params.yaml `models:` and `ensembles:` have {known}")
     names = [model] if model is not None else list(p.models)
     if train_seed is not None and model is not None and train_seed not in p.seeds_of(model):
         raise SumpipeError(f"--train-seed {train_seed}: not among {model}'s seeds "
@@ -129,9 +164,29 @@ def _run_stage(params: Path, model: str | None, train_seed: int | None) -> None:
         run = Path(name) / seed_folder(seed)
         result = decode_stage(root / run, p.paths.extracted, Path(p.paths.predictions) / run, p.decode,
                               timings_dir=p.paths.timings, report_examples=examples)
-        rate = result.n_documents / result.seconds if result.seconds > 0 else float("inf")
-        typer.echo(f"decode {run}: {result.n_documents} summaries -> {result.path} "
-                   f"({result.seconds:.1f} s, {rate:.1f} docs/s, max {result.max_length} words)")
+        _echo_result(str(run), result)
+    if model is None:  # every ensemble whose seeds are all trained
+        for name, spec in p.ensembles.items():
+            if all((root / spec.model / seed_folder(seed)).is_dir() for seed in p.ensemble_seeds(name)):
+                _run_ensemble(p, name)
+
+
+def _run_ensemble(p: Any, name: str) -> None:
+    """decode-ensemble@<name>: the seeds of `ensembles.<name>` decoded as one -> `predictions/<name>/`."""
+    from sumpipe.decode.stage import decode_ensemble_stage
+    from sumpipe.names import seed_folder
+
+    spec = p.ensembles[name]
+    members = [Path(p.paths.models) / spec.model / seed_folder(seed) for seed in p.ensemble_seeds(name)]
+    result = decode_ensemble_stage(members, name, p.paths.extracted, Path(p.paths.predictions) / name, p.decode,
+                                   timings_dir=p.paths.timings)
+    _echo_result(f"{name} (ensemble of {spec.model} seeds {', '.join(map(str, p.ensemble_seeds(name)))})", result)
+
+
+def _echo_result(label: str, result: Any) -> None:
+    rate = result.n_documents / result.seconds if result.seconds > 0 else float("inf")
+    typer.echo(f"decode {label}: {result.n_documents} summaries -> {result.path} "
+               f"({result.seconds:.1f} s, {rate:.1f} docs/s, max {result.max_length} words)")
 
 
 METHOD_HELP = "extractive method"

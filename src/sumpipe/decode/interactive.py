@@ -24,7 +24,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -135,26 +135,47 @@ def best_by_rouge(metrics_file: Path, candidates: list[str]) -> str | None:
     return max(ranked)[1] if ranked else None
 
 
-def find_model_dir(model: str | None, models_root: Path, metrics_file: Path, preferred: Iterable[str] = (),
-                   seed: int | None = None) -> Path:
-    """The model folder to decode with: --model as a folder or a name under models_root, else the best
-    trained model by its mean rougeL in metrics/rouge.json, else M1, else the first trained one; of a
-    model trained with several seeds, seed `seed`, else the seed `pick_seed` picks."""
+def find_model_folder(model: str | None, models_root: Path, metrics_file: Path,
+                      preferred: Iterable[str] = ()) -> Path:
+    """The folder --model names: a folder or a name under models_root, else the best trained model by its
+    mean rougeL in metrics/rouge.json, else M1, else the first trained one. A model folder (a card), or a
+    model's folder of seeds."""
     available = trained_models(models_root, preferred)
     if model:
         chosen = next((d for d in (Path(model), models_root / model) if is_trained(d)), None)
         if chosen is None:
             listing = ", ".join(available) if available else "none yet (run `dvc repro`)"
             raise SumpipeError(f"unknown model {model!r}; trained models in {models_root}/: {listing}")
-    elif not available:
+        return chosen
+    if not available:
         raise SumpipeError(f"no trained models in {models_root}/ (run `dvc repro`, or pass --model DIR)")
-    else:
-        chosen = models_root / (best_by_rouge(metrics_file, available) or ("M1" if "M1" in available else available[0]))
+    return models_root / (best_by_rouge(metrics_file, available) or ("M1" if "M1" in available else available[0]))
+
+
+def find_model_dir(model: str | None, models_root: Path, metrics_file: Path, preferred: Iterable[str] = (),
+                   seed: int | None = None) -> Path:
+    """The model folder to decode with (`find_model_folder`); of a model trained with several seeds, seed
+    `seed`, else the seed `pick_seed` picks."""
+    chosen = find_model_folder(model, models_root, metrics_file, preferred)
     if (chosen / CARD_FILE).is_file():
         if seed is not None:
             raise SumpipeError(f"--train-seed {seed}: {chosen} is one trained model, not a folder of seeds")
         return chosen
     return pick_seed(chosen, seed)
+
+
+def find_ensemble(model: str | None, models_root: Path, metrics_file: Path, preferred: Iterable[str] = (),
+                  seeds: Sequence[int] | None = None) -> list[Path]:
+    """The seed folders that decode as one ensemble (`sumpipe.decode.ensemble`): every trained seed of the
+    model `find_model_folder` finds, or `seeds`; checked to fit together (`sumpipe.decode.members`)."""
+    from sumpipe.decode.members import check_ensemble, ensemble_folders
+
+    chosen = find_model_folder(model, models_root, metrics_file, preferred)
+    if (chosen / CARD_FILE).is_file():
+        raise SumpipeError(f"--ensemble: {chosen} is one trained model, not a folder of seeds")
+    folders = ensemble_folders(chosen, seeds)
+    check_ensemble(folders)
+    return folders
 
 
 # --------------------------------------------------------------------------------------------
@@ -183,14 +204,17 @@ def _test_figures(entry: Any, seed: int | None) -> str | None:
         f" (seed {seed}: {this:.2f})" if this is not None else "")
 
 
-def model_note(model_dir: Path, models_root: Path, metrics_file: Path, seed_given: bool = False) -> str:
+def model_note(model_dir: Path, models_root: Path, metrics_file: Path, seed_given: bool = False,
+               members: Sequence[Path] = ()) -> str:
     """One line for stderr: which model (and which of its training seeds) decodes, what it was trained
     on, and how it scored.
 
     `note: model M2 seed 2 (lowest validation loss of 3 seeds; --train-seed picks another) (transformer,
     input first40) trained on pydoc (8,119 examples); test ROUGE-1 22.47 ± 0.48 over 3 seeds (seed 2:
-    23.03), Lead-3 21.42 (metrics/rouge.json)`. The scores are read only for a model of `models_root`
-    (a folder elsewhere may share a name but not the run); without them the line says how to get them.
+    23.03), Lead-3 21.42 (metrics/rouge.json)`. With several `members` (an ensemble, `model_dir` the
+    first): `note: model PG-cov, an ensemble of 3 seeds (1, 2, 3) (rnn, ...) ...; its seeds alone: test
+    ROUGE-1 ...`. The scores are read only for a model of `models_root` (a folder elsewhere may share a
+    name but not the run); without them the line says how to get them.
     """
     from sumpipe.models.card import read_card
 
@@ -201,22 +225,24 @@ def model_note(model_dir: Path, models_root: Path, metrics_file: Path, seed_give
     group = model_group(model_dir, card)
     name = group.name
     which = f"model {name}"
-    if group != model_dir:
-        seeds = len(seed_folders(group))
-        why = ("--train-seed" if seed_given else "its only seed" if seeds == 1
-               else f"lowest validation loss of {seeds} seeds; --train-seed picks another")
+    ensemble = len(members) > 1
+    if ensemble:
+        seeds = [read_card(folder).seed for folder in members]
+        which += f", an ensemble of {len(members)} seeds ({', '.join(str(s) for s in seeds)})"
+    elif group != model_dir:
+        n_seeds = len(seed_folders(group))
+        why = ("--train-seed" if seed_given else "its only seed" if n_seeds == 1
+               else f"lowest validation loss of {n_seeds} seeds; --train-seed picks another")
         which += f" seed {card.seed} ({why})"
     # the card's strings are the model folder's, not ours: escaped, they cannot forge or hide a line
     note = printable(f"note: {which} ({what}) trained on {trained_on}")
     scores = read_rouge(metrics_file) if group.resolve() == (models_root / name).resolve() else {}
-    figures = _test_figures(scores.get(name), card.seed)
+    figures = _test_figures(scores.get(name), None if ensemble else card.seed)
     if figures is None:
         return f"{note}; no test ROUGE yet (`dvc repro` writes {metrics_file})"
     lead_r1 = _metric(scores.get("lead3"), "rouge1")
     lead = f", Lead-3 {lead_r1:.2f}" if lead_r1 is not None else ""
-    return f"{note}; {figures}{lead} ({metrics_file})"
-
-
+    return f"{note}; {'its seeds alone: ' if ensemble else ''}{figures}{lead} ({metrics_file})"
 
 
 def summarize_input(
@@ -254,7 +280,9 @@ def summarize_input(
             warn(f"warning: document {i + 1}: {summary.error}; empty summary")
         text = summary.tokenized if as_tokens else summary.text
         if as_json:
-            record: dict[str, Any] = {"document": i + 1, "model": summarizer.name, "seed": summarizer.card.seed}
+            record: dict[str, Any] = {"document": i + 1, "model": summarizer.name, "seed": summarizer.seed}
+            if len(summarizer.seeds) > 1:  # an ensemble: every member's seed
+                record["seeds"] = summarizer.seeds
             if summary.error:
                 record.update(summary="", error=summary.error)
             else:

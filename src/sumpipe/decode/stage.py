@@ -16,12 +16,18 @@ kept from the same decoding that writes the predictions: only the batches holdin
 The run's wall time goes to `<timings>/decode/<name>/seed-<s>.json` (`sumpipe.timings`), not into the
 predictions: DVC hashes those, and a rerun that decodes the same summaries must leave dvc.lock
 unchanged.
+
+An ensemble of params.yaml's `ensembles:` (`decode_ensemble_stage`: a model's seeds decoded as one,
+`sumpipe.decode.ensemble`) writes `predictions/<ensemble>/<split>.parquet` in the same format, and only
+that: no summaries without the adjacent rule and no attention (the report's heat maps and the rule's
+figures are the single models'); its timings go to `<timings>/decode/<ensemble>.json`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,15 +59,40 @@ def decode_stage(
     """Write `predictions_dir/<cfg.split>.parquet` for the model in `model_dir` (module docstring), the
     attention of `report_examples`' heat-map examples beside it when given (else no attention file),
     and the run's figures to `<timings_dir>/decode/<model name>.json` when `timings_dir` is given."""
-    import pandas as pd
-    from tqdm import tqdm
-
-    from sumpipe.decode.batches import load_model, resolve_max_length, summarize
+    from sumpipe.decode.batches import load_model
     from sumpipe.device import resolve_device
-    from sumpipe.io.atomic import read_parquet, write_parquet
 
     model_dir = Path(model_dir)
     model, vocab, card = load_model(model_dir, device=resolve_device(cfg.device, "decode.device"))
+    # the run's label: "M1/seed-2" for a seed folder of the train stage, else the folder's name
+    run = f"{model_dir.parent.name}/{model_dir.name}" if folder_seed(model_dir.name) is not None else model_dir.name
+    return _decode_split(model, vocab, card, model_dir, run, extracted_dir, predictions_dir, cfg, timings_dir,
+                         report_examples, without_rule=True)
+
+
+def decode_ensemble_stage(members: Sequence[Path], name: str, extracted_dir: str | Path, predictions_dir: str | Path,
+                          cfg: DecodeConfig, timings_dir: str | Path | None = None) -> DecodeResult:
+    """Write `predictions_dir/<cfg.split>.parquet` with the summaries of the model folders `members` decoded
+    as one ensemble named `name` (module docstring), and its figures to `<timings_dir>/decode/<name>.json`."""
+    from sumpipe.decode.ensemble import load_ensemble
+    from sumpipe.device import resolve_device
+
+    model, vocab, card = load_ensemble(members, device=resolve_device(cfg.device, "decode.device"))
+    return _decode_split(model, vocab, card, members[0], name, extracted_dir, predictions_dir, cfg, timings_dir,
+                         None, without_rule=False)
+
+
+def _decode_split(model: Any, vocab: Any, card: Any, model_dir: Path, run: str, extracted_dir: str | Path,
+                  predictions_dir: str | Path, cfg: DecodeConfig, timings_dir: str | Path | None,
+                  report_examples: ReportExamples | None, without_rule: bool) -> DecodeResult:
+    """Decode the split of `card`'s input selection with `model` and write the predictions (and, with
+    `without_rule`, the summaries without the adjacent rule) under `predictions_dir` (module docstring)."""
+    import pandas as pd
+    from tqdm import tqdm
+
+    from sumpipe.decode.batches import resolve_max_length, summarize
+    from sumpipe.io.atomic import read_parquet, write_parquet
+
     selection = card.input
     if not selection:
         raise SumpipeError(f"{model_dir / CARD_FILE}: names no input selection (`input`), cannot pick its data")
@@ -72,8 +103,6 @@ def decode_stage(
     if frame.empty:
         raise SumpipeError(f"{extracted_dir}/{selection}/{cfg.split}.parquet: has no rows to summarise")
 
-    # the run's label: "M1/seed-2" for a seed folder of the train stage, else the folder's name
-    run = f"{model_dir.parent.name}/{model_dir.name}" if folder_seed(model_dir.name) is not None else model_dir.name
     ids = frame["id"].astype(str).tolist()
     sources = frame["source"].fillna("").astype(str).tolist()
     todo = [i for i, s in enumerate(sources) if s.split()]
@@ -101,7 +130,7 @@ def decode_stage(
 
     path = write_parquet(table(predictions), Path(predictions_dir) / f"{cfg.split}.parquet")
     without = Path(predictions_dir) / without_rule_file(cfg.split)
-    if cfg.block_adjacent_repeat:  # the same decoding without the rule, so the report shows both
+    if without_rule and cfg.block_adjacent_repeat:  # the same decoding without the rule: the report shows both
         unblocked = [""] * len(frame)
         plain = dataclasses.replace(cfg, block_adjacent_repeat=False)
         for i, summary in zip(todo, summarize(model, vocab, card, [sources[i] for i in todo], plain)):

@@ -13,6 +13,9 @@ notebook and the command give the same summary for the same text and options:
   folder holding a model card, else a name under `paths.models`, else (no name) the trained model
   with the best mean R-L in `metrics/rouge.json`, else M1; of a model trained with several seeds,
   the seed `seed` asks for, else the one with the lowest validation loss (`sumpipe.models.folders`);
+- `ensemble=True` (every trained seed) or `seeds=[1, 2]` (those seeds) decode the model's seeds as one
+  summarizer (`sumpipe.decode.ensemble`: each step's distributions averaged, one beam search over the
+  mean; the command's `--ensemble` and `--train-seed 1,2`); a single seed is that model alone;
 - raw text goes through the training preprocessing and the model's input selection
   (`sumpipe.decode.batches.prepare_raw`), then length-sorted batches of `decode.batch_size`
   (`sumpipe.decode.batches.summarize`);
@@ -162,26 +165,44 @@ class Summarizer:
     `sumpipe.load`; `model_dir`, `card` (the `ModelCard`) and `config` (the decoding defaults) are
     public."""
 
-    def __init__(self, model_dir: Path, project: Project, device: str | None = None) -> None:
+    def __init__(self, model_dir: Path, project: Project, device: str | None = None,
+                 members: Sequence[Path] = ()) -> None:
         from sumpipe.models.card import read_card
 
-        self.model_dir = model_dir
+        # an ensemble's seed folders (`model_dir` is the first); one folder alone is that model
+        self.members: list[Path] = list(members) if len(members) > 1 else [model_dir]
+        self.model_dir = self.members[0]
         self.project = project
-        self.card: ModelCard = read_card(model_dir)
+        self.card: ModelCard = read_card(self.model_dir)
         self.config: DecodeConfig = project.params.decode
         self.device = device or self.config.device
         self._loaded: tuple[Any, Any, ModelCard] | None = None
 
     @classmethod
     def open(cls, project: Project, model: str | os.PathLike[str] | None = None,
-             device: str | None = None, seed: int | None = None) -> Summarizer:
+             device: str | None = None, seed: int | None = None, seeds: Sequence[int] | None = None,
+             ensemble: bool = False) -> Summarizer:
         """The model `model` of `project`, trained with `seed` (default: the seed with the lowest
-        validation loss; the command's resolver: module docstring)."""
-        from sumpipe.decode.interactive import find_model_dir
+        validation loss; the command's resolver: module docstring); with `ensemble` or several `seeds`,
+        those seeds as one ensemble (every trained seed when `seeds` is None)."""
+        from sumpipe.decode.interactive import find_ensemble, find_model_dir
 
-        model_dir = find_model_dir(None if model is None else os.fspath(model), project.models_root,
-                                   project.metrics_file, list(project.params.models), seed=seed)
-        return cls(model_dir, project, device)
+        name = None if model is None else os.fspath(model)
+        preferred = list(project.params.models)
+        if seeds is not None:
+            if seed is not None:
+                raise SumpipeError("seed and seeds exclude each other: give one seed, or a list of them")
+            if not seeds:
+                raise SumpipeError("seeds: give at least one training seed")
+            if len(set(seeds)) == 1 and not ensemble:
+                seed, seeds = seeds[0], None
+        if ensemble and seed is not None:
+            raise SumpipeError("seed picks one seed's weights, ensemble all of them: give seeds=[...] for a subset")
+        if ensemble or seeds is not None:
+            members = find_ensemble(name, project.models_root, project.metrics_file, preferred, seeds)
+            return cls(members[0], project, device, members)
+        return cls(find_model_dir(name, project.models_root, project.metrics_file, preferred, seed=seed),
+                   project, device)
 
     @property
     def name(self) -> str:
@@ -192,19 +213,39 @@ class Summarizer:
 
     @property
     def seed(self) -> int | None:
-        """The training seed of the weights that answer (None: a folder made without one)."""
-        return self.card.seed
+        """The training seed of the weights that answer (None: a folder made without one, or an ensemble)."""
+        return None if self.is_ensemble else self.card.seed
+
+    @property
+    def is_ensemble(self) -> bool:
+        return len(self.members) > 1
+
+    @property
+    def seeds(self) -> list[int | None]:
+        """The training seed of each member (one for a single model)."""
+        from sumpipe.models.card import read_card
+
+        return [self.card.seed] if not self.is_ensemble else [read_card(folder).seed for folder in self.members]
 
     def __repr__(self) -> str:
-        return f"<Summarizer {self.name}: {self.card.family}, input {self.card.input or 'the whole text'}>"
+        what = f" (an ensemble of {len(self.members)} seeds)" if self.is_ensemble else ""
+        return f"<Summarizer {self.name}{what}: {self.card.family}, input {self.card.input or 'the whole text'}>"
 
     def weights(self) -> tuple[Any, Any, ModelCard]:
-        """(model in eval mode, vocabulary, card), loaded on first use and kept."""
+        """(model in eval mode, vocabulary, card), loaded on first use and kept; an ensemble's model is an
+        `EnsembleModel` of its members and its card the first member's."""
         if self._loaded is None:
-            from sumpipe.decode.batches import load_model
             from sumpipe.device import resolve_device
 
-            self._loaded = load_model(self.model_dir, device=resolve_device(self.device, "decode.device"))
+            device = resolve_device(self.device, "decode.device")
+            if self.is_ensemble:
+                from sumpipe.decode.ensemble import load_ensemble
+
+                self._loaded = load_ensemble(self.members, device=device)
+            else:
+                from sumpipe.decode.batches import load_model
+
+                self._loaded = load_model(self.model_dir, device=device)
         return self._loaded
 
     def prepare(self, texts: Sequence[str]) -> list[str]:
@@ -274,16 +315,19 @@ class Summarizer:
                        decoded.attention, decoded.head_attention, source=raw)
 
 
-def load(model: str | os.PathLike[str] | None = None, *, seed: int | None = None, project: str | os.PathLike[str] = ".",
-         params: str | os.PathLike[str] | None = None, device: str | None = None) -> Summarizer:
+def load(model: str | os.PathLike[str] | None = None, *, seed: int | None = None, seeds: Sequence[int] | None = None,
+         ensemble: bool = False, project: str | os.PathLike[str] = ".", params: str | os.PathLike[str] | None = None,
+         device: str | None = None) -> Summarizer:
     """A summarizer for a trained model.
 
     `model`: a model folder (with its config.json, or a model's folder of seeds), or a model's name
     under the project's `paths.models` (`"M2"`); None: the trained model with the best mean R-L in
     `metrics/rouge.json` (else M1). `seed`: which training seed's weights (default: the seed with the
-    lowest validation loss; `.seed` says which answered). `project`: the folder `dvc repro` ran in
+    lowest validation loss; `.seed` says which answered). `ensemble=True`: every trained seed of the
+    model as one ensemble (`sumpipe.decode.ensemble`); `seeds=[1, 2]`: those seeds (one seed: that seed
+    alone); `.seeds` says which. `project`: the folder `dvc repro` ran in
     (default: the current one); `params`: its params file (default: `<project>/params.yaml`, or the
     built-in defaults without one). `device`: "cpu", "cuda" or "auto" (default: params.yaml's
     `decode.device`). Reads the model card only: the weights load on the first `summarize`.
     """
-    return Summarizer.open(open_project(project, params), model, device, seed=seed)
+    return Summarizer.open(open_project(project, params), model, device, seed=seed, seeds=seeds, ensemble=ensemble)

@@ -112,12 +112,13 @@ def _reads_reference(method: str) -> bool:
 
 
 def systems(params: Params) -> list[tuple[str, str]]:
-    """(name in metrics, what it reads) of every evaluated system, in params.yaml's order: the models,
-    the extractive systems, the Lead-k baseline and the first-N baselines."""
+    """(name in metrics, what it reads) of every evaluated system, in params.yaml's order: the models, the
+    ensembles of their seeds, the extractive systems, the Lead-k baseline and the first-N baselines."""
     from sumpipe.selection.methods import baseline_selections, find_selection
 
     n = params.extractive.sentences
     rows = [(name, spec.input or "whole text") for name, spec in params.models.items()]
+    rows += [(name, params.models[spec.model].input or "whole text") for name, spec in params.ensembles.items()]
     rows += [(name, f"{n} sentence{'s' if n != 1 else ''}" if n else f"{params.extractive.tokens} tokens")
              for name in params.extractive.systems if name not in params.models]
     k = params.evaluate.lead_sentences
@@ -128,9 +129,12 @@ def systems(params: Params) -> list[tuple[str, str]]:
 
 
 def label(name: str, params: Params) -> str:
-    """A system as the tables name it: `PG-cov (rnn)`, `oracle ‡` (reads the reference)."""
+    """A system as the tables name it: `PG-cov (rnn)`, `PG-cov-ens (ensemble of 3 PG-cov seeds)`, `oracle ‡`
+    (reads the reference)."""
     if name in params.models:
         return f"{name} ({params.models[name].family})"
+    if name in params.ensembles:  # one system: its figures are the ensemble's, not a mean over seeds
+        return f"{name} (ensemble of {len(params.ensemble_seeds(name))} {params.ensembles[name].model} seeds)"
     return f"{name} ‡" if _reads_reference(name) else name
 
 

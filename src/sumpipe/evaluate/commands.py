@@ -20,7 +20,8 @@ def evaluate(params: ParamsOption = Path("params.yaml")) -> None:
     p = load_params(params)
     extractive = [s for s in p.extractive.systems if s not in p.models]
     result = run_evaluate(p.paths, p.evaluate, p.models, p.seeds_by_model(), extractive,
-                          baseline_selections(p.extract.budgets), split=p.decode.split)
+                          baseline_selections(p.extract.budgets), split=p.decode.split,
+                          ensembles={name: spec.model for name, spec in p.ensembles.items()})
     for name in result.skipped:
         typer.echo(f"evaluate: no {p.decode.split} output for {name}, left out", err=True)
     best = max(result.summaries, key=lambda s: result.summaries[s]["rougeL"])

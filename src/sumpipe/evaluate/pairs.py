@@ -7,7 +7,10 @@
 - every model against Lead-3 and against the best extractive system (by mean ROUGE-1, among the
   systems that do not read the reference), added by the evaluate stage, which knows the scores, and
   against every byte prefix of `evaluate.prefix_bytes` (configured to be compared with: Rush et al.'s
-  75-byte prefix on headlines).
+  75-byte prefix on headlines);
+- an ensemble of params.yaml's `ensembles:` (a model's seeds decoded as one) against its model (each seed
+  alone) and against the same baselines; it is one system, one "seed", so its comparisons with the
+  deterministic baselines rest on the documents only, and their `what` says so.
 """
 
 from __future__ import annotations
@@ -53,4 +56,18 @@ def baseline_pairs(models: list[str], lead: str, best_extractive: str | None,
     for other in others:
         if other not in (lead, best_extractive):
             pairs += [Pair(name, other, f"against {other}") for name in models]
+    return pairs
+
+
+ENSEMBLE_NOTE = "(an ensemble: documents only)"
+
+
+def ensemble_pairs(ensembles: Mapping[str, str], lead: str, best_extractive: str | None,
+                   others: Sequence[str] = ()) -> list[Pair]:
+    """Each ensemble ({name: its model}) against its model's seeds one by one, then against the baselines of
+    `baseline_pairs`, each `what` marked as an ensemble's (module docstring)."""
+    pairs = [Pair(name, model, "the ensemble of its seeds against each seed alone")
+             for name, model in ensembles.items()]
+    pairs += [dataclasses.replace(pair, what=f"{pair.what} {ENSEMBLE_NOTE}")
+              for pair in baseline_pairs(list(ensembles), lead, best_extractive, others)]
     return pairs

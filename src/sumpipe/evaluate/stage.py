@@ -4,6 +4,9 @@ extractive systems and baselines.
 Systems, all on the test split (the split the decode stage summarised, `decode.split`):
 - each model in params `models:`, every seed of `train.seeds` whose
   `predictions/<model>/seed-<s>/test.parquet` exists (decode stage);
+- each ensemble of params `ensembles:` (a model's seeds decoded as one, `predictions/<name>/test.parquet`
+  of the decode-ensemble stage): one system, scored like a deterministic one (one "seed"), compared with
+  its model and the baselines (`sumpipe.evaluate.pairs.ensemble_pairs`), never a baseline itself;
 - each extractive system of `extractive.systems` (`predictions/<system>/test.parquet`);
 - `lead<k>`: the first `evaluate.lead_sentences` sentences of the preprocessed source (§5.4.1);
 - `prefix<B>` for each B of `evaluate.prefix_bytes`: the first B bytes of the preprocessed source (Rush et
@@ -43,7 +46,7 @@ Outputs:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,7 +58,7 @@ from sumpipe.config import EvaluateConfig, ModelSpec, PathsConfig, ScoringProtoc
 from sumpipe.errors import SumpipeError
 from sumpipe.evaluate.abstractiveness import abstractiveness
 from sumpipe.evaluate.bootstrap import two_level_bootstrap
-from sumpipe.evaluate.pairs import Pair, baseline_pairs, model_pairs
+from sumpipe.evaluate.pairs import Pair, baseline_pairs, ensemble_pairs, model_pairs
 from sumpipe.evaluate.rare_words import rare_word_recall
 from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, MultiReference, cut_bytes, score_pairs
 from sumpipe.evaluate.summary import ScoringSetup, compare_seeds, figure_key, summarize, summarize_seeds
@@ -138,9 +141,9 @@ def _check_one_per_example(path: Path, ids: pd.Series, refs_by_id: dict, where: 
 
 def collect_systems(paths: PathsConfig, cfg: EvaluateConfig, models: list[str], seeds: Seeds,
                     extractive: list[str], baselines: list[str],
-                    split: str = SPLIT) -> tuple[dict[str, Runs], list[str]]:
-    """{system: {seed: DataFrame(id, prediction, references)}} in report order (models, Lead-k, the
-    byte prefixes, the extractive systems, the baseline selections), and the systems or seeds left out
+                    split: str = SPLIT, ensembles: Sequence[str] = ()) -> tuple[dict[str, Runs], list[str]]:
+    """{system: {seed: DataFrame(id, prediction, references)}} in report order (models, ensembles, Lead-k,
+    the byte prefixes, the extractive systems, the baseline selections), and the systems or seeds left out
     (no outputs)."""
     where = f"{paths.processed}/{split}.parquet"
     processed = read_parquet(Path(where), contract=PROCESSED)
@@ -169,6 +172,13 @@ def collect_systems(paths: PathsConfig, cfg: EvaluateConfig, models: list[str], 
         skipped += [f"{name}/{seed_folder(seed)}" for seed, run in runs.items() if run is None]
         if any(run is not None for run in runs.values()):
             systems[name] = {seed: run for seed, run in runs.items() if run is not None}
+    for name in ensembles:  # the decode-ensemble stage's `prediction`: one system
+        run = read(Path(paths.predictions) / name / f"{split}.parquet", "prediction",
+                   f"run `sumpipe decode --model {name}` again")
+        if run is None:
+            skipped.append(name)
+        else:
+            systems[name] = {ONE_RUN: run}
     systems[f"lead{k}"] = {ONE_RUN: lead}
     for size in cfg.prefix_bytes:
         prefix = [source_prefix(s, size) for s in processed["source"]]
@@ -320,13 +330,16 @@ def comparisons_of(pairs: list[Pair], scores: dict[str, Runs], setup: ScoringSet
 
 
 def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, models: Mapping[str, ModelSpec], seeds: Seeds,
-                 extractive: list[str], baselines: list[str], split: str = SPLIT) -> EvaluationResult:
-    """Score every system on `split` (the models over `seeds`, the extractive systems, Lead-k and the
-    `baselines` selections), write per-example scores, the summary and the metrics (module docstring).
+                 extractive: list[str], baselines: list[str], split: str = SPLIT,
+                 ensembles: Mapping[str, str] | None = None) -> EvaluationResult:
+    """Score every system on `split` (the models over `seeds`, the `ensembles` ({name: its model}), the
+    extractive systems, Lead-k and the `baselines` selections), write per-example scores, the summary and
+    the metrics (module docstring).
     Systems whose outputs carry a true `reads_reference` column (the extractive oracle) are listed as
     such in the summary and never taken for the best extractive system."""
     model_names = list(models)
-    systems, skipped = collect_systems(paths, cfg, model_names, seeds, extractive, baselines, split)
+    ensembles = dict(ensembles or {})
+    systems, skipped = collect_systems(paths, cfg, model_names, seeds, extractive, baselines, split, list(ensembles))
     systems = cut_systems(systems, cfg.protocol.max_bytes)
     setup = setup_of(cfg)
     scores = score_systems(systems, cfg.use_stemmer, cfg.protocol.references)
@@ -342,10 +355,12 @@ def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, models: Mapping[str, M
     reads_reference = [n for n, runs in systems.items()
                        if any("reads_reference" in df.columns and bool(df["reads_reference"].any())
                               for df in runs.values())]
-    others = [name for name in summaries if name not in models]
+    others = [name for name in summaries if name not in models and name not in ensembles]
     best = best_extractive(summaries, others, reads_reference, cfg.protocol.measure)
     scored_models = [name for name in model_names if name in scores]
-    pairs = model_pairs(models) + baseline_pairs(scored_models, lead, best, [f"prefix{b}" for b in cfg.prefix_bytes])
+    prefixes = [f"prefix{b}" for b in cfg.prefix_bytes]
+    pairs = model_pairs(models) + baseline_pairs(scored_models, lead, best, prefixes)
+    pairs += ensemble_pairs({name: model for name, model in ensembles.items() if name in scores}, lead, best, prefixes)
     comparisons = comparisons_of(pairs, scores, setup)
     abstractive = abstractiveness_of(paths, systems, model_names, split)
     rare = rare_words_of(paths, cfg, systems, model_names)
@@ -357,6 +372,7 @@ def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, models: Mapping[str, M
     write_json({"split": split, "config": setup.as_dict(), "order": list(summaries), "systems": summaries,
                 "comparisons": comparisons, "baselines": others, "best_extractive": best, "lead": lead,
                 "reads_reference": reads_reference, "seeds": {name: seeds_for(seeds, name) for name in model_names},
+                "ensembles": ensembles,
                 "abstractiveness": abstractive, "reference_length": band, "rare_words": rare, "decoding_rule": rule,
                 "rare_word_max_count": cfg.rare_word_max_count, "left_out": skipped}, scores_dir / "summary.json")
     write_json(summaries, Path(paths.metrics) / "rouge.json")
