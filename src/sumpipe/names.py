@@ -12,6 +12,8 @@
   its resume state.
 - The file of the summaries decoded without `decode.block_adjacent_repeat` (the decode stage writes it
   beside the predictions when the rule is on; evaluate and the report show both).
+- The tokens that end a sentence of the text convention: the decoders break the line after them, and
+  evaluate's read-quality measures split a summary into sentences at them.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ Split = Literal["train", "valid", "test"]  # the type of a split name, for confi
 SPLITS: tuple[Split, ...] = get_args(Split)
 
 TRAIN_LOG_FILE = "train_log.csv"
+
+SENTENCE_END = frozenset({".", "!", "?"})
 
 SEED_PREFIX = "seed-"
 

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from sumpipe.data.datasets import lengths_of
 from sumpipe.errors import SumpipeError
 from sumpipe.models.card import ModelCard
+from sumpipe.names import SENTENCE_END
 
 if TYPE_CHECKING:
     import torch
@@ -40,8 +41,6 @@ if TYPE_CHECKING:
 # 30,000 words, far beyond any model input (400 tokens) and any selection's useful pool, and it
 # keeps a 50 MB file from being sentence-split and tokenised in full.
 MAX_RAW_CHARS = 200_000
-
-SENTENCE_END = frozenset({".", "!", "?"})
 
 
 @dataclass

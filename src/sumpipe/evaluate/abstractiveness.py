@@ -5,12 +5,13 @@ Per system, over the evaluated split, on the preprocessed tokens (lowercased, pu
   (novel n-grams of all summaries / all their n-grams), as See et al. count them; an extractive system
   scores 0 (a sentence boundary can make a new n-gram across two copied sentences: counted within
   sentences, so it stays 0);
-- `repeated_3gram`: % of the summaries' 3-grams that repeat an earlier 3-gram of the same summary;
+- `repeated_3gram`: % of the summaries' 3-grams that repeat an earlier 3-gram of the same summary
+  (`sumpipe.evaluate.read_quality.repeated_trigrams`, where the reader's measures live);
 - `mean_length`: mean summary tokens; `mean_words`: the same with punctuation not counted (tokens with a
   letter or digit); `compression`: mean source tokens / mean summary tokens;
 - degeneracy: `distinct` % of the summaries that no other summary equals (a model that writes one
   template for every document scores near 0), `adjacent_repeat` % of the summaries with a word
-  repeated back to back ("the the"; words only, so ". ." is not counted);
+  repeated back to back ("the the"; words only, so ". ." is not counted: `read_quality.repeats_a_word`);
 - `mean_p_gen`: the mean generation probability of pointer-generator models, when their predictions
   carry a `p_gen` column (per-token lists or a per-summary mean); absent otherwise.
 """
@@ -20,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import numpy as np
+
+from sumpipe.evaluate.read_quality import is_word, repeated_trigrams, repeats_a_word
 
 ORDERS = (1, 2, 3, 4)
 
@@ -42,14 +45,8 @@ def _distinct_share(summaries: Sequence[str]) -> float:
 
 
 def _words(summary: str) -> int:
-    """Tokens with a letter or digit: the summary's length with punctuation not counted."""
-    return sum(any(c.isalnum() for c in token) for token in (summary or "").split())
-
-
-def _repeats_a_word(summary: str) -> bool:
-    """Whether a word (a token with a letter or digit) follows itself ("the the")."""
-    tokens = (summary or "").split()
-    return any(a == b and any(c.isalnum() for c in a) for a, b in zip(tokens, tokens[1:]))
+    """Words (`read_quality.is_word`): the summary's length with punctuation not counted."""
+    return sum(map(is_word, (summary or "").split()))
 
 
 def abstractiveness(summaries: Sequence[str], sources: Sequence[str],
@@ -68,16 +65,16 @@ def abstractiveness(summaries: Sequence[str], sources: Sequence[str],
             seen = set(_ngrams(src, n))
             total[n] += len(grams)
             novel[n] += sum(g not in seen for g in grams)
-        grams = _ngrams(summ, 3)
-        trigrams += len(grams)
-        repeated += len(grams) - len(set(grams))
+        again, grams_3 = repeated_trigrams(summary)
+        trigrams += grams_3
+        repeated += again
     count = max(len(summaries), 1)
     out = {f"novel_{n}gram": round(100 * novel[n] / total[n], 2) if total[n] else 0.0 for n in ORDERS}
     out["repeated_3gram"] = round(100 * repeated / trigrams, 2) if trigrams else 0.0
     out["mean_length"] = round(summary_tokens / count, 2)
     out["mean_words"] = round(sum(map(_words, summaries)) / count, 2)
     out["distinct"] = round(100 * _distinct_share(summaries), 2)
-    out["adjacent_repeat"] = round(100 * sum(map(_repeats_a_word, summaries)) / count, 2)
+    out["adjacent_repeat"] = round(100 * sum(map(repeats_a_word, summaries)) / count, 2)
     out["compression"] = round(source_tokens / summary_tokens, 2) if summary_tokens else 0.0
     if p_gen is not None:
         values = [float(np.mean(v)) for v in p_gen if v is not None and np.size(v)]

@@ -1,0 +1,281 @@
+"""What a reader gets from a system's summaries, beside ROUGE: fragments, sentences, repetition,
+unsupported words and fluency (issue 37).
+
+Summaries are in the text convention (lowercased tokens joined by spaces; the decoders and the
+extractive systems break the line after each sentence). The units, defined once here:
+- a word is a token holding a letter or digit (punctuation is not a word), as abstractiveness counts;
+- `split_sentences`: a sentence ends after a sentence-final token (".", "!", "?": `SENTENCE_END`) and at
+  each line break; a run of tokens without a word (". ." after a sentence) is no sentence of its own:
+  it joins the sentence before it (or, at the start, the one after it). The rule is the same for every
+  system and for the references, so a file name split by the tokenizer ("setup . py") splits them all alike.
+
+The figures of `read_quality`, for one system's summaries over a split (fixed keys, x 100 for %):
+- `fragment_rate` %: summaries holding a sentence of at most `FRAGMENT_WORDS` (2) words ("degrees .");
+- `sentences_mean`: sentences per summary; `more_sentences_than_reference` %: summaries with more
+  sentences than their reference;
+- `adjacent_repeat` %: summaries with a word twice in a row; `repeated_trigrams` %: of the summaries'
+  3-grams (within lines), those repeating an earlier 3-gram of the same summary (pooled);
+- `unsupported_words` %: of the summaries' content words (every occurrence; stop words aside:
+  scikit-learn's English list plus the possessive "'s" the tokenizer splits off), those that the source
+  does not contain (pooled); `unsupported_numbers` %: the same over numbers only (tokens with a digit and
+  no letter: "2017", "3.5"); `unsupported_names` %: over names only: content words capitalised in the
+  input's spelling (`sumpipe.decode.readable.spellings` of the raw source, sentence starts aside; a word
+  the source lacks takes its spelling from the split's other raw sources). A figure with nothing to count
+  (no number, no raw sources given) is 0.0;
+- `fluency`: mean log2 probability per token (bits, <= 0; nearer 0 is more fluent) under `FluencyModel`,
+  NaN when no model is given.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sumpipe.decode.readable import spellings
+from sumpipe.names import SENTENCE_END
+
+if TYPE_CHECKING:
+    from nltk.lm import KneserNeyInterpolated
+
+FRAGMENT_WORDS = 2
+KEYS = ("fragment_rate", "sentences_mean", "more_sentences_than_reference", "adjacent_repeat",
+        "repeated_trigrams", "unsupported_words", "unsupported_numbers", "unsupported_names", "fluency")
+ORDER = 3           # the language model's n-gram order
+DISCOUNT = 0.75     # Kneser-Ney's absolute discount (Chen & Goodman's usual D; nltk's default is 0.1)
+UNK_CUTOFF = 2      # training words seen fewer times become <UNK>
+BOS, EOS = "<s>", "</s>"  # nltk's padding symbols
+
+
+def is_word(token: str) -> bool:
+    """A token holding a letter or digit ("temperature", "3.5", "'s"; not "." nor "--")."""
+    return any(c.isalnum() for c in token)
+
+
+def split_sentences(summary: str) -> list[list[str]]:
+    """A text-convention summary as its sentences of tokens (module docstring): "convert degrees .
+    degrees ." -> [["convert", "degrees", "."], ["degrees", "."]]; an empty summary has none."""
+    sentences: list[list[str]] = []
+    for line in (summary or "").split("\n"):
+        current: list[str] = []
+        for token in line.split():
+            current.append(token)
+            if token in SENTENCE_END:
+                sentences.append(current)
+                current = []
+        if current:
+            sentences.append(current)
+    out: list[list[str]] = []
+    pending: list[str] = []  # leading wordless tokens wait for the first sentence with a word
+    for sentence in sentences:
+        if any(map(is_word, sentence)):
+            out.append(pending + sentence)
+            pending = []
+        elif out:
+            out[-1] = out[-1] + sentence
+        else:
+            pending += sentence
+    return out
+
+
+def fragment(summary: str, max_words: int = FRAGMENT_WORDS) -> bool:
+    """Whether a sentence of `summary` has at most `max_words` words."""
+    return any(sum(map(is_word, sentence)) <= max_words for sentence in split_sentences(summary))
+
+
+def repeats_a_word(summary: str) -> bool:
+    """Whether a word follows itself ("the the"; words only, so ". ." is not counted)."""
+    tokens = (summary or "").split()
+    return any(a == b and is_word(a) for a, b in zip(tokens, tokens[1:]))
+
+
+def repeated_trigrams(summary: str) -> tuple[int, int]:
+    """(3-grams repeating an earlier 3-gram of `summary`, all its 3-grams), 3-grams within lines."""
+    grams = [tuple(line[i:i + 3]) for line in (t.split() for t in (summary or "").split("\n"))
+             for i in range(len(line) - 2)]
+    return len(grams) - len(set(grams)), len(grams)
+
+
+@functools.lru_cache(maxsize=1)
+def stop_words() -> frozenset[str]:
+    """scikit-learn's English stop words and the possessive "'s" (a token of its own here)."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return frozenset(ENGLISH_STOP_WORDS) | {"'s"}
+
+
+def is_number(token: str) -> bool:
+    """A token with a digit and no letter ("2017", "3.5", "1,000"; not "utf-8")."""
+    return any(c.isdigit() for c in token) and not any(c.isalpha() for c in token)
+
+
+def _percent(part: float, whole: float) -> float:
+    return round(100 * part / whole, 2) if whole else 0.0
+
+
+@dataclass
+class _Support:
+    """Pooled counts of content words, numbers and names, and how many the sources lack."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def add(self, summary: str, source: str, spelled: Mapping[str, str], fallback: Mapping[str, str]) -> None:
+        have, stop = set(source.split()), stop_words()
+        for token in summary.split():
+            if not is_word(token) or token in stop:
+                continue
+            kinds = ["word"]
+            if is_number(token):
+                kinds.append("number")
+            elif any(c.isupper() for c in spelled.get(token) or fallback.get(token, "")):
+                kinds.append("name")
+            for kind in kinds:
+                self.counts[kind] += 1
+                self.counts[f"{kind}_unsupported"] += token not in have
+
+    def share(self, kind: str) -> float:
+        return _percent(self.counts[f"{kind}_unsupported"], self.counts[kind])
+
+
+def read_quality(summaries: Sequence[str], sources: Sequence[str], references: Sequence[str],
+                 lm: FluencyModel | None = None, raw_sources: Sequence[str] | None = None) -> dict[str, float]:
+    """The figures of the module docstring (`KEYS`) for one system: summaries, their processed sources
+    and references (one each, in the text convention), the fluency model, and the raw sources (their
+    casing says which words are names; without them `unsupported_names` is 0.0)."""
+    if not len(summaries) == len(sources) == len(references) or (raw_sources is not None
+                                                                 and len(raw_sources) != len(summaries)):
+        raise ValueError("read_quality: summaries, sources, references and raw sources differ in number")
+    count = max(len(summaries), 1)
+    split = [split_sentences(s) for s in summaries]
+    fragments = sum(any(sum(map(is_word, s)) <= FRAGMENT_WORDS for s in sentences) for sentences in split)
+    more = sum(len(s) > len(split_sentences(r)) for s, r in zip(split, references))
+    repeated = [repeated_trigrams(s) for s in summaries]
+    support = _Support()
+    if raw_sources is not None:
+        fallback = spellings("\n".join(raw_sources))
+        for summary, source, raw in zip(summaries, sources, raw_sources):
+            support.add(summary, source, spellings(raw), fallback)
+    else:
+        for summary, source in zip(summaries, sources):
+            support.add(summary, source, {}, {})
+    return {
+        "fragment_rate": _percent(fragments, count),
+        "sentences_mean": round(sum(map(len, split)) / count, 2),
+        "more_sentences_than_reference": _percent(more, count),
+        "adjacent_repeat": _percent(sum(map(repeats_a_word, summaries)), count),
+        "repeated_trigrams": _percent(sum(r for r, _ in repeated), sum(n for _, n in repeated)),
+        "unsupported_words": support.share("word"),
+        "unsupported_numbers": support.share("number"),
+        "unsupported_names": support.share("name"),
+        "fluency": round(lm.score(summaries), 3) if lm is not None else math.nan,
+    }
+
+
+@dataclass(frozen=True)
+class FluencyModel:
+    """An interpolated Kneser-Ney word n-gram language model of the references' genre (nltk.lm's
+    `KneserNeyInterpolated`), scored fast.
+
+    Choices: trained on the sentences (`split_sentences`) of the train split's references, each padded
+    with `order - 1` <s> and </s> (nltk's `padded_everygram_pipeline`); order 3 and discount 0.75 by
+    default; words seen fewer than `UNK_CUTOFF` (2) times in training map to <UNK> (nltk's `Vocabulary`
+    unk_cutoff), so a word the model never saw gets the probability of a rare word, not 0. A sentence is
+    scored token by token, words and punctuation and one closing </s>, each given the `order - 1` tokens
+    before it (<s> padding at the start). A probability of 0 (possible only for <UNK> when no training
+    word was seen once) counts as 1 / |vocabulary|.
+
+    nltk's own `logscore` recomputes the continuation counts by scanning every (n+1)-gram context at each
+    call (seconds per summary); `fit` reads nltk's counts once into per-context tables and `logscore`
+    computes the same interpolated probability from them (tests/evaluate/test_read_quality.py checks
+    it against nltk's). `lm` is the fitted nltk model.
+    """
+
+    lm: KneserNeyInterpolated
+    order: int
+    discount: float
+    known: frozenset[str]
+    # per context length k: {context: (denominator, gamma numerator N1+(context .), {word: count})};
+    # k = order - 1 holds raw counts, lower k continuation counts (distinct left extensions)
+    tables: tuple[dict[tuple[str, ...], tuple[int, int, dict[str, int]]], ...]
+
+    @classmethod
+    def fit(cls, references: Iterable[str], order: int = ORDER, discount: float = DISCOUNT) -> FluencyModel:
+        """Train on `references` (text convention); see the class docstring."""
+        from nltk.lm import KneserNeyInterpolated, Vocabulary
+        from nltk.lm.preprocessing import padded_everygram_pipeline
+
+        if order < 2:  # nltk's Kneser-Ney needs a context: its unigram continuation counts are bigrams
+            raise ValueError(f"FluencyModel: order must be >= 2, got {order}")
+        sentences = [sentence for text in references for sentence in split_sentences(text)]
+        ngrams, words = padded_everygram_pipeline(order, sentences)
+        lm = KneserNeyInterpolated(order, discount=discount, vocabulary=Vocabulary(unk_cutoff=UNK_CUTOFF))
+        lm.fit(ngrams, words)
+        return cls(lm, order, discount, frozenset(lm.vocab), _tables(lm, order))
+
+    def logscore(self, word: str, context: Sequence[str] = ()) -> float:
+        """log2 P(word | context), as nltk's `lm.logscore(word, context)` (unknown words as <UNK>)."""
+        unk = self.lm.vocab.unk_label
+        word = word if word in self.known else unk
+        ctx = tuple(t if t in self.known else unk for t in context)[max(len(context) - self.order + 1, 0):]
+        p = self._probability(word, ctx)
+        return math.log2(p if p > 0 else 1 / len(self.known))
+
+    def _probability(self, word: str, context: tuple[str, ...]) -> float:
+        # nltk's InterpolatedLanguageModel.unmasked_score with KneserNey's alpha_gamma, from the tables
+        if not context:
+            total, _, counts = self.tables[0][()]
+            return counts.get(word, 0) / total if total else 0.0
+        lower = self._probability(word, context[1:])
+        entry = self.tables[len(context)].get(context)
+        if entry is None or not entry[0]:  # unseen context: nltk's alpha 0, gamma 1
+            return lower
+        total, followers, counts = entry
+        alpha = max(counts.get(word, 0) - self.discount, 0.0) / total
+        return alpha + self.discount * followers / total * lower
+
+    def sentence_logscores(self, sentence: Sequence[str]) -> list[float]:
+        """log2 probability of each token of `sentence` and of its closing </s>."""
+        padded = [BOS] * (self.order - 1) + list(sentence) + [EOS]
+        start = self.order - 1
+        return [self.logscore(padded[i], padded[i - start:i]) for i in range(start, len(padded))]
+
+    def score(self, summaries: Iterable[str]) -> float:
+        """Mean log2 probability per token (bits) over every token of every summary, each sentence's
+        </s> included (pooled over the summaries); NaN when there is no token."""
+        total = tokens = 0.0
+        for summary in summaries:
+            for sentence in split_sentences(summary):
+                scores = self.sentence_logscores(sentence)
+                total += sum(scores)
+                tokens += len(scores)
+        return total / tokens if tokens else math.nan
+
+
+def _tables(lm: Any, order: int) -> tuple[dict[tuple[str, ...], tuple[int, int, dict[str, int]]], ...]:
+    """nltk's counts as per-context tables (see `FluencyModel.tables`): for the highest order the raw
+    counts c(context, w), their sum and the number of distinct w; for a lower context length k the
+    continuation counts N1+(. context w) (distinct words before), their sum N1+(. context .) and the
+    number of distinct w after the context in the raw (k+1)-gram counts, as nltk's KneserNey computes."""
+    tables: list[dict[tuple[str, ...], tuple[int, int, dict[str, int]]]] = []
+    for k in range(order):
+        if k == order - 1:
+            table = {ctx: (dist.N(), sum(1 for c in dist.values() if c > 0), dict(dist))
+                     for ctx, dist in lm.counts[k + 1].items() if dist.N()}
+        else:
+            continuation: dict[tuple[str, ...], Counter[str]] = {}
+            for longer, dist in lm.counts[k + 2].items():
+                ctx = tuple(longer[1:])
+                seen = continuation.setdefault(ctx, Counter())
+                for word, count in dist.items():
+                    if count > 0:
+                        seen[word] += 1
+            raw = lm.counts[k + 1] if k else None
+            table = {}
+            for ctx, seen in continuation.items():
+                followers = sum(1 for c in raw[ctx].values() if c > 0) if raw is not None and ctx in raw else 0
+                table[ctx] = (sum(seen.values()), followers, dict(seen))
+        tables.append(table)
+    return tuple(tables)
