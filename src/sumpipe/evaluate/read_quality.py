@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -116,13 +116,29 @@ def _percent(part: float, whole: float) -> float:
     return round(100 * part / whole, 2) if whole else 0.0
 
 
+@dataclass(frozen=True)
+class Casing:
+    """Which lowercase words a raw text spells (`spelled`: outside sentence starts) and which of those it
+    capitalises (`names`): `sumpipe.decode.readable.spellings`, kept as two sets."""
+
+    spelled: frozenset[str]
+    names: frozenset[str]
+
+
+@functools.lru_cache(maxsize=4096)
+def casing(raw: str) -> Casing:
+    """The `Casing` of `raw` (cached: every system of a split reads the same raw sources)."""
+    spelled = spellings(raw)
+    return Casing(frozenset(spelled), frozenset(w for w, s in spelled.items() if any(c.isupper() for c in s)))
+
+
 @dataclass
 class _Support:
     """Pooled counts of content words, numbers and names, and how many the sources lack."""
 
     counts: Counter[str] = field(default_factory=Counter)
 
-    def add(self, summary: str, source: str, spelled: Mapping[str, str], fallback: Mapping[str, str]) -> None:
+    def add(self, summary: str, source: str, own: Casing, everywhere: Casing) -> None:
         have, stop = set(source.split()), stop_words()
         for token in summary.split():
             if not is_word(token) or token in stop:
@@ -130,7 +146,7 @@ class _Support:
             kinds = ["word"]
             if is_number(token):
                 kinds.append("number")
-            elif any(c.isupper() for c in spelled.get(token) or fallback.get(token, "")):
+            elif token in own.names or (token not in own.spelled and token in everywhere.names):
                 kinds.append("name")
             for kind in kinds:
                 self.counts[kind] += 1
@@ -155,12 +171,13 @@ def read_quality(summaries: Sequence[str], sources: Sequence[str], references: S
     repeated = [repeated_trigrams(s) for s in summaries]
     support = _Support()
     if raw_sources is not None:
-        fallback = spellings("\n".join(raw_sources))
+        everywhere = casing("\n".join(raw_sources))
         for summary, source, raw in zip(summaries, sources, raw_sources):
-            support.add(summary, source, spellings(raw), fallback)
+            support.add(summary, source, casing(raw), everywhere)
     else:
+        nothing = Casing(frozenset(), frozenset())
         for summary, source in zip(summaries, sources):
-            support.add(summary, source, {}, {})
+            support.add(summary, source, nothing, nothing)
     return {
         "fragment_rate": _percent(fragments, count),
         "sentences_mean": round(sum(map(len, split)) / count, 2),
