@@ -15,6 +15,8 @@
   read-quality measures split a summary into sentences at them.
 - The file of the summaries decoded without `decode.block_adjacent_repeat` (the decode stage writes it
   beside the predictions when the rule is on; evaluate and the report show both).
+- The tokens that end a sentence of the text convention: the decoders break the line after them, and
+  evaluate's read-quality measures split a summary into sentences at them.
 """
 
 from __future__ import annotations

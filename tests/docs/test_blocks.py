@@ -54,6 +54,24 @@ def test_the_results_table(project: Sources) -> None:
     ]
 
 
+def test_the_read_quality_table_has_the_references_first(project: Sources) -> None:
+    assert BLOCKS["read-quality"](project).startswith("*Not in this checkout's metrics yet: `dvc repro evaluate`")
+    figures = {"fragment_rate": 0.44, "sentences_mean": 1.11, "more_sentences_than_reference": 0.0,
+               "unsupported_words": 63.24, "unsupported_numbers": 71.43, "unsupported_names": 33.89, "fluency": -6.125}
+    model = {"fragment_rate": 9.6, "fragment_rate_sd": 1.25, "sentences_mean": 1.2, "sentences_mean_sd": 0.05,
+             "more_sentences_than_reference": 14.0, "unsupported_words": 20.0, "unsupported_numbers": 0.0,
+             "unsupported_names": 12.5, "fluency": None, "n_seeds": 3}
+    reading = {"references": figures, "systems": {"A": model, "lead3": figures}, "fluency_model": {"order": 3}}
+    (project.root / "metrics" / "read_quality.json").write_text(json.dumps(reading))
+    assert BLOCKS["read-quality"](project).split("\n") == [
+        "| system | fragments % | sentences | more than ref. % | unsupported % | numbers % | names % | fluency |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| *references* | 0.4 | 1.11 | 0.0 | 63.2 | 71.4 | 33.9 | -6.12 |",
+        "| A (transformer) | 9.6 ± 1.2 | 1.20 ± 0.05 | 14.0 | 20.0 | 0.0 | 12.5 | – |",
+        "| lead3 | 0.4 | 1.11 | 0.0 | 63.2 | 71.4 | 33.9 | -6.12 |",
+    ]
+
+
 def test_the_comparisons_table(project: Sources) -> None:
     assert BLOCKS["comparisons"](project).split("\n")[2:] == [
         "| A | lead3 | against lead3 | -1.00 [-2.50, +0.40] (0.160) | -1.00 [-2.50, +0.40] (0.160) | 3/1 |"]

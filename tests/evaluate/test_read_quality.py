@@ -87,6 +87,16 @@ def test_without_raw_sources_no_word_is_a_name():
     assert out["unsupported_names"] == 0.0 and out["unsupported_words"] == 25.0
 
 
+def test_a_word_s_own_input_spelling_comes_first():
+    # "pandas" is mostly "Pandas" across the split, but the first text spells it lowercase: not a name there;
+    # "numpy" is not in the second text, so its spelling comes from the split ("NumPy"): a name, unsupported
+    raw = ["Use pandas with NumPy here.", "Install Pandas first. Then use Pandas."]
+    sources = ["use pandas with numpy here .", "install pandas first .\nthen use pandas ."]
+    out = read_quality(["pandas frame .", "numpy ."], sources, sources, raw_sources=raw)
+    assert out["unsupported_names"] == 100.0       # 1 name (numpy), unsupported; 50.0 if pandas counted
+    assert out["unsupported_words"] == 66.67       # frame and numpy of pandas, frame, numpy
+
+
 def test_the_references_anchor_and_empty_input():
     out = read_quality(REFERENCES, SOURCES, REFERENCES)
     assert out["more_sentences_than_reference"] == 0.0 and out["fragment_rate"] == 0.0

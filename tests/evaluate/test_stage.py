@@ -216,6 +216,8 @@ def test_the_pipelines_75_byte_prefix_on_the_real_test_sets(shared_data: Path, t
         (Path(paths.raw) / f"{split}.parquet").unlink()
     preprocess(paths.raw, paths.processed, PreprocessConfig(workers=1), tmp_path / "preprocess.json")
     write_parquet(pd.DataFrame({"token": ["the"], "count": [1000]}), Path(paths.vocab) / "words.parquet")
+    # read quality's fluency model trains on the train split: the test split stands in for it here
+    write_parquet(read_parquet(Path(paths.processed) / "test.parquet"), Path(paths.processed) / "train.parquet")
     cfg = EvaluateConfig(bootstrap_samples=20, lead_sentences=1, prefix_bytes=[75],
                          protocol=ScoringProtocol(**protocol))
     prefix = run_evaluate(paths, cfg, {}, [1], [], []).summaries["prefix75"]
@@ -266,3 +268,46 @@ def test_an_ensemble_is_one_system_compared_with_its_model_and_the_baselines(tmp
     lead = pairs[("M1-ens", "lead3")]
     assert lead["what"] == "against lead3 (an ensemble: documents only)" and lead["seeds_a"] == lead["seeds_b"] == 1
     assert pairs[("M1-ens", "first200")]["what"] == "against the best extractive system (an ensemble: documents only)"
+
+
+def test_read_quality_per_seed_and_the_references_anchor(tmp_path: Path, eval_corpus) -> None:
+    # M1's seed 2 writes seed 1's summaries but "water on monday found by probe ." for the Mars text:
+    # "monday" is not in that source, and a name (another raw source spells it "Monday")
+    second = [*eval_corpus.m1[:4], "water on monday found by probe .", eval_corpus.m1[5]]
+    paths = eval_corpus.make_tree(tmp_path, models={"M1": {1: eval_corpus.m1, 2: second}, "M2": eval_corpus.m2})
+    evaluate(paths, ["M1", "M2"], ["first200"], seeds=[1, 2])  # M2 has seed 1 only
+    reading = json.loads((Path(paths.metrics) / "read_quality.json").read_text())
+    assert set(reading) == {"references", "systems", "fluency_model"}
+    assert list(reading["systems"]) == ["M1", "M2", "first200", "lead3"]  # JSON keys are sorted
+    assert reading == json.loads((Path(paths.scores) / "summary.json").read_text())["read_quality"]
+    # the anchor: one sentence each, every content word (and "mars") in the source
+    refs = reading["references"]
+    assert (refs["fragment_rate"], refs["sentences_mean"], refs["more_sentences_than_reference"]) == (0.0, 1.0, 0.0)
+    assert (refs["unsupported_words"], refs["unsupported_names"]) == (0.0, 0.0)
+    m1 = reading["systems"]["M1"]
+    # 4 of 6 summaries end with a 2-word sentence ("stocks fell ."), 11 sentences, 5 of 6 more than the reference
+    assert (m1["fragment_rate"], m1["fragment_rate_sd"], m1["sentences_mean"]) == (66.67, 0.0, 1.83)
+    assert m1["more_sentences_than_reference"] == 83.33 and m1["n_seeds"] == 2
+    # 25 content words a seed; seed 2's "monday" is unsupported (1 of 25) and its only name (mars in seed 1)
+    assert (m1["seeds"]["1"]["unsupported_words"], m1["seeds"]["2"]["unsupported_words"]) == (0.0, 4.0)
+    assert (m1["unsupported_words"], m1["unsupported_words_sd"]) == (2.0, 2.83)
+    assert (m1["unsupported_names"], m1["unsupported_names_sd"]) == (50.0, 70.71)
+    # M2 writes "cat ." and the like: one word, one sentence, each a fragment
+    m2 = reading["systems"]["M2"]
+    assert (m2["fragment_rate"], m2["sentences_mean"], m2["more_sentences_than_reference"]) == (100.0, 1.0, 0.0)
+    assert m2["n_seeds"] == 1 and "fragment_rate_sd" not in m2
+    lead = reading["systems"]["lead3"]
+    assert (lead["sentences_mean"], lead["unsupported_words"], lead["fragment_rate"]) == (3.0, 0.0, 0.0)
+    # the fluency model trained on these very references: they read better than M2's one-word summaries
+    assert refs["fluency"] > m2["fluency"] and reading["fluency_model"]["train_rows"] == 6
+
+
+def test_read_quality_needs_the_train_split_and_the_raw_sources(tmp_path: Path, eval_corpus) -> None:
+    paths = eval_corpus.make_tree(tmp_path)
+    (Path(paths.raw) / "test.parquet").unlink()
+    with pytest.raises(SumpipeError, match=r"raw/test.parquet: no such file"):
+        evaluate(paths, ["M1"], ["first200"])
+    (Path(paths.processed) / "train.parquet").unlink()
+    with pytest.raises(SumpipeError, match=r"processed/train.parquet: no such file"):
+        evaluate(paths, ["M1"], ["first200"])
+    assert not (Path(paths.scores) / "summary.json").exists()

@@ -159,7 +159,7 @@ def _documents(n: int, seed: int) -> pd.DataFrame:
 
 def _params(root: Path, **models: Any):
     return params_from_dict({
-        "paths": {k: str(root / k) for k in ("processed", "vocab", "extracted", "models", "checkpoints",
+        "paths": {k: str(root / k) for k in ("raw", "processed", "vocab", "extracted", "models", "checkpoints",
                                              "predictions", "scores", "metrics", "timings")},
         "extract": {"budgets": [{"method": "last", "tokens": 10}, {"method": "first", "tokens": 10}]},
         "families": {"toy": {"d": 6}},
@@ -183,6 +183,8 @@ def test_toy_family_and_method_run_through_every_stage(tmp_path: Path, toy_regis
     Path(paths.processed).mkdir()
     for split, n, seed in (("train", 24, 1), ("valid", 6, 2), ("test", 5, 3)):
         _documents(n, seed).to_parquet(Path(paths.processed) / f"{split}.parquet")
+    Path(paths.raw).mkdir()  # evaluate reads the raw test sources (read quality: names by their spelling)
+    _documents(5, 3).to_parquet(Path(paths.raw) / "test.parquet")
     Vocabulary.from_counts({w: 100 - i for i, w in enumerate(WORDS)}, 14).save(Path(paths.vocab) / "vocab.parquet")
     counts = {w: 100 - i for i, w in enumerate(WORDS)}  # the vocab stage's training counts (rare-word recall)
     write_parquet(pd.DataFrame({"id": range(len(counts)), "token": list(counts), "count": list(counts.values())}),

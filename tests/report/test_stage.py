@@ -91,6 +91,25 @@ def test_report_builds_from_fixtures(pipeline) -> None:
     assert html.startswith("<!DOCTYPE html>") and "<table>" in html and '<img src="figures/coverage.png"' in html
 
 
+def test_the_read_quality_table_has_the_references_first(pipeline, tmp_path: Path) -> None:
+    import dataclasses
+
+    paths = dataclasses.replace(pipeline, reports=str(tmp_path / "reports"))
+    md = build_report(paths, ReportConfig(n_samples=0, n_heatmaps=0), ["M1", "M2"], seed=5).markdown.read_text()
+    reading = json.loads((Path(pipeline.metrics) / "read_quality.json").read_text())
+    section = md[md.index("## What a reader gets (read quality)"):md.index("## Which differences survive")]
+    assert md.index("## ROUGE on the test split") < md.index("## What a reader gets")
+    assert "| system | R-1 F1 | fragments % | sentences |" in section
+    # the anchor: the references, one sentence each with every content word in the source
+    refs = f"{reading['references']['fluency']:.2f}"
+    assert f"| *references* | – | 0.0 | 1.00 | 0.0 | 0.0 | 0.0 | 0.0 | 0.0 | 0.0 | {refs} |" in section
+    # M2 writes one-word summaries ("cat ."): every one a fragment, each word from its source
+    summary = json.loads((Path(pipeline.scores) / "summary.json").read_text())
+    m2 = f"| M2 | {summary['systems']['M2']['rouge1']:.2f} | 100.0 | 1.00 | 0.0 |"
+    assert m2 in section and section.index("| *references* |") < section.index("| M1 |") < section.index(m2)
+    assert "Kneser-Ney 3-gram language model of the train split's references (6 rows)" in section
+
+
 def test_report_draws_heat_maps_without_torch(pipeline, tmp_path: Path) -> None:
     """The heat maps come from the attention the decode stage kept: the report loads neither torch nor a model."""
     import dataclasses

@@ -9,6 +9,7 @@ the docs are regenerated. Where each block is used:
 | block | file | from |
 |---|---|---|
 | `results` | README.md | metrics/{rouge,rare_words,abstractiveness}.json, params.yaml's models, systems, baselines |
+| `read-quality` | README.md | metrics/read_quality.json (what a reader gets, the references' row first) |
 | `comparisons` | README.md | metrics/comparisons.json (the seed-aware tests) |
 | `extractive-results` | docs/extractive.md | metrics/rouge.json of `extractive.systems` |
 | `crosseval` | docs/datasets.md | metrics/crosseval.json |
@@ -88,8 +89,8 @@ def with_interval(entry: dict[str, Any] | None, key: str) -> str:
 
 
 def with_sd(entry: dict[str, Any] | None, key: str, digits: int = 2) -> str:
-    """`4.50 ± 0.31`: a mean and, over several training seeds, its sd."""
-    if not entry or key not in entry:
+    """`4.50 ± 0.31`: a mean and, over several training seeds, its sd (missing or null: "–")."""
+    if not entry or entry.get(key) is None:
         return MISSING
     return f"{entry[key]:.{digits}f}" + (f" ± {entry[key + '_sd']:.{digits}f}" if f"{key}_sd" in entry else "")
 
@@ -156,6 +157,30 @@ def results_table(src: Sources) -> str:
                      figure(a, "mean_words", 1), figure(a, "distinct", 1), figure(a, "adjacent_repeat", 1)])
     return table(["system", "reads", "seeds", "R-1", "R-2", "R-L", "rare-word recall", "words", "distinct %",
                   "twice %"], rows, right=3)
+
+
+@block("read-quality")
+def read_quality_table(src: Sources) -> str:
+    """README: what a reader gets (evaluate's `read_quality`): fragments, sentences, unsupported words
+    (and numbers, names), fluency, per system (a model's: mean ± sd over its seeds), the references' own
+    figures first as the anchor."""
+    path = src.root / src.params.paths.metrics / "read_quality.json"
+    if not path.is_file():  # made by an evaluate stage newer than the checkout's last run
+        return ("*Not in this checkout's metrics yet: `dvc repro evaluate` writes `metrics/read_quality.json`, "
+                "then `sumpipe docs` fills this table.*")
+    reading = src.metrics("read_quality")
+
+    def row(name: str, entry: dict[str, Any] | None) -> list[str]:
+        return [name, with_sd(entry, "fragment_rate", 1), with_sd(entry, "sentences_mean"),
+                with_sd(entry, "more_sentences_than_reference", 1), with_sd(entry, "unsupported_words", 1),
+                with_sd(entry, "unsupported_numbers", 1), with_sd(entry, "unsupported_names", 1),
+                with_sd(entry, "fluency")]
+
+    systems_ = reading.get("systems", {})
+    rows = [row("*references*", reading.get("references"))]
+    rows += [row(label(name, src.params), systems_[name]) for name, _ in systems(src.params) if name in systems_]
+    return table(["system", "fragments %", "sentences", "more than ref. %", "unsupported %", "numbers %",
+                  "names %", "fluency"], rows, right=7)
 
 
 @block("comparisons")

@@ -34,7 +34,7 @@ import functools
 import math
 import re
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -136,13 +136,29 @@ def _percent(part: float, whole: float) -> float:
     return round(100 * part / whole, 2) if whole else 0.0
 
 
+@dataclass(frozen=True)
+class Casing:
+    """Which lowercase words a raw text spells (`spelled`: outside sentence starts) and which of those it
+    capitalises (`names`): `sumpipe.decode.readable.spellings`, kept as two sets."""
+
+    spelled: frozenset[str]
+    names: frozenset[str]
+
+
+@functools.lru_cache(maxsize=4096)
+def casing(raw: str) -> Casing:
+    """The `Casing` of `raw` (cached: every system of a split reads the same raw sources)."""
+    spelled = spellings(raw)
+    return Casing(frozenset(spelled), frozenset(w for w, s in spelled.items() if any(c.isupper() for c in s)))
+
+
 @dataclass
 class _Support:
     """Pooled counts of content words, numbers and names, and how many the sources lack."""
 
     counts: Counter[str] = field(default_factory=Counter)
 
-    def add(self, summary: str, source: str, spelled: Mapping[str, str], fallback: Mapping[str, str]) -> None:
+    def add(self, summary: str, source: str, own: Casing, everywhere: Casing) -> None:
         have, stop = set(source.split()), stop_words()
         for token in summary.split():
             if not is_word(token) or token in stop:
@@ -150,7 +166,7 @@ class _Support:
             kinds = ["word"]
             if is_number(token):
                 kinds.append("number")
-            elif any(c.isupper() for c in spelled.get(token) or fallback.get(token, "")):
+            elif token in own.names or (token not in own.spelled and token in everywhere.names):
                 kinds.append("name")
             for kind in kinds:
                 self.counts[kind] += 1
@@ -173,20 +189,21 @@ def read_quality(summaries: Sequence[str], sources: Sequence[str], references: S
             raw is not None and len(raw) != n for raw in (raw_sources, raw_references)):
         raise ValueError("read_quality: summaries, sources, references and raw texts differ in number")
     count = max(n, 1)
-    raw_texts = ["\n".join(texts) for texts in zip(*(raw for raw in (raw_sources, raw_references) if raw is not None))]
-    attached = [attached_to_a_dot(raw) for raw in raw_texts] if raw_texts else [frozenset()] * n
+    raws = [raw for raw in (raw_sources, raw_references) if raw is not None]
+    attached = [attached_to_a_dot("\n".join(texts)) for texts in zip(*raws)] if raws else [frozenset()] * n
     split = [split_sentences(s, a) for s, a in zip(summaries, attached)]
     fragments = sum(any(sum(map(is_word, s)) <= FRAGMENT_WORDS for s in sentences) for sentences in split)
     more = sum(len(s) > len(split_sentences(r, a)) for s, r, a in zip(split, references, attached))
     repeated = [repeated_trigrams(s) for s in summaries]
     support = _Support()
     if raw_sources is not None:
-        fallback = spellings("\n".join(raw_sources))
+        everywhere = casing("\n".join(raw_sources))
         for summary, source, raw in zip(summaries, sources, raw_sources):
-            support.add(summary, source, spellings(raw), fallback)
+            support.add(summary, source, casing(raw), everywhere)
     else:
+        nothing = Casing(frozenset(), frozenset())
         for summary, source in zip(summaries, sources):
-            support.add(summary, source, {}, {})
+            support.add(summary, source, nothing, nothing)
     return {
         "fragment_rate": _percent(fragments, count),
         "sentences_mean": round(sum(map(len, split)) / count, 2),

@@ -40,6 +40,12 @@ Outputs:
 - `${paths.metrics}/abstractiveness.json`: per system novel n-grams, repetition, length, distinct and
   "twice" shares (`sumpipe.evaluate.abstractiveness`), for models the mean over seeds with `_sd` and
   every seed's figures;
+- `${paths.metrics}/read_quality.json`: what a reader gets (`sumpipe.evaluate.read_quality`: fragments,
+  sentences, repetition, unsupported words, numbers and names, fluency): `{"references": {..}, "systems":
+  {"<system>": {..}}, "fluency_model": {..}}`, the references' own figures as the anchor of each, for
+  models the mean over seeds with `_sd` and every seed's figures. The fluency language model trains on
+  the first `evaluate.fluency_references` references of `${paths.processed}/train.parquet`; which words
+  are names comes from the raw sources' spelling (`${paths.raw}/<split>.parquet`);
 - with `decode.block_adjacent_repeat` on, `summary.json`'s `decoding_rule`: each model's figures with
   and without that decoding rule (the decode stage keeps both), so the rule's effect is never hidden.
 """
@@ -60,12 +66,13 @@ from sumpipe.evaluate.abstractiveness import abstractiveness
 from sumpipe.evaluate.bootstrap import two_level_bootstrap
 from sumpipe.evaluate.pairs import Pair, baseline_pairs, ensemble_pairs, model_pairs
 from sumpipe.evaluate.rare_words import rare_word_recall
+from sumpipe.evaluate.read_quality import DISCOUNT, UNK_CUTOFF, FluencyModel, read_quality
 from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, MultiReference, cut_bytes, score_pairs
 from sumpipe.evaluate.summary import ScoringSetup, compare_seeds, figure_key, summarize, summarize_seeds
 from sumpipe.inputs import present_but_not_a_file
-from sumpipe.io.atomic import read_parquet, write_json, write_parquet
+from sumpipe.io.atomic import open_parquet, read_parquet, write_json, write_parquet
 from sumpipe.names import Seeds, seed_folder, seeds_for, without_rule_file
-from sumpipe.schemas import PROCESSED, TEXT, Contract, references_of
+from sumpipe.schemas import PROCESSED, RAW, TEXT, Contract, references_of
 from sumpipe.vocab.ngrams import WORDS_FILE
 
 SPLIT = "test"
@@ -251,6 +258,62 @@ def abstractiveness_of(paths: PathsConfig, systems: dict[str, Runs], models: lis
     return {name: per_seed(runs, figures, name in models) for name, runs in systems.items()}
 
 
+def fluency_model(paths: PathsConfig, cfg: EvaluateConfig) -> tuple[FluencyModel, int]:
+    """The read-quality language model, trained on the first `cfg.fluency_references` rows' references
+    of the processed train split (every reference of a row), and the number of rows it read."""
+    train = read_parquet(Path(paths.processed) / "train.parquet", contract=PROCESSED).head(cfg.fluency_references)
+    if train.empty:
+        raise SumpipeError(f"{paths.processed}/train.parquet has no examples (the fluency model trains on them)")
+    return FluencyModel.fit(r for refs in references_of(train) for r in refs), len(train)
+
+
+def raw_texts_of(paths: PathsConfig, split: str) -> dict[str, tuple[str, str]]:
+    """{id: (raw source, raw reference)} of `split` as downloaded (cased: read quality's names and the
+    dots of names), bytes decoded."""
+    raw = read_parquet(Path(paths.raw) / f"{split}.parquet", contract=RAW)
+
+    def text(value: Any) -> str:
+        return value.decode("utf-8", errors="replace") if isinstance(value, bytes) else (value or "")
+
+    firsts = [refs[0] if len(refs) else "" for refs in references_of(raw)]
+    return {str(i): (text(s), text(r)) for i, s, r in zip(raw["id"], raw["source"], firsts)}
+
+
+def read_quality_of(paths: PathsConfig, cfg: EvaluateConfig, systems: dict[str, Runs], models: list[str],
+                    split: str) -> dict[str, Any]:
+    """What a reader gets (`sumpipe.evaluate.read_quality`), per system (models: per seed and the mean
+    and sd over seeds) and for the references themselves (the anchor: each example's first reference,
+    whose own raw text also tells its names' dots from sentence ends)."""
+    processed = read_parquet(Path(paths.processed) / f"{split}.parquet", contract=PROCESSED)
+    sources = dict(zip(processed["id"], processed["source"].fillna("")))
+    raw = raw_texts_of(paths, split)
+    missing = [i for i in processed["id"] if i not in raw]
+    if missing:
+        raise SumpipeError(f"{paths.raw}/{split}.parquet: no raw source for {len(missing)} example(s) of "
+                           f"{paths.processed}/{split}.parquet, e.g. {missing[0]!r} (run `sumpipe preprocess` again)")
+    lm, rows = fluency_model(paths, cfg)
+
+    def figures(df: pd.DataFrame, with_raw_references: bool = False) -> dict:
+        ids = list(df["id"])
+        return read_quality(df["prediction"].tolist(), [sources[i] for i in ids],
+                            [refs[0] for refs in df["references"]], lm, [raw[i][0] for i in ids],
+                            [raw[i][1] for i in ids] if with_raw_references else None)
+
+    anchor = systems[f"lead{cfg.lead_sentences}"][ONE_RUN]  # every example of the split, its references
+    return _no_nan({
+        "references": figures(anchor.assign(prediction=[refs[0] for refs in anchor["references"]]), True),
+        "systems": {name: per_seed(runs, figures, name in models) for name, runs in systems.items()},
+        "fluency_model": {"order": lm.order, "discount": DISCOUNT, "unk_cutoff": UNK_CUTOFF, "train_rows": rows,
+                          "vocabulary": len(lm.known), "unit": "log2 probability per token"}})
+
+
+def _no_nan(value: Any) -> Any:
+    """`value` with every NaN (the fluency of summaries without a token) as None: JSON has no NaN."""
+    if isinstance(value, dict):
+        return {key: _no_nan(v) for key, v in value.items()}
+    return None if isinstance(value, float) and value != value else value
+
+
 def rare_words_of(paths: PathsConfig, cfg: EvaluateConfig, systems: dict[str, Runs],
                   models: list[str]) -> dict[str, dict]:
     """Per system: rare-word recall x 100 with its interval (`sumpipe.evaluate.rare_words`), over the
@@ -339,6 +402,11 @@ def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, models: Mapping[str, M
     such in the summary and never taken for the best extractive system."""
     model_names = list(models)
     ensembles = dict(ensembles or {})
+    processed, raw = Path(paths.processed), Path(paths.raw)
+    # the split, then read quality's inputs (the fluency model's train split, the cased raw sources), before any work
+    for path, contract in ((processed / f"{split}.parquet", PROCESSED), (processed / "train.parquet", PROCESSED),
+                           (raw / f"{split}.parquet", RAW)):
+        open_parquet(path, contract)
     systems, skipped = collect_systems(paths, cfg, model_names, seeds, extractive, baselines, split, list(ensembles))
     systems = cut_systems(systems, cfg.protocol.max_bytes)
     setup = setup_of(cfg)
@@ -363,6 +431,7 @@ def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, models: Mapping[str, M
     pairs += ensemble_pairs({name: model for name, model in ensembles.items() if name in scores}, lead, best, prefixes)
     comparisons = comparisons_of(pairs, scores, setup)
     abstractive = abstractiveness_of(paths, systems, model_names, split)
+    reading = read_quality_of(paths, cfg, systems, model_names, split)
     rare = rare_words_of(paths, cfg, systems, model_names)
     rule = decoding_rule_of(paths, systems, scores, model_names, split, setup)
     lengths = np.array([len(refs[0].split()) for refs in systems[lead][ONE_RUN]["references"]])
@@ -373,10 +442,12 @@ def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, models: Mapping[str, M
                 "comparisons": comparisons, "baselines": others, "best_extractive": best, "lead": lead,
                 "reads_reference": reads_reference, "seeds": {name: seeds_for(seeds, name) for name in model_names},
                 "ensembles": ensembles,
-                "abstractiveness": abstractive, "reference_length": band, "rare_words": rare, "decoding_rule": rule,
+                "abstractiveness": abstractive, "read_quality": reading, "reference_length": band, "rare_words": rare,
+                "decoding_rule": rule,
                 "rare_word_max_count": cfg.rare_word_max_count, "left_out": skipped}, scores_dir / "summary.json")
     write_json(summaries, Path(paths.metrics) / "rouge.json")
     write_json({f"{c['a']} vs {c['b']}": c for c in comparisons}, Path(paths.metrics) / "comparisons.json")
     write_json(abstractive, Path(paths.metrics) / "abstractiveness.json")
+    write_json(reading, Path(paths.metrics) / "read_quality.json")
     write_json(rare, Path(paths.metrics) / "rare_words.json")
     return EvaluationResult(summaries=summaries, comparisons=comparisons, skipped=skipped)
