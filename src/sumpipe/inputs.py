@@ -60,7 +60,7 @@ class GzipLimits:
         return int(self.max_gib * (1 << 30))
 
     def raise_with(self, key: str) -> str:
-        return f"raise {self.option}.{key}" if self.option else "docs/reliability.md#limits"
+        return f"raise {self.option}.{key}" if self.option else "see docs/reliability.md#limits"
 
 
 GZIP_DEFAULTS = GzipLimits()

@@ -53,9 +53,9 @@ _SCAN_CHUNK = 1 << 20
 
 
 def json_depth(data: bytes, limit: int) -> int:
-    """How deep the brackets of JSON text `data` nest (outside strings), counted by one linear scan;
-    the count stops as soon as it passes `limit` (and returns it plus one). No recursion, so text nested
-    a million deep costs what its length costs."""
+    """How deep the brackets of JSON text `data` nest (outside strings), counted by one linear scan, a
+    chunk at a time: past `limit`, the scan stops at the end of that chunk and returns the depth seen so
+    far (more than `limit`). No recursion, so text nested a million deep costs what its length costs."""
     import numpy as np
 
     brackets = _JSON_STRING.sub(b"", data)
