@@ -12,6 +12,7 @@ import pytest
 
 from sumpipe.errors import SumpipeError
 from sumpipe.inputs import (
+    GzipLimits,
     data_bytes_limit,
     data_rows_limit,
     iter_lines,
@@ -71,6 +72,40 @@ def test_a_gzip_bomb_stops_at_the_cap_without_inflating_the_rest(tmp_path: Path)
     with pytest.raises(SumpipeError, match=r"bomb\.jsonl\.gz: larger than 4 MiB once decompressed"):
         read_capped(bomb, 4 << 20)
     assert time.perf_counter() - start < 5  # it stopped near 4 MiB, not after inflating 256
+
+
+def _members(path: Path, block: bytes, n: int) -> Path:
+    """A gzip file of `n` copies of one compressed member: `n * len(block)` bytes decompressed, built in
+    milliseconds and a few KB a member (concatenated members are one valid gzip stream)."""
+    member = gzip.compress(block, compresslevel=9)
+    with path.open("wb") as f:
+        for _ in range(n):
+            f.write(member)
+    return path
+
+
+def test_an_inflation_past_the_ratio_is_a_bomb_named_with_its_option(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr("sumpipe.inputs.INFLATION_FLOOR", 1 << 20)
+    bomb = _members(tmp_path / "c.jsonl.gz", b'{"source": "the cat"}\n' * 50_000, 200)  # 1.1 MB each, ~1000x
+    limits = GzipLimits(option="data.options.local")
+    with pytest.raises(SumpipeError, match=r"c\.jsonl\.gz: inflates more than 100 times \(.* of gzip so far\): a "
+                                           r"gzip bomb, not text \(raise data\.options\.local\.max_inflation if it is "
+                                           r"real\)"):
+        read_capped(bomb, 1 << 40, gzip=limits)
+    # under the floor, a small repetitive file reads whole, whatever its ratio
+    small = _members(tmp_path / "s.jsonl.gz", b"ab" * 1000, 3)
+    assert read_capped(small, 1 << 20, gzip=limits) == b"ab" * 3000
+    # a ratio cap raised past the file's: it reads
+    assert len(read_capped(bomb, 1 << 40, gzip=GzipLimits(max_ratio=1100))) == 200 * 22 * 50_000
+
+
+def test_the_decompressed_size_cap_names_its_option(tmp_path: Path) -> None:
+    text = _members(tmp_path / "t.csv.gz", os.urandom(1 << 16).hex().encode(), 40)  # 5 MiB, ratio ~2: like text
+    limits = GzipLimits(max_gib=4 / 1024, option="data.options.local")
+    with pytest.raises(SumpipeError, match=r"t\.csv\.gz: larger than 4 MiB once decompressed, the most a data file "
+                                           r"may hold \(raise data\.options\.local\.max_gunzipped_gib if it is real\)"):
+        read_capped(text, 1 << 40, "a data file", gzip=limits)
+    assert len(read_capped(text, 1 << 40, gzip=GzipLimits(max_gib=1))) == 40 << 17
 
 
 @pytest.mark.parametrize(("data", "expected"), [

@@ -21,12 +21,30 @@ from sumpipe.terminal import StdoutError, checked_stdout, printable
     ("csi \x9b2J", "csi \\u009b2J"),                           # the one-byte C1 escape
     ("bidi \u202eevil", "bidi \\u202eevil"),
     ("bad\udcff\udcfename", "bad\\udcff\\udcfename"),          # a file name that is not UTF-8
+    ("pydoc\u2028error: forged", "pydoc\\u2028error: forged"),  # a line separator: a line break to splitlines
+    ("pydoc\u2029\x85error", "pydoc\\u2029\\u0085error"),       # paragraph separator, NEL
+    ("arabic mark \u061c", "arabic mark \\u061c"),
     ("caf\u00e9 \u5317\u4eac", "caf\u00e9 \u5317\u4eac"),      # printable non-ASCII stays
 ])
 def test_printable_escapes_what_could_drive_the_terminal(text: str, shown: str) -> None:
     assert printable(text) == shown
     assert "\n" not in printable(text)
     printable(text).encode("utf-8")  # a strict UTF-8 stdout takes it
+
+
+def test_printable_escapes_every_line_break_control_and_bidi_control_of_unicode() -> None:
+    """The class, not the cases: every code point that ends a line for Python (`str.splitlines`), every
+    control (Cc), surrogate (Cs), line or paragraph separator (Zl, Zp) and bidi control is escaped, so no
+    string from a file can break the one-line rule or reorder a line; nothing else is."""
+    import unicodedata
+
+    bidi_controls = {"LRE", "RLE", "PDF", "LRO", "RLO", "LRI", "RLI", "FSI", "PDI"}
+    for code in range(0x110000):
+        c = chr(code)
+        unsafe = (c.splitlines() != [c] or unicodedata.category(c) in ("Cc", "Cs", "Zl", "Zp")
+                  or unicodedata.bidirectional(c) in bidi_controls or c in "\u200e\u200f\u061c")
+        assert (printable(c) == f"\\u{code:04x}") == unsafe, hex(code)
+        assert len(printable(f"a{c}b").splitlines()) == 1, hex(code)
 
 
 def test_printable_keeps_lines_and_tabs_when_asked() -> None:

@@ -7,6 +7,10 @@ score, raw text to summarise and model cards.
 - Every read has a byte cap (`read_capped`): a file past it is a one-line error naming the file and
   the cap, decided before the file is held in memory. A `.gz` file is decompressed as a stream, so
   the cap bounds what it decompresses to (a gzip bomb stops at the cap, not at the end of memory).
+- A `.gz` file is also bounded by what gzip can do that text cannot (`GzipLimits`): at most 8 GiB once
+  decompressed, and at most 100 times its compressed size (real text compresses 2-10 times; a gzip
+  bomb, 1,000 times), checked as it streams, so a bomb stops after ~100 MiB of output, in a second, not
+  after minutes of parsing. The `local` corpus raises both with `data.options.local` keys.
 - JSON nested deeper than Python's recursion limit (`[[[[...]]]]`) is a one-line error, not a
   RecursionError (`loads_json`).
 
@@ -24,6 +28,7 @@ import os
 import stat
 import zlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -34,6 +39,31 @@ CHUNK = 1 << 20
 MEMORY_SHARE = 8          # a data file (decompressed) may take 1/8 of the memory budget
 MIN_DATA_BYTES = 64 << 20  # ... but never less than this, however small the budget looks
 ROW_BYTES = 2048          # memory budgeted per corpus row (measured: ~900 bytes a short row in `download`)
+MAX_GUNZIPPED_GIB = 8.0   # a .gz file, decompressed: a 1 GB corpus is ~1 GB of text (and ~0.3 GB of gzip)
+MAX_INFLATION = 100.0     # decompressed / compressed: text is 2-10 (the shared corpora: 2-3), a gzip bomb ~1,000
+INFLATION_FLOOR = 64 << 20  # the ratio is judged past this much output (a small file of one line repeated
+#                             may compress 100 times and more, and costs nothing)
+
+
+@dataclass(frozen=True)
+class GzipLimits:
+    """What a `.gz` input may inflate to: `max_gib` GiB once decompressed, and `max_ratio` times the
+    compressed bytes read so far (judged past INFLATION_FLOOR bytes of output). `option` names the
+    setting that raises them (a params key prefix, e.g. `data.options.local`), for the error line."""
+
+    max_gib: float = MAX_GUNZIPPED_GIB
+    max_ratio: float = MAX_INFLATION
+    option: str = ""
+
+    @property
+    def max_bytes(self) -> int:
+        return int(self.max_gib * (1 << 30))
+
+    def raise_with(self, key: str) -> str:
+        return f"raise {self.option}.{key}" if self.option else "see docs/reliability.md#limits"
+
+
+GZIP_DEFAULTS = GzipLimits()
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
@@ -116,11 +146,15 @@ def _raw_chunks(raw: BinaryIO, path: Path) -> Iterator[bytes]:
         yield chunk
 
 
-def _gunzipped(chunks: Iterator[bytes], path: Path) -> Iterator[bytes]:
-    """Gzip data (one or more members) decompressed as a stream, at most CHUNK bytes at a time."""
+def _gunzipped(chunks: Iterator[bytes], path: Path, limits: GzipLimits = GZIP_DEFAULTS) -> Iterator[bytes]:
+    """Gzip data (one or more members) decompressed as a stream, at most CHUNK bytes at a time; past
+    `limits.max_ratio` times the compressed bytes consumed (once INFLATION_FLOOR bytes are out), a
+    one-line SumpipeError naming the file, the ratio and the option that raises it."""
     inflate, open_member = zlib.decompressobj(wbits=31), False  # wbits 31: gzip header and trailer
+    fed = produced = 0
     try:
         for data in chunks:
+            fed += len(data)
             while data:
                 if inflate.eof:  # the next member of a concatenated .gz, maybe after zero padding
                     data = data.lstrip(b"\0")
@@ -133,6 +167,13 @@ def _gunzipped(chunks: Iterator[bytes], path: Path) -> Iterator[bytes]:
                 out = inflate.decompress(data, CHUNK)
                 data = inflate.unused_data if inflate.eof else inflate.unconsumed_tail
                 open_member = not inflate.eof
+                produced += len(out)
+                consumed = max(1, fed - len(data))
+                if produced > INFLATION_FLOOR and produced > limits.max_ratio * consumed:
+                    raise SumpipeError(
+                        f"{path}: inflates more than {limits.max_ratio:g} times ({size_text(produced)} from "
+                        f"{size_text(consumed)} of gzip so far): a gzip bomb, not text "
+                        f"({limits.raise_with('max_inflation')} if it is real)")
                 if out:
                     yield out
     except zlib.error as exc:
@@ -141,34 +182,41 @@ def _gunzipped(chunks: Iterator[bytes], path: Path) -> Iterator[bytes]:
         raise SumpipeError(f"{path}: cannot read (the gzip data ends early: a cut .gz file)")
 
 
-def iter_chunks(path: str | os.PathLike, max_bytes: int, what: str = "a file", hint: str = "") -> Iterator[bytes]:
+def iter_chunks(path: str | os.PathLike, max_bytes: int, what: str = "a file", hint: str = "",
+                gzip: GzipLimits = GZIP_DEFAULTS) -> Iterator[bytes]:
     """The bytes of regular file `path` in chunks, gunzipped as a stream when its name ends in .gz; past
-    `max_bytes` (of decompressed data) a one-line SumpipeError naming the file, `what` it is and the cap."""
+    `max_bytes` (of decompressed data) a one-line SumpipeError naming the file, `what` it is and the cap.
+    A .gz file is held to `gzip` too (its decompressed size and inflation ratio, `GzipLimits`)."""
     path = Path(path)
-    total = 0
+    total, gzipped = 0, is_gzip_name(path)
     with open_regular(path, hint) as raw:
         chunks = _raw_chunks(raw, path)
-        if is_gzip_name(path):
-            chunks = _gunzipped(chunks, path)
+        if gzipped:
+            chunks = _gunzipped(chunks, path, gzip)
         for chunk in chunks:
             total += len(chunk)
+            if gzipped and total > gzip.max_bytes and gzip.max_bytes < max_bytes:
+                raise SumpipeError(f"{path}: larger than {size_text(gzip.max_bytes)} once decompressed, the most "
+                                   f"{what} may hold ({gzip.raise_with('max_gunzipped_gib')} if it is real)")
             if total > max_bytes:
-                more = " once decompressed" if is_gzip_name(path) else ""
+                more = " once decompressed" if gzipped else ""
                 raise SumpipeError(f"{path}: larger than {size_text(max_bytes)}{more}, the most {what} may hold "
                                    "(docs/reliability.md#limits)")
             yield chunk
 
 
-def read_capped(path: str | os.PathLike, max_bytes: int, what: str = "a file", hint: str = "") -> bytes:
+def read_capped(path: str | os.PathLike, max_bytes: int, what: str = "a file", hint: str = "",
+                gzip: GzipLimits = GZIP_DEFAULTS) -> bytes:
     """The whole of regular file `path` (gunzipped when named .gz), at most `max_bytes`: `iter_chunks`."""
-    return b"".join(iter_chunks(path, max_bytes, what, hint))
+    return b"".join(iter_chunks(path, max_bytes, what, hint, gzip))
 
 
-def iter_lines(path: str | os.PathLike, max_bytes: int, what: str = "a file") -> Iterator[bytes]:
+def iter_lines(path: str | os.PathLike, max_bytes: int, what: str = "a file",
+               gzip: GzipLimits = GZIP_DEFAULTS) -> Iterator[bytes]:
     """The lines of `path` (`iter_chunks`), each with its line end, split at LF only: the caller splits
     CR itself where it means a line end. Never more than one line plus one chunk is held at once."""
     pending = b""
-    for chunk in iter_chunks(path, max_bytes, what):
+    for chunk in iter_chunks(path, max_bytes, what, gzip=gzip):
         pending += chunk
         start = 0
         while True:

@@ -11,6 +11,9 @@ violation is one line naming the file and the column:
 Why contracts and not pyarrow schemas compared for equality: writers legitimately differ in details
 a reader does not care about (string vs large_string, int32 vs int64, extra columns such as
 `references` or `selected`); a contract states exactly what the reader relies on, and nothing more.
+Text is text however it is encoded: `string`, `large_string`, or either dictionary-encoded
+(`dictionary<values=string>`, what pandas' `category` and many writers produce). A reader gets plain
+values (`plain_columns`: a dictionary column decoded, after `decoded_bytes` has bounded what that costs).
 """
 
 from __future__ import annotations
@@ -37,13 +40,19 @@ class Kind:
     accepts: Callable[[pa.DataType], bool]
 
 
-TEXT = Kind("text", lambda t: pa.types.is_string(t) or pa.types.is_large_string(t))
-INTEGER = Kind("integer", pa.types.is_integer)
-REAL = Kind("real", lambda t: pa.types.is_floating(t) or pa.types.is_integer(t))
+def _encoded(accepts: Callable[[pa.DataType], bool]) -> Callable[[pa.DataType], bool]:
+    """`accepts`, and dictionary encoding of a type it accepts (an encoding, not another type)."""
+    return lambda t: accepts(t) or (pa.types.is_dictionary(t) and accepts(t.value_type))
+
+
+TEXT = Kind("text", _encoded(lambda t: pa.types.is_string(t) or pa.types.is_large_string(t)))
+INTEGER = Kind("integer", _encoded(pa.types.is_integer))
+REAL = Kind("real", _encoded(lambda t: pa.types.is_floating(t) or pa.types.is_integer(t)))
 # Text as a user's file may store it: strings, bytes (decoded and repaired by preprocess) or a column
 # of nothing but NULLs (Arrow's null type: every row is dropped as empty). Never numbers.
-WRITTEN = Kind("text", lambda t: (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
-                                  or pa.types.is_large_binary(t) or pa.types.is_null(t)))
+WRITTEN = Kind("text", _encoded(lambda t: (pa.types.is_string(t) or pa.types.is_large_string(t)
+                                           or pa.types.is_binary(t) or pa.types.is_large_binary(t)
+                                           or pa.types.is_null(t))))
 WRITTEN_LIST = Kind("a list of texts", lambda t: (pa.types.is_null(t) or (
     (pa.types.is_list(t) or pa.types.is_large_list(t)) and WRITTEN.accepts(t.value_type))))
 
@@ -105,6 +114,39 @@ def _leaf(row_group: pq.RowGroupMetaData, name: str) -> pq.ColumnChunkMetaData |
         if column.path_in_schema == name:
             return column
     return None
+
+
+def decoded_bytes(array: pa.Array | pa.ChunkedArray) -> int:
+    """The bytes `array` takes once its dictionary-encoded values are decoded, computed without decoding:
+    a Parquet file of a few KB can hold one long string repeated a million times."""
+    import pyarrow.compute as pc
+
+    if isinstance(array, pa.ChunkedArray):
+        return sum(decoded_bytes(chunk) for chunk in array.chunks)
+    if isinstance(array, pa.DictionaryArray):
+        values = array.dictionary.type
+        if not any(test(values) for test in (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary,
+                                             pa.types.is_large_binary)):  # numbers: the mean value's size a row
+            return array.indices.nbytes + len(array) * -(-array.dictionary.nbytes // max(1, len(array.dictionary)))
+        lengths = pc.fill_null(pc.binary_length(array.dictionary), 0).take(pc.fill_null(array.indices, 0))
+        return int(pc.sum(lengths).as_py() or 0) + array.indices.nbytes
+    if isinstance(array, (pa.ListArray, pa.LargeListArray)):
+        return decoded_bytes(array.flatten()) + array.offsets.nbytes
+    if isinstance(array, pa.StructArray):
+        return sum(decoded_bytes(array.field(i)) for i in range(array.type.num_fields))
+    return array.nbytes
+
+
+def plain_columns(data: pa.Table | pa.RecordBatch) -> pa.Table | pa.RecordBatch:
+    """`data` with every dictionary-encoded column decoded to its value type (`dictionary<values=string>`
+    -> `string`), so a stage sees plain values (`str` in Python, not pandas' `category`). Callers bound
+    the cost first with `decoded_bytes`."""
+    if not any(pa.types.is_dictionary(t) for t in data.schema.types):
+        return data
+    columns = [c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c for c in data.columns]
+    fields = [pa.field(f.name, c.type, f.nullable) for f, c in zip(data.schema, columns)]
+    make = pa.Table.from_arrays if isinstance(data, pa.Table) else pa.RecordBatch.from_arrays
+    return make(columns, schema=pa.schema(fields, metadata=data.schema.metadata))
 
 
 # ---- the artifacts ----------------------------------------------------------------------------

@@ -23,9 +23,13 @@ from collections.abc import Iterator
 
 from sumpipe.errors import SumpipeError
 
-# C0 controls but tab and newline (handled by `printable`'s flags), DEL, C1 controls, the bidi embeddings,
-# overrides and isolates, and lone surrogates.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# C0 controls but tab and newline (handled by `printable`'s flags), DEL, C1 controls (NEL among them), the
+# Unicode line and paragraph separators (U+2028, U+2029: a line break to Python's `splitlines` and to some
+# terminals, so a card's "pydoc\u2028error: forged" would read as a second line), the bidi marks (LRM, RLM,
+# ALM), embeddings, overrides and isolates, and lone surrogates. tests/test_terminal.py derives the same set
+# from the Unicode database (categories Cc, Cs, Zl, Zp; bidi classes of the controls) and compares.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+                     "\ud800-\udfff]")
 _UNSAFE_WITH_LINES = re.compile(f"[\n\t]|{_UNSAFE.pattern}")
 
 
@@ -39,6 +43,15 @@ def printable(text: str, lines: bool = False) -> str:
     too, so the result is one line (an `error:` message stays one line whatever it quotes)."""
     pattern = _UNSAFE if lines else _UNSAFE_WITH_LINES
     return pattern.sub(_escape, text) if pattern.search(text) else text
+
+
+def echo(message: str, err: bool = False, lines: bool = False) -> None:
+    """Print a line a command composed (to stderr with `err`), escaped by `printable`: whatever it quotes
+    (a file name, a model's or a data set's name from a card or params.yaml, a path) cannot forge or hide
+    a line. Every command prints through it; `lines` keeps the line breaks of a multi-line text (a table)."""
+    import typer
+
+    typer.echo(printable(message, lines=lines), err=err)
 
 
 class StdoutError(SumpipeError):

@@ -184,12 +184,28 @@ def test_without_options_the_files_splits_stay(tmp_path: Path) -> None:
     assert stats["local"]["split_changes"] == {}
 
 
+def test_a_gzip_corpus_past_the_local_options_limit_names_the_key(tmp_path: Path) -> None:
+    rows = "".join(json.dumps({"source": f"the cat number {i} sat on the mat", "reference": f"cat {i}"}) + "\n"
+                   for i in range(20_000))
+    (tmp_path / "c.jsonl.gz").write_bytes(gzip.compress(rows.encode()))  # ~1 MiB of text
+    tight = DataConfig(dataset="local", path=str(tmp_path / "c.jsonl.gz"),
+                       options={"local": {"max_gunzipped_gib": 0.5 / 1024}})
+    with pytest.raises(SumpipeError, match=r"c\.jsonl\.gz: larger than 512 KiB once decompressed, the most a data "
+                                           r"file may hold \(raise data\.options\.local\.max_gunzipped_gib"):
+        download(tight, tmp_path / "raw")
+    loose = DataConfig(dataset="local", path=str(tmp_path / "c.jsonl.gz"), options={"local": {"max_gunzipped_gib": 1}})
+    assert sum(download(loose, tmp_path / "raw")["counts"].values()) == 20_000
+
+
 @pytest.mark.parametrize(("options", "message"), [
     ({"splits": {"holdout": "test"}}, "data.options.local.splits.holdout: not a split name (known: dev, test, "),
     ({"splits": {"valid": "dev"}}, "data.options.local.splits.valid: expected one of"),
     ({"resplit": ["train", "train"]}, "data.options.local.resplit: lists a split twice"),
     ({"resplit": ["training"]}, "data.options.local.resplit[0]: expected one of"),
     ({"rename": {}}, "data.options.local.rename: unknown key"),
+    ({"max_gunzipped_gib": 0}, "data.options.local.max_gunzipped_gib: must be in (0, 1024]"),
+    ({"max_inflation": 0.5}, "data.options.local.max_inflation: must be in [1, 1100]"),
+    ({"max_inflation": "lots"}, "data.options.local.max_inflation: expected"),
 ])
 def test_bad_local_options_are_one_line_naming_the_key(tmp_path: Path, options: dict, message: str) -> None:
     cfg = DataConfig(dataset="local", path=str(tmp_path / "x.jsonl"), options={"local": options})

@@ -5,10 +5,18 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 import torch
 from safetensors.torch import load_model, save_model
 
-from sumpipe.io.weights import write_weights
+from sumpipe.errors import SumpipeError
+from sumpipe.io.weights import (
+    checked_safetensors,
+    json_depth,
+    read_safetensors_header,
+    safetensors_shapes,
+    write_weights,
+)
 
 
 class _Tied(torch.nn.Module):
@@ -57,3 +65,42 @@ def test_weights_file_gets_the_same_mode_as_every_artifact(tmp_path: Path) -> No
     finally:
         os.umask(old)
     assert path.stat().st_mode & 0o777 == 0o644
+
+
+# ---- the checked header (issue 40: a header nested thousands deep was a RecursionError) -------------
+def _raw_safetensors(path: Path, header: bytes) -> Path:
+    path.write_bytes(len(header).to_bytes(8, "little") + header)
+    return path
+
+
+@pytest.mark.parametrize(("text", "depth"), [
+    (b"{}", 1),
+    (b'{"a": {"shape": [2, 3], "data_offsets": [0, 24]}}', 3),
+    (b'{"a": "[[[[{{{{", "b": [1]}', 2),             # brackets inside a string are not nesting
+    (b'{"a\\"[[": [[1]]}', 3),                        # nor after an escaped quote
+    (b"[" * 20 + b"]" * 20, 20),
+])
+def test_json_depth_counts_brackets_outside_strings(text: bytes, depth: int) -> None:
+    assert json_depth(text, 16) == depth
+
+
+def test_json_depth_stops_past_the_limit() -> None:
+    deep = b"[]" * 3_000_000 + b"[" * 1_000_000 + b"]" * 1_000_000  # the deep part in a later chunk
+    assert 16 < json_depth(deep, 16) <= 1_000_000
+
+
+def test_a_header_nested_too_deeply_is_refused_before_any_parse(tmp_path: Path, monkeypatch) -> None:
+    path = _raw_safetensors(tmp_path / "m.safetensors", b'{"x": ' + b"[" * 50_000 + b"]" * 50_000 + b"}")
+    monkeypatch.setattr("json.loads", lambda *a, **k: pytest.fail("parsed"))
+    for read in (read_safetensors_header, safetensors_shapes, checked_safetensors):
+        with pytest.raises(SumpipeError, match=r"m.safetensors: not a readable safetensors file \(header nested "
+                                               r"deeper than 16 levels\)"):
+            read(path)
+
+
+def test_a_written_file_passes_the_header_check(tmp_path: Path) -> None:
+    path = write_weights(_Tied(), tmp_path / "w.safetensors")
+    assert read_safetensors_header(path)["embed.weight"]["shape"] == [5, 3]
+    model = _Tied()
+    load_model(model, checked_safetensors(path))
+    assert checked_safetensors(path) == str(path)

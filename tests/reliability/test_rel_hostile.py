@@ -244,14 +244,15 @@ BOMBS = {
     "Parquet corpus: one string a million times": ("c.parquet", _dictionary_bomb, ["download"],
                                                    "error: c.parquet: its text is larger than "),
     "gzip bomb as a JSONL corpus": ("c.jsonl.gz", _gzip_bomb(JSONL_ROW), ["download"],
-                                    "error: c.jsonl.gz: larger than "),
+                                    "error: c.jsonl.gz: inflates more than 100 times"),  # issue 40: the ratio
     "gzip bomb as a CSV corpus": ("c.csv.gz", _gzip_bomb(b"a,the cat sat on the mat,cat\n"), ["download"],
-                                  "error: c.csv.gz: larger than "),
+                                  "error: c.csv.gz: inflates more than 100 times"),
     "JSONL corpus: 3 M short rows": ("c.jsonl", lambda p: p.write_bytes(b'{"source": "a b", "reference": "a"}\n'
                                                                         * 3_000_000), ["download"],
                                      "error: c.jsonl: more than "),
     "gzip bomb of summaries to score": ("c.jsonl.gz", _gzip_bomb(b'{"summary": "' + b"the cat sat " * 70 + b'"}\n'),
-                                        ["rouge", "c.jsonl.gz", "c.jsonl.gz"], "error: c.jsonl.gz: larger than "),
+                                        ["rouge", "c.jsonl.gz", "c.jsonl.gz"],
+                                        "error: c.jsonl.gz: inflates more than 100 times"),
     "gzip bomb of short summaries to score": ("c.jsonl.gz", _gzip_bomb(b'{"summary": "the cat sat"}\n'),
                                               ["rouge", "c.jsonl.gz", "c.jsonl.gz"], "error: c.jsonl.gz: more than "),
     "gzip bomb of one-line summaries to score": ("c.txt.gz", _gzip_bomb(b"the cat sat\n"),

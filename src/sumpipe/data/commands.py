@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import typer
-
 from sumpipe.options import ParamsOption
+from sumpipe.terminal import echo
 
 
 def download(params: ParamsOption = Path("params.yaml")) -> None:
@@ -19,11 +18,11 @@ def download(params: ParamsOption = Path("params.yaml")) -> None:
     stats = run_download(cfg.data, out_dir)
     info = stats[cfg.data.dataset]
     for name in info.get("packages_not_installed", []):
-        typer.echo(f"note: pydoc: package {name!r} is not installed, skipped", err=True)
+        echo(f"note: pydoc: package {name!r} is not installed, skipped", err=True)
     for path, why in info.get("skipped_files", {}).items():
-        typer.echo(f"note: local: skipped {path}: {why}", err=True)
+        echo(f"note: local: skipped {path}: {why}", err=True)
     counts = stats["counts"]
-    typer.echo(
+    echo(
         f"download: {cfg.data.dataset}: {counts['train']} train / {counts['valid']} valid / "
         f"{counts['test']} test examples -> {out_dir}"
     )

@@ -42,11 +42,20 @@ from sumpipe.config import DataConfig
 from sumpipe.data.datasets import DATASETS, Dataset, Rows
 from sumpipe.data.split import SPLIT_ALIASES, content_id, normalize_split
 from sumpipe.errors import SumpipeError
-from sumpipe.inputs import data_bytes_limit, data_rows_limit, open_regular, size_text
+from sumpipe.inputs import (
+    MAX_GUNZIPPED_GIB,
+    MAX_INFLATION,
+    GzipLimits,
+    data_bytes_limit,
+    data_rows_limit,
+    open_regular,
+    size_text,
+)
 from sumpipe.io.native import native_path
 from sumpipe.io.text import decode_text
 from sumpipe.io.userfiles import check_user_table, iter_jsonl, read_bytes
 from sumpipe.names import Split
+from sumpipe.schemas import decoded_bytes
 from sumpipe.validation import child_key, require
 
 SUFFIXES = (".jsonl", ".jsonl.gz", ".csv", ".csv.gz", ".parquet")
@@ -96,10 +105,13 @@ def _walk(root: Path) -> list[Path]:
     return entries
 
 
-def _read_csv(path: Path, max_rows: int) -> tuple[list[dict], int]:
+LOCAL_GZIP = GzipLimits(option="data.options.local")  # the defaults, named by the key that raises them
+
+
+def _read_csv(path: Path, max_rows: int, gzip: GzipLimits = LOCAL_GZIP) -> tuple[list[dict], int]:
     import pandas as pd
 
-    text, fixed = decode_text(read_bytes(path))
+    text, fixed = decode_text(read_bytes(path, gzip=gzip))
     if not text.strip():
         return [], 0
     if text.count("\n") - 1 > max_rows:  # a header, then rows: pandas would hold them all before we could count
@@ -116,23 +128,6 @@ def _read_csv(path: Path, max_rows: int) -> tuple[list[dict], int]:
 FIELDS = ("id", "source", "reference", "references", "split")  # what a row may carry; other columns are ignored
 
 
-def _decoded_bytes(array: pa.Array) -> int:
-    """The bytes `array` takes once its dictionary-encoded text is decoded, computed without decoding:
-    a Parquet file of a few KB can hold one long string repeated a million times."""
-    import pyarrow.compute as pc
-
-    if isinstance(array, pa.ChunkedArray):
-        return sum(_decoded_bytes(chunk) for chunk in array.chunks)
-    if isinstance(array, pa.DictionaryArray):
-        lengths = pc.fill_null(pc.binary_length(array.dictionary), 0).take(pc.fill_null(array.indices, 0))
-        return int(pc.sum(lengths).as_py() or 0) + array.indices.nbytes
-    if isinstance(array, (pa.ListArray, pa.LargeListArray)):
-        return _decoded_bytes(array.flatten()) + array.offsets.nbytes
-    if isinstance(array, pa.StructArray):
-        return sum(_decoded_bytes(array.field(i)) for i in range(array.type.num_fields))
-    return array.nbytes
-
-
 def _parquet_records(path: Path, max_rows: int) -> Iterator[tuple[dict, bool]]:
     """The rows of a Parquet file (its FIELDS columns), a batch at a time, once its footer shows it
     within the limits. Text is read dictionary-encoded and its decoded size summed before a batch
@@ -146,7 +141,7 @@ def _parquet_records(path: Path, max_rows: int) -> Iterator[tuple[dict, bool]]:
     try:
         parquet = pq.ParquetFile(native_path(path), read_dictionary=text_paths)
         for batch in parquet.iter_batches(batch_size=1024, columns=columns):
-            decoded += sum(_decoded_bytes(column) for column in batch.columns)
+            decoded += sum(decoded_bytes(column) for column in batch.columns)
             if decoded > limit:
                 raise SumpipeError(f"{path}: its text is larger than {size_text(limit)} once decoded, the most a "
                                    "corpus file may hold here (docs/reliability.md#limits)")
@@ -161,17 +156,18 @@ def _parquet_records(path: Path, max_rows: int) -> Iterator[tuple[dict, bool]]:
         raise SumpipeError(f"{path}: not valid Parquet ({(str(exc).splitlines() or [''])[0]})") from None
 
 
-def iter_records(path: Path, max_rows: int | None = None) -> Iterator[tuple[dict, bool]]:
+def iter_records(path: Path, max_rows: int | None = None,
+                 gzip: GzipLimits = LOCAL_GZIP) -> Iterator[tuple[dict, bool]]:
     """The rows of one supported file as dicts (fields as stored), each with whether bytes in it were
     replaced, as a stream (JSONL and Parquet are never held whole). At most `max_rows` rows (default:
-    `sumpipe.inputs.data_rows_limit()`) and `read_bytes`' cap on bytes: past either, a one-line error
-    naming the file."""
+    `sumpipe.inputs.data_rows_limit()`), `read_bytes`' cap on bytes and, for a .gz file, `gzip`'s limits:
+    past any, a one-line error naming the file."""
     max_rows = data_rows_limit() if max_rows is None else max_rows
     suffix = _suffix(path)
     if suffix in (".jsonl", ".jsonl.gz"):
-        records: Iterable[tuple[dict, bool]] = ((record, fixed) for _, record, fixed in iter_jsonl(path))
+        records: Iterable[tuple[dict, bool]] = ((record, fixed) for _, record, fixed in iter_jsonl(path, gzip=gzip))
     elif suffix in (".csv", ".csv.gz"):
-        rows, repaired = _read_csv(path, max_rows)
+        rows, repaired = _read_csv(path, max_rows, gzip)
         records = ((row, "\ufffd" in "".join(map(str, row.values())) and repaired > 0) for row in rows)
     elif suffix == ".parquet":
         records = _parquet_records(path, max_rows)
@@ -254,11 +250,12 @@ def normalize_records(records: list[dict], path: Path) -> list[dict]:
 _NO_SOURCE: dict[str, Any] = {"id": "", "source": "", "reference": "", "references": [], "split": None}
 
 
-def load_local(path: str | Path) -> tuple[list[dict], dict]:
+def load_local(path: str | Path, gzip: GzipLimits = LOCAL_GZIP) -> tuple[list[dict], dict]:
     """Rows of the `local` corpus (split None where the data has none) and stats.
 
     Each file is read as a stream and each row normalised as it comes, so only the normalised rows
-    are held; the files together may hold at most `sumpipe.inputs.data_rows_limit()` rows."""
+    are held; the files together may hold at most `sumpipe.inputs.data_rows_limit()` rows, and a .gz
+    file is held to `gzip` (`LocalOptions.max_gunzipped_gib`, `max_inflation`)."""
     root = Path(path)
     files = supported_files(root)
     stats = LocalStats()
@@ -267,7 +264,7 @@ def load_local(path: str | Path) -> tuple[list[dict], dict]:
     for file in files:
         fields: set[str] = set()
         file_rows, repaired = [], 0
-        for record, fixed in iter_records(file, max_rows=limit - len(rows)):
+        for record, fixed in iter_records(file, max_rows=limit - len(rows), gzip=gzip):
             fields.update(map(str, record))
             repaired += fixed
             # a row without a source is dropped (and counted) below; a file of them all is no corpus
@@ -312,12 +309,26 @@ class LocalOptions:
     -> the split its rows go to, e.g. `{valid: test}`. `resplit`: splits (after renaming) whose rows are
     divided again by the stable id hash under `data.split_ratios`, exactly as rows without a split are,
     e.g. `[train]` to carve a validation split from the training rows. Applied in that order, to every
-    row that has a split. Defaults: the files' splits as they are."""
+    row that has a split. Defaults: the files' splits as they are.
+
+    A `.jsonl.gz` or `.csv.gz` file may inflate to at most `max_gunzipped_gib` GiB (default 8: a 1 GB
+    corpus loads) and at most `max_inflation` times its compressed size (default 100: text compresses
+    2-10 times, a gzip bomb ~1,000), checked as it streams (`sumpipe.inputs.GzipLimits`); the memory
+    limits of docs/reliability.md hold as well."""
 
     splits: dict[str, Split] = field(default_factory=dict)
     resplit: list[Split] = field(default_factory=list)
+    max_gunzipped_gib: float = MAX_GUNZIPPED_GIB
+    max_inflation: float = MAX_INFLATION
+
+    @property
+    def gzip(self) -> GzipLimits:
+        return GzipLimits(self.max_gunzipped_gib, self.max_inflation, "data.options.local")
 
     def check(self, key: str) -> None:
+        require(0 < self.max_gunzipped_gib <= 1024, child_key(key, "max_gunzipped_gib"), "must be in (0, 1024]")
+        require(1 <= self.max_inflation <= 1100, child_key(key, "max_inflation"),
+                "must be in [1, 1100] (gzip inflates at most ~1,032 times)")
         for name in self.splits:
             require(name.strip().lower() in SPLIT_ALIASES, child_key(child_key(key, "splits"), name),
                     f"not a split name (known: {', '.join(sorted(SPLIT_ALIASES))})")
@@ -342,7 +353,7 @@ def load_local_dataset(cfg: DataConfig, options: LocalOptions) -> Rows:
     """The `local` data set: the file or folder `cfg.path` (`check_local` makes sure there is one), its
     splits mapped by `options` (the stats count the rows of each file split and where they went)."""
     assert cfg.path is not None
-    rows, stats = load_local(cfg.path)
+    rows, stats = load_local(cfg.path, options.gzip)
     moved: dict[str, int] = {}
     for row in rows:
         before = row["split"]

@@ -9,6 +9,7 @@ import typer
 
 from sumpipe.errors import SumpipeError
 from sumpipe.options import Command, ParamsOption, flag
+from sumpipe.terminal import echo
 
 DEFAULT_PARAMS = Path("params.yaml")
 
@@ -127,7 +128,7 @@ def _run_input(input: str, params: Path, model: str | None, seeds: list[int] | N
     note = model_note(summarizer.model_dir, project.models_root, project.metrics_file,
                       seed_given=seeds is not None, members=summarizer.members)
     summarize_input(documents, summarizer, options, as_json, one_line=per_line, echo=typer.echo,
-                    warn=lambda m: typer.echo(m, err=True), as_tokens=as_tokens, note=note)
+                    warn=lambda m: echo(m, err=True), as_tokens=as_tokens, note=note)
 
 
 def _run_stage(params: Path, model: str | None, train_seed: int | None) -> None:
@@ -185,7 +186,7 @@ def _run_ensemble(p: Any, name: str) -> None:
 
 def _echo_result(label: str, result: Any) -> None:
     rate = result.n_documents / result.seconds if result.seconds > 0 else float("inf")
-    typer.echo(f"decode {label}: {result.n_documents} summaries -> {result.path} "
+    echo(f"decode {label}: {result.n_documents} summaries -> {result.path} "
                f"({result.seconds:.1f} s, {rate:.1f} docs/s, max {result.max_length} words)")
 
 
@@ -221,9 +222,8 @@ def summarize(
     """Summarize raw text with an extractive method (same preprocessing as the pipeline; corpus
     statistics from the last `dvc repro` when present, else from the input alone)."""
     from sumpipe.decode.extractive import summarize_text
-    from sumpipe.terminal import printable
 
     # the input's own sentences: a text from anywhere, so control sequences in it are escaped
     summary = summarize_text(input, method, sentences, max_tokens, None if params == DEFAULT_PARAMS else params,
-                             as_tokens=as_tokens, warn=lambda note: typer.echo(printable(note), err=True))
-    typer.echo(printable(summary, lines=True))
+                             as_tokens=as_tokens, warn=lambda note: echo(note, err=True))
+    echo(summary, lines=True)

@@ -219,8 +219,9 @@ def model_note(model_dir: Path, models_root: Path, metrics_file: Path, seed_give
     from sumpipe.models.card import read_card
 
     card = read_card(model_dir)
-    examples = card.training.get("train_examples")
-    trained_on = f"{card.dataset or 'an unnamed data set'}" + (f" ({examples:,} examples)" if examples else "")
+    examples = card.training.get("train_examples")  # the card's free-form summary: any JSON, a count or not
+    count = examples if isinstance(examples, int) and not isinstance(examples, bool) and examples > 0 else None
+    trained_on = f"{card.dataset or 'an unnamed data set'}" + (f" ({count:,} examples)" if count else "")
     what = f"{card.family}, input {card.input or 'the whole text'}"
     group = model_group(model_dir, card)
     name = group.name

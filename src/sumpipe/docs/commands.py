@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from sumpipe.options import ParamsOption, flag
+from sumpipe.terminal import echo
 
 DOCUMENTS = ("README.md", "docs/*.md")
 
@@ -33,4 +34,4 @@ def docs(
     listing = "; ".join(f"{path} ({', '.join(names)})" for path, names in stale.items())
     if check and stale:
         raise SumpipeError(f"generated blocks out of date: {listing}; run `sumpipe docs`")
-    typer.echo(f"docs: {'rewrote ' + listing if stale else 'every generated block is current'}")
+    echo(f"docs: {'rewrote ' + listing if stale else 'every generated block is current'}")

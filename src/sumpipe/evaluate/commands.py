@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from sumpipe.options import ParamsOption, flag
+from sumpipe.terminal import echo
 
 
 def evaluate(params: ParamsOption = Path("params.yaml")) -> None:
@@ -23,9 +24,9 @@ def evaluate(params: ParamsOption = Path("params.yaml")) -> None:
                           baseline_selections(p.extract.budgets), split=p.decode.split,
                           ensembles={name: spec.model for name, spec in p.ensembles.items()})
     for name in result.skipped:
-        typer.echo(f"evaluate: no {p.decode.split} output for {name}, left out", err=True)
+        echo(f"evaluate: no {p.decode.split} output for {name}, left out", err=True)
     best = max(result.summaries, key=lambda s: result.summaries[s]["rougeL"])
-    typer.echo(f"evaluate: {len(result.summaries)} systems scored -> {p.paths.scores}/, "
+    echo(f"evaluate: {len(result.summaries)} systems scored -> {p.paths.scores}/, "
                f"{p.paths.metrics}/rouge.json; best R-L: {best} {result.summaries[best]['rougeL']:.2f}")
 
 
@@ -51,7 +52,7 @@ def rouge(
 
     result = score_files(pred, ref, column=column, ref_column=ref_column, bootstrap=bootstrap, seed=seed,
                          use_stemmer=not no_stem, split_sentences=split_sentences)
-    typer.echo(json.dumps(result, indent=2) if as_json else render_rouge_table(result))
+    echo(json.dumps(result, indent=2) if as_json else render_rouge_table(result), lines=True)
 
 
 def crosseval(params: ParamsOption = Path("params.yaml")) -> None:
@@ -64,11 +65,11 @@ def crosseval(params: ParamsOption = Path("params.yaml")) -> None:
     result = run_crosseval(p.paths, p.crosseval, p.crosseval.decode_config(p.decode), p.evaluate, p.seeds_by_model(),
                            specs)
     for note in result.notes:
-        typer.echo(f"crosseval: {note}", err=True)
+        echo(f"crosseval: {note}", err=True)
     key = "" if p.crosseval.protocol.measure == "fmeasure" else f"_{p.crosseval.protocol.measure}"
     figures = ", ".join(f"{name} R-1/R-2/R-L {s['rouge1' + key]:.2f}/{s['rouge2' + key]:.2f}/{s['rougeL' + key]:.2f}"
                         for name, s in result.summaries.items())
-    typer.echo(f"crosseval: {figures} -> {p.paths.crosseval}/, {p.paths.metrics}/crosseval.json")
+    echo(f"crosseval: {figures} -> {p.paths.crosseval}/, {p.paths.metrics}/crosseval.json")
 
 
 def compare(
@@ -93,4 +94,5 @@ def compare(
     exp_a = open_experiment(a, params.resolve().parent, p.paths.scores)
     exp_b = open_experiment(b, params.resolve().parent, p.paths.scores)
     rows = compare_experiments(exp_a, exp_b, system, setup_of(p.evaluate), types)
-    typer.echo(json.dumps(rows, indent=2) if as_json else render(rows, a, b, types, p.evaluate.confidence))
+    echo(json.dumps(rows, indent=2) if as_json else render(rows, a, b, types, p.evaluate.confidence),
+         lines=True)

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from sumpipe.options import Command, Group, ParamsOption
+from sumpipe.terminal import echo
 
 numerals = typer.Typer(help="Seed 004's numerals experiment (experiments/numerals/dvc.yaml).", no_args_is_help=True,
                        cls=Group)
@@ -30,7 +31,7 @@ def run(
         raise SumpipeError(f"--run {run} --length {length}: not in {params}'s runs {cfg.runs} "
                            f"and max_lengths {cfg.max_lengths}")
     m = run_numerals(cfg, run, length)
-    typer.echo(f"{run} L{length}: token accuracy {100 * m['valid_token_accuracy']:.1f} %, sequence accuracy "
+    echo(f"{run} L{length}: token accuracy {100 * m['valid_token_accuracy']:.1f} %, sequence accuracy "
                f"{100 * m['valid_sequence_accuracy']:.1f} %, train loss {m['train_loss']:.3f} "
                f"({m['steps']} steps, {m['train_seconds']} s) -> {cfg.run_dir(run, length)}")
 
@@ -43,7 +44,7 @@ def report(params: ParamsOption = Path("params.yaml")) -> None:
     from sumpipe.experiments.numerals_report import numerals_report
 
     for path in numerals_report(load_config(params, NumeralsExperiment)):
-        typer.echo(f"wrote {path}")
+        echo(f"wrote {path}")
 
 
 def sweep(params: ParamsOption = Path("params.yaml")) -> None:
@@ -55,7 +56,7 @@ def sweep(params: ParamsOption = Path("params.yaml")) -> None:
     cfg = load_config(params, SweepConfig)
     m = run_sweep_point(cfg, Path(params).resolve().parent / cfg.repo)
     spread = f" ± {m['valid_rouge1_sd']:.2f} over {m['n_seeds']} seeds" if "valid_rouge1_sd" in m else ""
-    typer.echo(f"sweep {cfg.model_name}: valid R-1 {m['valid_rouge1']:.2f}{spread} "
+    echo(f"sweep {cfg.model_name}: valid R-1 {m['valid_rouge1']:.2f}{spread} "
                f"(lead-1 {m['valid_lead1_rouge1']:.2f}), "
                f"distinct {m['distinct']:.1f} %, word twice {m['word_twice']:.1f} %, length {m['mean_length']:.1f}, "
                f"{m['train_seconds']} s -> {cfg.out}/{METRICS_FILE}")
@@ -73,14 +74,14 @@ def decoding(params: ParamsOption = Path("params.yaml")) -> None:
     results = run_decoding(cfg, folder / cfg.repo)
     for name, setting in results["chosen"].items():
         if setting is None:
-            typer.echo(f"decoding {name}: no setting passes the read-quality guards")
+            echo(f"decoding {name}: no setting passes the read-quality guards")
             continue
         if name == "all models":
-            typer.echo(f"decoding, every model at once: {setting!r}")
+            echo(f"decoding, every model at once: {setting!r}")
             continue
         model = results["models"][name]
         figures = model["settings"][setting]
-        typer.echo(f"decoding {name}: {setting!r} (valid {cfg.choose_by} {figures[cfg.choose_by]['mean']:.2f}, "
+        echo(f"decoding {name}: {setting!r} (valid {cfg.choose_by} {figures[cfg.choose_by]['mean']:.2f}, "
                    f"R-1 {figures['rouge1']['mean']:.2f}, one lead sentence R-1 {model['lead1_rouge1']:.2f}, "
                    f"fragments {figures['fragment_rate']['mean']:.1f} %)")
-    typer.echo(f"-> {cfg.out}/{RESULTS_MD}")
+    echo(f"-> {cfg.out}/{RESULTS_MD}")

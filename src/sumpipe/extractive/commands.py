@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from sumpipe.options import ParamsOption
+from sumpipe.terminal import echo
 
 
 def extractive_fit(params: ParamsOption = Path("params.yaml")) -> None:
@@ -18,7 +19,7 @@ def extractive_fit(params: ParamsOption = Path("params.yaml")) -> None:
     p = load_params(params)
     check_systems(p.extractive)
     figures = fit_stage(p.paths, p.extractive)
-    typer.echo(f"extractive-fit: idf and entropy weights of {figures['terms']:,} terms over "
+    echo(f"extractive-fit: idf and entropy weights of {figures['terms']:,} terms over "
                f"{figures['documents']:,} train documents, {figures['topics']} reference topics, "
                f"a {figures['lsa_dimensions']}-concept collection LSA space -> {p.paths.extractive}/")
 
@@ -34,5 +35,5 @@ def extractive(
     p = load_params(params)
     check_systems(p.extractive)  # options checked before any file is read
     result = system_stage(system, p.paths, p.extractive, p.decode.split)
-    typer.echo(f"extractive: {system} summarised {result.documents:,} documents in {result.seconds:.1f} s "
+    echo(f"extractive: {system} summarised {result.documents:,} documents in {result.seconds:.1f} s "
                f"(the budget binds for {result.binds:.0%}) -> {result.path}")

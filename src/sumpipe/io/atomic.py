@@ -223,8 +223,35 @@ def read_table(path: str | os.PathLike, columns: list[str] | None = None,
     if not path.is_file():
         raise SumpipeError(f"{path}: no such file (run the stage that writes it first, e.g. `dvc repro`)")
     try:
-        return pq.read_table(native_path(path), columns=columns)
+        table = pq.read_table(native_path(path), columns=columns)
     except (pa.ArrowException, OSError) as exc:  # a corrupt file, or a column it does not have
+        raise SumpipeError(f"{path}: cannot read ({(str(exc).splitlines() or [''])[0]})") from None
+    return _plain(table, path)
+
+
+def _plain(data: Any, path: Path) -> Any:
+    """`data` (a Table or RecordBatch) with dictionary-encoded columns decoded (`sumpipe.schemas.plain_columns`),
+    once their decoded size is within `sumpipe.inputs.data_bytes_limit()`: one short string a million
+    times is a few KB of Parquet and gigabytes decoded."""
+    from sumpipe.inputs import data_bytes_limit, size_text
+    from sumpipe.schemas import decoded_bytes, plain_columns
+
+    encoded = [column for column in data.columns if pa.types.is_dictionary(column.type)]
+    if encoded:
+        size, limit = sum(decoded_bytes(column) for column in encoded), data_bytes_limit()
+        if size > limit:
+            raise SumpipeError(f"{path}: its dictionary-encoded columns are {size_text(size)} once decoded, more "
+                               f"than the {size_text(limit)} a file may hold here (docs/reliability.md#limits)")
+    return plain_columns(data)
+
+
+def plain_batches(parquet: pq.ParquetFile, path: str | os.PathLike, **options: Any) -> Iterator[pa.RecordBatch]:
+    """`parquet.iter_batches(**options)` (a file `open_parquet` opened), each batch with its
+    dictionary-encoded columns decoded (`_plain`): a stage reads plain values however the file stores them."""
+    try:
+        for batch in parquet.iter_batches(**options):
+            yield _plain(batch, Path(path))
+    except (pa.ArrowException, OSError) as exc:  # a file cut or damaged past its footer
         raise SumpipeError(f"{path}: cannot read ({(str(exc).splitlines() or [''])[0]})") from None
 
 

@@ -16,6 +16,8 @@ import pyarrow.parquet as pq
 
 from sumpipe.errors import SumpipeError
 from sumpipe.inputs import (
+    GZIP_DEFAULTS,
+    GzipLimits,
     data_bytes_limit,
     data_rows_limit,
     iter_lines,
@@ -28,18 +30,19 @@ from sumpipe.io.native import native_path
 from sumpipe.io.text import decode_text, text_encoding, text_lines
 
 
-def read_bytes(path: Path, max_bytes: int | None = None) -> bytes:
+def read_bytes(path: Path, max_bytes: int | None = None, gzip: GzipLimits = GZIP_DEFAULTS) -> bytes:
     """The bytes of `path`, gunzipped (as a stream) when its name ends in .gz, at most `max_bytes`
-    (default `sumpipe.inputs.data_bytes_limit()`) once decompressed; an unreadable, non-regular or
-    oversized file is a one-line error naming it."""
-    return read_capped(path, data_bytes_limit() if max_bytes is None else max_bytes, "a data file")
+    (default `sumpipe.inputs.data_bytes_limit()`) once decompressed and within `gzip`'s limits; an
+    unreadable, non-regular or oversized file is a one-line error naming it."""
+    return read_capped(path, data_bytes_limit() if max_bytes is None else max_bytes, "a data file", gzip=gzip)
 
 
-def iter_text_lines(path: Path, max_bytes: int | None = None) -> Iterator[tuple[str, bool]]:
-    """`text_lines` of file `path` as a stream: `read_bytes`'s checks and cap, but a UTF-8 file is
+def iter_text_lines(path: Path, max_bytes: int | None = None,
+                    gzip: GzipLimits = GZIP_DEFAULTS) -> Iterator[tuple[str, bool]]:
+    """`text_lines` of file `path` as a stream: `read_bytes`'s checks and caps, but a UTF-8 file is
     never held whole (a line at a time; UTF-16/32 files, rare, are decoded whole)."""
     cap = data_bytes_limit() if max_bytes is None else max_bytes
-    lines = iter_lines(path, cap, "a data file")
+    lines = iter_lines(path, cap, "a data file", gzip)
     first = next(lines, b"")
     if text_encoding(first[:4]) != "utf-8-sig":
         yield from text_lines(first + b"".join(lines))
@@ -52,11 +55,12 @@ def iter_text_lines(path: Path, max_bytes: int | None = None) -> Iterator[tuple[
             yield decode_text(piece, "utf-8")
 
 
-def iter_jsonl(path: Path, max_bytes: int | None = None) -> Iterator[tuple[int, dict, bool]]:
+def iter_jsonl(path: Path, max_bytes: int | None = None,
+               gzip: GzipLimits = GZIP_DEFAULTS) -> Iterator[tuple[int, dict, bool]]:
     """(line number, object, whether bytes were replaced) for each JSON object of a JSON Lines file,
     as a stream (blank lines skipped); a line that is no JSON object, or one nested too deeply, is a
     one-line error naming the file and line."""
-    for lineno, (line, fixed) in enumerate(iter_text_lines(path, max_bytes), start=1):
+    for lineno, (line, fixed) in enumerate(iter_text_lines(path, max_bytes, gzip), start=1):
         if not line.strip():
             continue
         record = loads_json(line, f"{path}:{lineno}")

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import struct
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sumpipe.errors import SumpipeError
+from sumpipe.inputs import open_regular
 from sumpipe.io.atomic import atomic_path
-from sumpipe.io.native import native_write_errors
+from sumpipe.io.native import native_path, native_write_errors
 
 if TYPE_CHECKING:
     import torch
@@ -43,25 +45,75 @@ def write_weights(module: torch.nn.Module, path: str | os.PathLike, *, format: s
 
 
 MAX_HEADER_BYTES = 100 << 20  # safetensors' own limit on the JSON header
+# A safetensors header is {name: {dtype, shape: [...], data_offsets: [...]}, "__metadata__": {...}}: 3 levels.
+# Deeper is no safetensors file; JSON nested thousands deep was a RecursionError in json.loads.
+MAX_HEADER_DEPTH = 16
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)  # unambiguous: linear time
+_SCAN_CHUNK = 1 << 20
+
+
+def json_depth(data: bytes, limit: int) -> int:
+    """How deep the brackets of JSON text `data` nest (outside strings), counted by one linear scan, a
+    chunk at a time: past `limit`, the scan stops at the end of that chunk and returns the depth seen so
+    far (more than `limit`). No recursion, so text nested a million deep costs what its length costs."""
+    import numpy as np
+
+    brackets = _JSON_STRING.sub(b"", data)
+    depth = deepest = 0
+    for start in range(0, len(brackets), _SCAN_CHUNK):
+        codes = np.frombuffer(brackets, np.uint8, count=min(_SCAN_CHUNK, len(brackets) - start), offset=start)
+        steps = (np.isin(codes, (ord("["), ord("{"))).astype(np.int32)
+                 - np.isin(codes, (ord("]"), ord("}"))).astype(np.int32))
+        running = depth + np.cumsum(steps)
+        if running.size:
+            deepest = max(deepest, int(running.max()))
+            depth = int(running[-1])
+        if deepest > limit:
+            return deepest
+    return deepest
+
+
+def read_safetensors_header(path: Path) -> dict:
+    """The JSON header of safetensors file `path` (8-byte little-endian length + JSON), checked before it
+    is parsed: the length within the file and `MAX_HEADER_BYTES`, the nesting at most `MAX_HEADER_DEPTH`
+    (a linear scan, so no parser recurses into a hostile header), a mapping. Every reader of a
+    .safetensors file goes through it (`safetensors_shapes`, `checked_safetensors`). One-line errors."""
+    unreadable = f"{path}: not a readable safetensors file"
+    try:
+        with open_regular(path) as f:
+            head = f.read(8)
+            if len(head) != 8:
+                raise SumpipeError(f"{unreadable} (shorter than its header)")
+            (length,) = struct.unpack("<Q", head)
+            if length > min(MAX_HEADER_BYTES, os.fstat(f.fileno()).st_size - 8):
+                raise SumpipeError(f"{unreadable} (header length {length:,} does not fit the file)")
+            text = f.read(length)
+    except OSError as exc:
+        raise SumpipeError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    depth = json_depth(text, MAX_HEADER_DEPTH)
+    if depth > MAX_HEADER_DEPTH:
+        raise SumpipeError(f"{unreadable} (header nested deeper than {MAX_HEADER_DEPTH} levels)")
+    try:
+        header = json.loads(text)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise SumpipeError(f"{unreadable} (header is not JSON)") from None
+    if not isinstance(header, dict):
+        raise SumpipeError(f"{unreadable} (header is not a mapping)")
+    return header
+
+
+def checked_safetensors(path: str | os.PathLike) -> str:
+    """`path` for safetensors' own loaders (`load_model`, `load_file`), once `read_safetensors_header`
+    has checked its header: the native parser never sees one this module has not."""
+    read_safetensors_header(Path(path))
+    return native_path(path)
 
 
 def safetensors_shapes(path: Path) -> dict[str, tuple[int, ...]]:
-    """Tensor name -> shape, from the safetensors header alone (8-byte length + JSON); nothing else is
+    """Tensor name -> shape, from the safetensors header alone (`read_safetensors_header`); nothing else is
     read and nothing is allocated. A file that is no safetensors is a one-line error."""
     unreadable = f"{path}: not a readable safetensors file"
-    with path.open("rb") as f:
-        head = f.read(8)
-        if len(head) != 8:
-            raise SumpipeError(f"{unreadable} (shorter than its header)")
-        (length,) = struct.unpack("<Q", head)
-        if length > min(MAX_HEADER_BYTES, path.stat().st_size - 8):
-            raise SumpipeError(f"{unreadable} (header length {length:,} does not fit the file)")
-        try:
-            header = json.loads(f.read(length))
-        except (ValueError, UnicodeDecodeError):
-            raise SumpipeError(f"{unreadable} (header is not JSON)") from None
-    if not isinstance(header, dict):
-        raise SumpipeError(f"{unreadable} (header is not a mapping)")
+    header = read_safetensors_header(path)
     shapes = {}
     for name, info in header.items():
         if name == "__metadata__":

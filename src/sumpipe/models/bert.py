@@ -160,6 +160,7 @@ def load_encoder(folder: str | os.PathLike) -> tuple[BertForMaskedLM, EncoderCar
 
     from sumpipe.errors import SumpipeError
     from sumpipe.io.atomic import file_sha256
+    from sumpipe.io.weights import checked_safetensors
 
     folder = Path(folder)
     for name in (ENCODER_CARD, ENCODER_WEIGHTS):
@@ -170,7 +171,7 @@ def load_encoder(folder: str | os.PathLike) -> tuple[BertForMaskedLM, EncoderCar
         raise SumpipeError(f"{folder / ENCODER_WEIGHTS}: does not match {ENCODER_CARD} (corrupt or half-written)")
     try:
         model = BertForMaskedLM(card.encoder, card.vocab_size)
-        load_model(model, str(folder / ENCODER_WEIGHTS))
+        load_model(model, checked_safetensors(folder / ENCODER_WEIGHTS))
     except (SafetensorError, RuntimeError) as exc:
         raise SumpipeError(f"{folder}: unreadable encoder ({str(exc).splitlines()[0]})") from None
     return model, card

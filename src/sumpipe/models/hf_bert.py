@@ -162,10 +162,12 @@ def _read_tensors(path: Path) -> dict[str, torch.Tensor]:
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
+    from sumpipe.io.weights import checked_safetensors
+
     if not path.is_file():
         raise SumpipeError(f"{path.parent}: model.safetensors is missing (only safetensors checkpoints are read)")
     try:
-        tensors = load_file(str(path))
+        tensors = load_file(checked_safetensors(path))
     except (SafetensorError, OSError) as exc:
         raise SumpipeError(f"{path}: cannot be read ({str(exc).splitlines()[0]})") from None
     return {_hf_name(name): tensor for name, tensor in tensors.items()}

@@ -38,8 +38,7 @@ from safetensors.torch import load_model
 from sumpipe.errors import ConfigError, SumpipeError
 from sumpipe.inputs import read_capped
 from sumpipe.io.atomic import atomic_folder, file_sha256, write_json, write_text
-from sumpipe.io.native import native_path
-from sumpipe.io.weights import safetensors_shapes, write_weights
+from sumpipe.io.weights import checked_safetensors, safetensors_shapes, write_weights
 from sumpipe.models.card import CARD_FILE, CARD_FORMAT, MANIFEST_FILE, WEIGHTS_FILE, ModelCard, read_card
 from sumpipe.models.registry import Family, get_family
 
@@ -159,7 +158,7 @@ def load_pretrained(model_dir: str | os.PathLike, device: str | torch.device = "
         # Into the CPU model, then one move: loading onto `device` would copy GPU -> CPU -> GPU. The
         # file normally is the one save_pretrained wrote (its hash matched), so its shapes can be wrong;
         # a file that is no safetensors at all (hash rewritten by hand) is never unpickled, only refused.
-        missing, unexpected = load_model(model, native_path(model_dir / WEIGHTS_FILE), strict=False)
+        missing, unexpected = load_model(model, checked_safetensors(model_dir / WEIGHTS_FILE), strict=False)
     except SafetensorError as exc:  # a file whose hash config.json vouches for, yet no safetensors
         raise SumpipeError(f"{model_dir / WEIGHTS_FILE}: not a readable safetensors file ({exc})") from None
     except RuntimeError as exc:  # load_state_dict: tensors of the wrong shape

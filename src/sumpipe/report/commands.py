@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import typer
-
 from sumpipe.options import ParamsOption
+from sumpipe.terminal import echo
 
 
 def report(params: ParamsOption = Path("params.yaml")) -> None:
@@ -18,5 +17,5 @@ def report(params: ParamsOption = Path("params.yaml")) -> None:
     result = build_report(p.paths, p.report, list(p.models), seed=p.evaluate.seed, split=p.decode.split,
                           crosseval_summary=Path(p.paths.crosseval) / "summary.json", seeds=p.seeds_by_model())
     for note in result.notes:
-        typer.echo(f"report: {note}", err=True)
-    typer.echo(f"report: {result.markdown} and {result.html.name}, {len(result.figures)} figures")
+        echo(f"report: {note}", err=True)
+    echo(f"report: {result.markdown} and {result.html.name}, {len(result.figures)} figures")

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import typer
-
 from sumpipe.options import ParamsOption
+from sumpipe.terminal import echo
 
 
 def extract(params: ParamsOption = Path("params.yaml")) -> None:
@@ -23,6 +22,6 @@ def extract(params: ParamsOption = Path("params.yaml")) -> None:
     test = metrics.get("test", {})
     # A corpus may have no test split (Gigaword's validation files): then there is nothing to quote.
     shares = ", ".join(f"{n} {test[n]['share']:.1%}" for n in names) if test.get("examples") else ""
-    typer.echo(f"extract: {', '.join(names)} for {', '.join(metrics)} -> {p.paths.extracted}"
+    echo(f"extract: {', '.join(names)} for {', '.join(metrics)} -> {p.paths.extracted}"
                + (f"; test reference-word coverage: {shares}" if shares else "")
                + f" ({metrics_path})")

@@ -30,9 +30,9 @@ from tqdm import tqdm
 
 from sumpipe.config import Budget, ExtractConfig
 from sumpipe.errors import SumpipeError
-from sumpipe.io.atomic import atomic_path, open_parquet, write_json
+from sumpipe.io.atomic import atomic_path, open_parquet, plain_batches, write_json
 from sumpipe.names import SPLITS
-from sumpipe.schemas import PROCESSED
+from sumpipe.schemas import PROCESSED, plain_columns
 from sumpipe.selection.coverage import CoverageStats, coverage_of_hits, reference_hits, reference_words
 from sumpipe.selection.methods import FitContext, Selection, apply_selection, resolve_selections
 from sumpipe.selection.select import render
@@ -159,7 +159,7 @@ def extract_split(path: Path, out_dir: Path, runner: BatchRunner, progress: bool
         writers: dict[str, pq.ParquetWriter] = {}
         bar = stack.enter_context(tqdm(total=parquet.metadata.num_rows, desc=f"extract: {split}", unit="doc",
                                        disable=None if progress else True))
-        for tables, batch_stats in runner.map(parquet.iter_batches(batch_size=BATCH_ROWS, columns=columns)):
+        for tables, batch_stats in runner.map(plain_batches(parquet, path, batch_size=BATCH_ROWS, columns=columns)):
             for name, t in tables.items():
                 if name not in writers:
                     writers[name] = stack.enter_context(pq.ParquetWriter(tmp[name], t.schema, compression="zstd"))
@@ -168,7 +168,7 @@ def extract_split(path: Path, out_dir: Path, runner: BatchRunner, progress: bool
             bar.update(batch_stats.examples)
         if not writers:  # an empty split still gets (empty) files with the right columns
             schema = pa.schema([parquet.schema_arrow.field(c) for c in columns])
-            empty = pa.RecordBatch.from_pylist([], schema=schema)
+            empty = plain_columns(pa.RecordBatch.from_pylist([], schema=schema))
             for name, t in extract_batch(empty, outputs, runner.states)[0].items():
                 pq.write_table(t, tmp[name], compression="zstd")
     return stats

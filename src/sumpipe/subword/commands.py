@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import typer
-
 from sumpipe.options import ParamsOption
+from sumpipe.terminal import echo
 
 
 def subword(params: ParamsOption = Path("params.yaml")) -> None:
@@ -18,5 +17,5 @@ def subword(params: ParamsOption = Path("params.yaml")) -> None:
     p = load_params(params)
     stats = train_subword(p.paths.processed, p.paths.subword, p.subword)
     write_json(stats, Path(p.paths.metrics) / "subword.json")
-    typer.echo(f"subword: {stats['pieces']:,} {stats['model_type']} pieces, "
+    echo(f"subword: {stats['pieces']:,} {stats['model_type']} pieces, "
                f"{stats['pieces_per_word']:.3f} pieces per source word -> {p.paths.subword}")

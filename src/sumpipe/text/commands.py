@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import typer
-
 from sumpipe.options import ParamsOption
+from sumpipe.terminal import echo
 
 
 def preprocess(params: ParamsOption = Path("params.yaml")) -> None:
@@ -19,7 +18,7 @@ def preprocess(params: ParamsOption = Path("params.yaml")) -> None:
     stats = run_preprocess(paths.raw, paths.processed, cfg.preprocess, Path(paths.metrics) / "preprocess.json")
     total = stats["total"]
     splits = ", ".join(f"{name} {s['rows_out']}" for name, s in stats.items() if name != "total")
-    typer.echo(f"preprocess: {total['rows_out']}/{total['rows_in']} rows kept ({splits}); "
+    echo(f"preprocess: {total['rows_out']}/{total['rows_in']} rows kept ({splits}); "
                f"dropped {total['dropped_empty']} empty, {total['dropped_short']} short; "
                f"repaired {total['repaired']}; mean tokens source {total['mean_source_tokens']:.1f}, "
                f"reference {total['mean_reference_tokens']:.1f} -> {paths.processed}")

@@ -179,7 +179,7 @@ def _read_split(path: Path, name: str) -> _Split:
     import pyarrow.parquet as pq
 
     from sumpipe.io.native import native_path
-    from sumpipe.schemas import RAW
+    from sumpipe.schemas import RAW, plain_columns
 
     where = native_path(path)  # Arrow opens UTF-8 paths only
     try:
@@ -191,6 +191,7 @@ def _read_split(path: Path, name: str) -> _Split:
         raise SumpipeError(f"{path}: needs columns `source` and `reference` or `references` "
                            f"(has: {', '.join(table.column_names)})")
     RAW.check_schema(path, table.schema)  # text (or bytes), never numbers
+    table = plain_columns(table)  # dictionary-encoded text (pandas' category) as plain strings
     sources = [as_text(v) for v in table.column("source").to_pylist()]
     has_list = "references" in columns
     if has_list:

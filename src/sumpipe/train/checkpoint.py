@@ -27,12 +27,13 @@ from typing import Any
 
 import numpy as np
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load_model
 
 from sumpipe.errors import SumpipeError
 from sumpipe.io.atomic import atomic_path
 from sumpipe.io.native import native_write_errors
-from sumpipe.io.weights import write_weights
+from sumpipe.io.weights import checked_safetensors, write_weights
 
 STATE_FILE = "state.pt"
 BEST_FILE = "best.safetensors"
@@ -173,7 +174,11 @@ def load_best(directory: Path, model: torch.nn.Module) -> bool:
     path = Path(directory) / BEST_FILE
     if not path.is_file():
         return False
-    load_model(model, str(path), device=str(next(model.parameters()).device))
+    try:
+        load_model(model, checked_safetensors(path), device=str(next(model.parameters()).device))
+    except (SafetensorError, RuntimeError) as exc:  # a damaged file, or another run's shapes
+        raise SumpipeError(f"{path}: cannot be loaded ({(str(exc).splitlines() or [''])[0]}); delete {directory} "
+                           "to train afresh") from None
     return True
 
 

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from sumpipe.options import ParamsOption, flag
+from sumpipe.terminal import echo
 
 
 def train(
@@ -31,7 +32,7 @@ def train(
         if main_rank:
             with exclusive_model_folder(inputs):
                 summary = train_model(inputs, resume=resume)
-            typer.echo(f"{inputs.run}: {summary['steps']} steps, best valid loss {summary['best_valid_loss']:.4f} "
+            echo(f"{inputs.run}: {summary['steps']} steps, best valid loss {summary['best_valid_loss']:.4f} "
                        f"at step {summary['best_step']} -> {inputs.out_dir}")
         else:
             train_model(inputs, resume=resume)
@@ -49,5 +50,5 @@ def pretrain(
     inputs = resolve_pretrain_inputs(load_params(params))
     require_writable_folder(inputs.out_dir.parent)  # where the folder is built, before training time is spent
     summary = pretrain_encoder(inputs, resume=resume)
-    typer.echo(f"pretrain: {summary['steps']} steps, best valid MLM loss {summary['best_valid_loss']:.4f} "
+    echo(f"pretrain: {summary['steps']} steps, best valid MLM loss {summary['best_valid_loss']:.4f} "
                f"at step {summary['best_step']} -> {inputs.out_dir}")

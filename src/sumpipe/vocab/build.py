@@ -19,7 +19,7 @@ from tqdm import tqdm
 
 from sumpipe.config import VocabConfig
 from sumpipe.errors import SumpipeError
-from sumpipe.io.atomic import open_parquet
+from sumpipe.io.atomic import open_parquet, plain_batches
 from sumpipe.schemas import PROCESSED
 from sumpipe.vocab.ngrams import DROPPED, NGRAMS_FILE, NgramCounter, NgramTable, ngram_windows, pack_ngrams
 from sumpipe.vocab.vocabulary import VOCAB_FILE, Vocabulary
@@ -110,7 +110,7 @@ def count_corpus(train_path: Path, n: int, progress: bool = True) -> CorpusCount
     counter = CorpusCounter(n)
     with tqdm(total=parquet.metadata.num_rows, desc="vocab: counting", unit="doc",
               disable=None if progress else True) as bar:
-        for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=["source", "reference"]):
+        for batch in plain_batches(parquet, train_path, batch_size=BATCH_ROWS, columns=["source", "reference"]):
             sources = [s or "" for s in batch.column("source").to_pylist()]
             references = [r or "" for r in batch.column("reference").to_pylist()]
             counter.add(sources, references)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import typer
-
 from sumpipe.options import ParamsOption
+from sumpipe.terminal import echo
 
 
 def vocab(params: ParamsOption = Path("params.yaml")) -> None:
@@ -18,7 +17,7 @@ def vocab(params: ParamsOption = Path("params.yaml")) -> None:
     p = load_params(params)
     stats = build_vocab(p.paths.processed, p.paths.vocab, p.vocab)
     write_json(stats, Path(p.paths.metrics) / "vocab.json")
-    typer.echo(
+    echo(
         f"vocab: {stats['vocab_size']:,} ids from {stats['distinct_words']:,} train words "
         f"(OOV tokens {stats['oov_token_rate']:.2%}, rarity shift {stats['rarity_shift']:.4f}); "
         f"{stats['ngrams_kept']:,} of {stats['ngrams_distinct']:,} distinct {stats['ngram_n']}-grams kept "
