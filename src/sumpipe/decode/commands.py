@@ -106,11 +106,14 @@ def _run_stage(params: Path, model: str | None, train_seed: int | None) -> None:
     """The decode stage: `models/<model>/seed-<s>/` -> `predictions/<model>/seed-<s>/`, for the model and
     seed given, else for every trained seed of every model of params.yaml."""
     from sumpipe.config import load_params
+    from sumpipe.numerics import pin_numerics
+
+    p = load_params(params)
+    pin_numerics(p.train.numerics)  # before torch loads (the next imports)
     from sumpipe.decode.attention import ReportExamples
     from sumpipe.decode.stage import decode_stage
     from sumpipe.names import seed_folder
 
-    p = load_params(params)
     root = Path(p.paths.models)
     if model is not None and model not in p.models:
         raise SumpipeError(f"unknown model {model!r}; params.yaml `models:` has {', '.join(p.models) or 'none'}")
