@@ -18,7 +18,8 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 LAYERS: list[set[str]] = [
     {"errors", "names"},                                         # what every layer shares
-    {"registry", "schemas", "device", "options", "validation",  # small tools with no sumpipe state
+    {"registry", "schemas", "device", "numerics", "options",    # small tools with no sumpipe state
+     "validation",
      "terminal"},
     {"inputs"},                                                  # user files read within bounds
     {"io"},                                                      # atomic writes, user files, checked Parquet reads

@@ -26,7 +26,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from sumpipe.config import ExtractConfig, PreprocessConfig, VocabConfig
+from sumpipe.config import (
+    Budget,
+    ExtractConfig,
+    ExtractiveConfig,
+    PathsConfig,
+    PreprocessConfig,
+    SubwordConfig,
+    VocabConfig,
+)
 from sumpipe.selection.stage import extract
 from sumpipe.text.preprocess import preprocess
 from sumpipe.vocab.build import build_vocab
@@ -165,3 +173,82 @@ def test_output_bytes_are_pinned(outputs):
         pytest.skip(f"the file bytes are pinned for pyarrow=={_pinned('pyarrow')} (constraints.txt), "
                     f"not {pa.__version__}; test_output_values_are_pinned still checks every value")
     assert {name: _sha(p.read_bytes()) for name, p in outputs.items()} == FILES
+
+
+# --- the same bytes under every SIMD kernel (issue 38) --------------------------------------------------
+# Every stage before training, run in a subprocess under each kernel setting this machine can emulate:
+# numpy's own SIMD dispatch (NPY_DISABLE_CPU_FEATURES: without AVX-512, without AVX2), OpenBLAS's kernels
+# (OPENBLAS_CORETYPE, numpy's and scipy's), torch's (ATEN_CPU_CAPABILITY) and the thread counts.
+NO_AVX512 = "X86_V4 AVX512_ICL AVX512_SPR"
+KERNELS = {
+    "native": {},
+    "avx2-1thread": {"NPY_DISABLE_CPU_FEATURES": NO_AVX512, "OPENBLAS_CORETYPE": "Haswell",
+                     "ATEN_CPU_CAPABILITY": "avx2", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"},
+    "sse-2threads": {"NPY_DISABLE_CPU_FEATURES": "X86_V3 " + NO_AVX512, "OPENBLAS_CORETYPE": "Prescott",
+                     "ATEN_CPU_CAPABILITY": "default", "OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2"},
+}
+EXTRACT_BUDGETS = [Budget("first", 40), Budget("ngram", 40, 1), Budget("ngram", 20, 1)] + [
+    Budget(m, 40) for m in ("lead", "wordfreq", "tfidf", "lsa", "lsa_gongliu", "textrank", "lexrank",
+                            "lexrank_continuous", "nmf", "luhn", "sumbasic", "klsum", "edmundson", "reduction")]
+SYSTEMS = ["lead", "wordfreq", "tfidf", "lsa", "lsa_gongliu", "lsa_collection", "nmf", "textrank", "lexrank",
+           "lexrank_continuous", "oracle", "ngram"]
+
+
+def build_all(root: Path) -> Path:
+    """Every stage before training on the generated corpus: preprocess, vocab, extract (every
+    selectable method), subword, extractive-fit and the extractive systems."""
+    from sumpipe.extractive.stage import fit_stage, system_stage
+    from sumpipe.subword.stage import train_subword
+
+    raw = root / "raw"
+    raw.mkdir(parents=True)
+    for name, n_docs in [("train", 160), ("valid", 20), ("test", 20)]:
+        pq.write_table(_split(name, n_docs), raw / f"{name}.parquet")
+    out = root / "out"
+    paths = PathsConfig(**{k: str(out / k) for k in ("processed", "vocab", "extracted", "metrics", "extractive",
+                                                     "subword", "predictions")}, timings=str(root / "timings"))
+    preprocess(raw, paths.processed, PreprocessConfig(workers=1), out / "metrics" / "preprocess.json")
+    build_vocab(paths.processed, paths.vocab, VocabConfig(), progress=False)
+    extract(paths.processed, paths.vocab, paths.extracted, ExtractConfig(EXTRACT_BUDGETS, workers=1),
+            out / "metrics" / "coverage.json", progress=False)
+    train_subword(paths.processed, paths.subword, SubwordConfig(size=200))
+    cfg = ExtractiveConfig(systems=SYSTEMS)
+    fit_stage(paths, cfg)
+    for name in SYSTEMS:
+        system_stage(name, paths, cfg, "test")
+    return out
+
+
+def md5s(out: Path) -> dict[str, str]:
+    return {p.relative_to(out).as_posix(): hashlib.md5(p.read_bytes()).hexdigest()[:12]
+            for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def _build_under(kernel: dict[str, str], root: Path) -> dict[str, str]:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, **kernel, "PYTHONPATH": str(REPO / "src")}
+    done = subprocess.run([sys.executable, str(Path(__file__)), str(root)], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.faults  # three builds in subprocesses: ~45 s on the shared 2-core machine
+def test_every_stage_before_training_writes_the_same_bytes_under_every_kernel(tmp_path):
+    """Before issue 38, `sse-2threads` changed extracted/{lexrank40,lsa40,nmf40,sumbasic40,wordfreq40},
+    `avx2-1thread` extracted/lexrank40, and both extractive/{keywords,lsa_collection}.parquet and
+    predictions/nmf (a kernel's sums and logarithms deciding a ranking, or stored)."""
+    runs = {name: _build_under(kernel, tmp_path / name) for name, kernel in KERNELS.items()}
+    native = runs.pop("native")
+    assert len(native) == 77  # every output of every stage was compared
+    for name, files in runs.items():
+        assert [f for f in native if files.get(f) != native[f]] == [], name
+
+
+if __name__ == "__main__":  # python tests/test_reproducible_stages.py ROOT: print the md5 of every output
+    import sys
+
+    print(json.dumps(md5s(build_all(Path(sys.argv[1])))))

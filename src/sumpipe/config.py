@@ -288,6 +288,9 @@ class TrainConfig:
     `accumulate` × `batch_size` large, in that memory; seed 003 trains with batch 2 × 36).
     `bf16` turns on bf16 autocast on CUDA (CPU always trains in float32). `threads` caps torch's
     CPU threads during training (null: torch's default, all cores); 1 can be faster on a busy machine.
+    `numerics` (`train.numerics` only: one setting for the process) pins torch's CPU kernels before
+    torch loads, for train, pretrain and decode: `native` (this CPU's fastest) or `portable` (the
+    generic kernels, the same on every x86-64 CPU; `sumpipe.numerics`, docs/reproducibility.md).
 
     `ema_decay` turns on Polyak averaging: the loop keeps an exponential moving average of the
     weights, avg <- decay · avg + (1 - decay) · weights after every update, and validates, keeps
@@ -322,6 +325,7 @@ class TrainConfig:
     seed: int = 1234
     seeds: list[int] | None = None
     ema_decay: float | None = None
+    numerics: Literal["native", "portable"] = "native"
 
     def check(self, key: str) -> None:
         require(self.lr > 0, _k(key, "lr"), "must be > 0")

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from sumpipe.vocab.exact import exact_mean, inverse_ln1p, inverse_log10, per_count
+from sumpipe.vocab.exact import exact_ln, exact_mean, inverse_ln1p, inverse_log10, per_count
 
 
 def test_known_values():
@@ -47,3 +47,11 @@ def test_exact_mean_is_order_free():
     rng = np.random.default_rng(0)
     x = rng.random(10_001) * 10.0 ** rng.integers(-8, 8, 10_001)
     assert len({exact_mean(rng.permutation(x)) for _ in range(5)}) == 1
+
+
+def test_exact_ln_is_correctly_rounded_per_value():
+    values = np.array([[1.0, 2.0], [2.0, 0.0]])
+    out = exact_ln(values)
+    assert out[0, 0] == 0.0 and out[1, 1] == -math.inf
+    assert out[0, 1] == out[1, 0] == 0.6931471805599453  # ln 2 to 17 digits: 0.69314718055994530942
+    assert float(exact_ln(10.0)) == 2.302585092994046

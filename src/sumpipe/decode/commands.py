@@ -136,11 +136,14 @@ def _run_stage(params: Path, model: str | None, train_seed: int | None) -> None:
     seed given, else for every trained seed of every model of params.yaml; an ensemble of `ensembles:`
     (`--model NAME`) -> `predictions/<NAME>/` (without --model: every ensemble whose seeds are trained)."""
     from sumpipe.config import load_params
+    from sumpipe.numerics import pin_numerics
+
+    p = load_params(params)
+    pin_numerics(p.train.numerics)  # before torch loads (the next imports)
     from sumpipe.decode.attention import ReportExamples
     from sumpipe.decode.stage import decode_stage
     from sumpipe.names import seed_folder
 
-    p = load_params(params)
     root = Path(p.paths.models)
     if model is not None and model in p.ensembles:
         if train_seed is not None:

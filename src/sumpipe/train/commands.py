@@ -23,9 +23,12 @@ def train(
 ) -> None:
     """Train one model into models/<name>/seed-<seed>/ (resumes a killed run; multi-GPU under torchrun)."""
     from sumpipe.config import load_params
-    from sumpipe.train.stage import exclusive_model_folder, resolve_inputs, train_model
+    from sumpipe.numerics import pin_numerics
 
     p = load_params(params)
+    pin_numerics(p.train.numerics)  # before torch loads (the next import)
+    from sumpipe.train.stage import exclusive_model_folder, resolve_inputs, train_model
+
     runs = [resolve_inputs(p, model, s) for s in ([seed] if seed is not None else p.seeds_of(model))]
     main_rank = os.environ.get("RANK", "0") == "0"  # under torchrun, rank 0 alone writes and speaks for the job
     for inputs in runs:
@@ -44,10 +47,14 @@ def pretrain(
 ) -> None:
     """Pre-train the BERT-style encoder with masked-LM on the train sources (seed 003)."""
     from sumpipe.config import load_params
+    from sumpipe.numerics import pin_numerics
+
+    p = load_params(params)
+    pin_numerics(p.train.numerics)  # before torch loads (the next imports)
     from sumpipe.io.atomic import require_writable_folder
     from sumpipe.train.pretrain import pretrain_encoder, resolve_pretrain_inputs
 
-    inputs = resolve_pretrain_inputs(load_params(params))
+    inputs = resolve_pretrain_inputs(p)
     require_writable_folder(inputs.out_dir.parent)  # where the folder is built, before training time is spent
     summary = pretrain_encoder(inputs, resume=resume)
     echo(f"pretrain: {summary['steps']} steps, best valid MLM loss {summary['best_valid_loss']:.4f} "

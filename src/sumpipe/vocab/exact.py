@@ -50,3 +50,15 @@ def exact_mean(values: np.ndarray) -> float:
     """The mean of float64 `values`: correctly rounded sum (`math.fsum`), then one division."""
     values = np.asarray(values, dtype=np.float64).ravel()
     return math.fsum(values.tolist()) / len(values)
+
+
+def exact_ln(values: np.ndarray | float) -> np.ndarray:
+    """ln of every element of the float64 array `values` (any values >= 0; -inf at 0), each the float64
+    nearest to its 25-digit value, evaluated once per distinct value: the same bits on every machine
+    where `np.log` is not (module docstring). For arrays with few distinct values (counts, ratios of
+    counts), as the extractive methods' term weights are."""
+    array = np.asarray(values, dtype=np.float64)
+    distinct, inverse = np.unique(array, return_inverse=True)
+    logs = np.array([float(_CONTEXT.ln(decimal.Decimal(v))) if v > 0 else -math.inf
+                     for v in distinct.tolist()], dtype=np.float64)
+    return logs[inverse].reshape(array.shape)

@@ -38,6 +38,7 @@ import numpy as np
 from sumpipe.errors import SumpipeError
 from sumpipe.extractive.methods.corpus import CorpusStats
 from sumpipe.extractive.methods.document import Document
+from sumpipe.extractive.methods.numerics import settle
 from sumpipe.validation import from_dict
 
 MAX_TOPICS = 1000       # option bound: topics/concepts per document, far above any sentence count that matters
@@ -108,8 +109,10 @@ def fits_whole(doc: Document, limit: Limit) -> bool:
 
 
 def order_by_scores(scores: np.ndarray) -> np.ndarray:
-    """Sentence indices by decreasing score; ties (and NaN-free equal scores) keep document order."""
-    return np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
+    """Sentence indices by decreasing score; ties keep document order. Scores are compared settled
+    (rounded to 30 significant bits, `numerics.settle`), so scores equal in exact arithmetic tie
+    whatever the last bits the CPU's kernels gave them."""
+    return np.argsort(-settle(scores), kind="stable")
 
 
 class Method(ABC):

@@ -1,7 +1,7 @@
 """Term statistics fitted once on the training documents, shared by the methods that need corpus state.
 
 - idf (seed 000 §4: scikit-learn's smooth idf), idf(t) = ln((1 + n) / (1 + df(t))) + 1 over the n
-  training documents, computed by scikit-learn's `TfidfTransformer(smooth_idf=True)`; used by `tfidf`,
+  training documents, as scikit-learn's `TfidfTransformer(smooth_idf=True)` computes it; used by `tfidf`,
   `lexrank`, `lexrank_continuous` and `nmf`;
 - the entropy global weight of LSA's log-entropy weighting (seed 000 §2.1.1), over the same documents:
   g(t) = 1 + sum_j p_tj log p_tj / log n, p_tj = tf_tj / gf_t, gf_t the count of t in the whole
@@ -14,7 +14,6 @@ the weights of the rarest possible term: idf ln(1 + n) + 1, entropy weight 1.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +21,8 @@ from typing import Any
 import numpy as np
 
 from sumpipe.extractive.methods.document import Document
+from sumpipe.extractive.methods.numerics import row_norms
+from sumpipe.vocab.exact import exact_ln
 
 
 @dataclass(frozen=True)
@@ -36,18 +37,18 @@ class CorpusStats:
     @classmethod
     def fit(cls, documents: Iterable[Document]) -> CorpusStats:
         """Fit on documents (their content stems, every occurrence)."""
-        from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
+        from sklearn.feature_extraction.text import CountVectorizer
 
         streams = [[t for row in doc.words for j in row if j >= 0 for t in (doc.terms[j],)] for doc in documents]
         n = len(streams)
         if not any(streams):
-            return cls(documents=n, idf_unseen=math.log(1 + n) + 1)
+            return cls(documents=n, idf_unseen=unseen_idf(n))
         counts = CountVectorizer(analyzer=lambda terms: terms, lowercase=False).fit(streams)
         matrix = counts.transform(streams).tocsc().astype(np.float64)          # (n, V) term counts
         names = counts.get_feature_names_out().tolist()
-        idf = TfidfTransformer(smooth_idf=True).fit(matrix).idf_
+        idf = smooth_idf(matrix)
         return cls(dict(zip(names, idf.tolist())), dict(zip(names, entropy_weights(matrix).tolist())), n,
-                   math.log(1 + n) + 1)
+                   unseen_idf(n))
 
     def idf_vector(self, terms: list[str]) -> np.ndarray:
         """(T,) idf of each term (1 for every term when nothing was fitted)."""
@@ -77,6 +78,20 @@ class CorpusStats:
         return cls(idf_values, entropy_values, documents, unseen)
 
 
+def smooth_idf(matrix: Any) -> np.ndarray:
+    """(V,) ln((1 + n) / (1 + df)) + 1 for a (n, V) sparse count matrix: scikit-learn's
+    `TfidfTransformer(smooth_idf=True).idf_`, with the logarithm correctly rounded (`exact_ln`: numpy's
+    SIMD `log` differs in the last bit between CPUs; here at most 1 ulp from scikit-learn's value)."""
+    n = matrix.shape[0]
+    df = np.bincount(matrix.nonzero()[1], minlength=matrix.shape[1]).astype(np.float64)
+    return exact_ln((1.0 + n) / (1.0 + df)) + 1.0
+
+
+def unseen_idf(n: int) -> float:
+    """The idf of a term no training document has: ln(1 + n) + 1."""
+    return float(exact_ln(1.0 + n)) + 1.0
+
+
 def entropy_weights(matrix: Any) -> np.ndarray:
     """(V,) 1 + sum_j p log p / log n for a (n, V) sparse count matrix; with n < 2 every weight is 1.
 
@@ -85,14 +100,15 @@ def entropy_weights(matrix: Any) -> np.ndarray:
     if n < 2:
         return np.ones(matrix.shape[1])
     gf = np.asarray(matrix.sum(axis=0)).ravel()
-    tf_log_tf = matrix.copy()
-    tf_log_tf.data = tf_log_tf.data * np.log(tf_log_tf.data)
-    plogp = np.asarray(tf_log_tf.sum(axis=0)).ravel() / gf - np.log(gf)
-    return 1.0 + plogp / math.log(n)
+    tf_log_tf = matrix.tocsc(copy=True)
+    tf_log_tf.data = tf_log_tf.data * exact_ln(tf_log_tf.data)
+    tf_log_tf.sort_indices()  # column sums add each column's rows in row order: the same on every CPU
+    plogp = np.asarray(tf_log_tf.sum(axis=0)).ravel() / gf - exact_ln(gf)
+    return 1.0 + plogp / float(exact_ln(float(n)))
 
 
 def tfidf_matrix(doc: Document, corpus: CorpusStats) -> np.ndarray:
     """(S, T) sentence tf-idf vectors, rows L2-normalised (TfidfVectorizer's tf x idf, norm="l2")."""
     weighted = doc.counts * corpus.idf_vector(doc.terms)
-    norms = np.sqrt(np.einsum("ij,ij->i", weighted, weighted))
+    norms = row_norms(weighted)
     return weighted / np.where(norms > 0, norms, 1.0)[:, None]

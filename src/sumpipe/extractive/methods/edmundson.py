@@ -21,6 +21,7 @@ import numpy as np
 from sumpipe.extractive.methods import register
 from sumpipe.extractive.methods.base import MAX_WEIGHT, ScoringMethod
 from sumpipe.extractive.methods.document import Analyzer, Document
+from sumpipe.extractive.methods.numerics import matmul
 from sumpipe.validation import require
 
 DEFAULT_BONUS_WORDS = ("important", "significant", "main", "major", "key", "first", "new", "announced",
@@ -69,8 +70,8 @@ class Edmundson(ScoringMethod):
         title_terms = (doc.counts[0] > 0).astype(np.float64)
         location = np.zeros(doc.n_sentences)
         location[[0, -1]] = 1.0
-        return np.column_stack([doc.counts @ cue_of_term, doc.counts @ key_terms, doc.counts @ title_terms,
-                                location])
+        return np.column_stack([matmul(doc.counts, cue_of_term), matmul(doc.counts, key_terms),
+                                matmul(doc.counts, title_terms), location])
 
     def scores(self, doc: Document) -> np.ndarray:
-        return self.features(doc) @ self.weights
+        return matmul(self.features(doc), self.weights)

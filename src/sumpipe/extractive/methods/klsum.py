@@ -19,7 +19,9 @@ import numpy as np
 from sumpipe.extractive.methods import register
 from sumpipe.extractive.methods.base import MAX_WEIGHT, RankingMethod
 from sumpipe.extractive.methods.document import Document
+from sumpipe.extractive.methods.numerics import matmul, settle
 from sumpipe.validation import require
+from sumpipe.vocab.exact import exact_ln
 
 
 def kl_order(counts: np.ndarray, alpha: float = 1.0) -> Iterator[int]:
@@ -28,7 +30,7 @@ def kl_order(counts: np.ndarray, alpha: float = 1.0) -> Iterator[int]:
     p_doc = doc / doc.sum()
     keep = p_doc > 0
     p_doc = p_doc[keep]
-    entropy_term = float(p_doc @ np.log(p_doc))
+    entropy_term = float(matmul(p_doc, exact_ln(p_doc)))
     counts = counts[:, keep]
     summary = np.zeros(counts.shape[1])
     left = np.ones(counts.shape[0], dtype=bool)
@@ -37,7 +39,7 @@ def kl_order(counts: np.ndarray, alpha: float = 1.0) -> Iterator[int]:
         joint = summary + counts[candidates] + alpha                   # (C, T)
         totals = joint.sum(axis=1)
         # KL(P_D || P_S) = sum p_D log p_D - sum p_D log(joint / total)
-        kl = entropy_term - np.log(joint) @ p_doc + np.log(totals)
+        kl = settle(entropy_term - matmul(exact_ln(joint), p_doc) + exact_ln(totals))
         best = int(candidates[np.argmin(kl)])
         yield best
         left[best] = False

@@ -19,6 +19,7 @@ from sumpipe.extractive.methods import register
 from sumpipe.extractive.methods.base import ScoringMethod
 from sumpipe.extractive.methods.corpus import CorpusStats, tfidf_matrix
 from sumpipe.extractive.methods.document import Document
+from sumpipe.extractive.methods.numerics import matmul
 from sumpipe.extractive.methods.pagerank import DampingOptions, check_damping, pagerank
 from sumpipe.validation import require
 
@@ -26,7 +27,7 @@ from sumpipe.validation import require
 def cosine_graph(doc: Document, corpus: CorpusStats) -> np.ndarray:
     """(S, S) cosine similarities of the sentences' tf-idf vectors."""
     vectors = tfidf_matrix(doc, corpus)
-    return vectors @ vectors.T
+    return matmul(vectors, vectors.T)
 
 
 @dataclass(frozen=True)

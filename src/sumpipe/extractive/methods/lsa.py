@@ -16,7 +16,9 @@ truncation. The rows of U are the sentences in concept space.
 - `lsa` (Steinberger & Jezek 2004): a sentence's score is its length in the space of the first
   `dimensions` concepts, sqrt(sum_{r<k} sigma_r^2 u_jr^2). Default 1, chosen on the CNN validation
   stories (ROUGE-1 26.7; 26.1 with 2, 26.0 with 3, 24.9 keeping every concept with sigma_r >= sigma_1/2);
-  `dimensions: 0` keeps the concepts with sigma_r >= sigma_1 / 2.
+  `dimensions: 0` keeps the concepts with sigma_r >= sigma_1 / 2. A concept whose sigma equals the last
+  kept one's is kept too: the singular vectors of a repeated singular value are any rotation of each
+  other (LAPACK's choice differs between CPUs), the space they span is not.
 - `lsa_gongliu` (Gong & Liu 2001): for concept r = 1, 2, ... take the sentence with the largest
   |u_jr| not yet taken (one sentence per concept, the sign of a singular vector being arbitrary); when
   the concepts run out, the rest follow by the Steinberger & Jezek score.
@@ -33,7 +35,9 @@ from sumpipe.extractive.methods import register
 from sumpipe.extractive.methods.base import MAX_TOPICS, RankingMethod, ScoringMethod, order_by_scores
 from sumpipe.extractive.methods.corpus import CorpusStats
 from sumpipe.extractive.methods.document import Document
+from sumpipe.extractive.methods.numerics import eigen, matmul, settle
 from sumpipe.validation import require
+from sumpipe.vocab.exact import exact_ln
 
 
 def sentence_entropy(counts: np.ndarray) -> np.ndarray:
@@ -43,23 +47,21 @@ def sentence_entropy(counts: np.ndarray) -> np.ndarray:
         return np.ones(counts.shape[1])
     totals = counts.sum(axis=0)
     p = counts / np.where(totals > 0, totals, 1.0)
-    plogp = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)
-    return 1.0 + plogp.sum(axis=0) / np.log(n)
+    plogp = np.where(p > 0, p * exact_ln(np.where(p > 0, p, 1.0)), 0.0)
+    return 1.0 + plogp.sum(axis=0) / float(exact_ln(float(n)))
 
 
 def log_entropy(doc: Document, corpus: CorpusStats) -> np.ndarray:
     """(S, T) log(1 + tf) x g_t, g from the corpus when fitted, else from the document's sentences."""
     weights = corpus.entropy_vector(doc.terms) if corpus.fitted else sentence_entropy(doc.counts)
-    return np.log1p(doc.counts) * weights
+    return exact_ln(1.0 + doc.counts) * weights
 
 
 def concepts(weighted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(U (S, S), sigma (S,)) of A (S, T): A = U diag(sigma) V^T, sigma decreasing."""
-    from scipy.linalg import eigh
-
-    eigenvalues, u = eigh(weighted @ weighted.T, check_finite=False)
-    order = np.argsort(eigenvalues)[::-1]
-    return u[:, order], np.sqrt(np.clip(eigenvalues[order], 0.0, None))
+    """(U (S, S), sigma (S,)) of A (S, T): A = U diag(sigma) V^T, sigma decreasing; settled, the signs
+    fixed (`numerics.eigen`)."""
+    eigenvalues, u = eigen(matmul(weighted, weighted.T))
+    return u, settle(np.sqrt(np.clip(eigenvalues, 0.0, None)))
 
 
 def steinberger_jezek(u: np.ndarray, sigma: np.ndarray, dimensions: int) -> np.ndarray:
@@ -67,7 +69,9 @@ def steinberger_jezek(u: np.ndarray, sigma: np.ndarray, dimensions: int) -> np.n
     if sigma.size == 0 or sigma[0] <= 0:
         return np.zeros(u.shape[0])
     k = dimensions if dimensions > 0 else int(np.count_nonzero(sigma >= sigma[0] / 2))
-    return np.sqrt((u[:, :k] ** 2) @ (sigma[:k] ** 2))
+    while k < sigma.size and sigma[k] == sigma[k - 1] > 0:  # a repeated sigma: its concepts are one
+        k += 1
+    return np.sqrt(matmul(u[:, :k] ** 2, sigma[:k] ** 2))
 
 
 def gong_liu(u: np.ndarray, sigma: np.ndarray) -> list[int]:
@@ -77,7 +81,7 @@ def gong_liu(u: np.ndarray, sigma: np.ndarray) -> list[int]:
     for r in range(sigma.size):
         if sigma[r] <= 0 or not free.any():
             break
-        j = int(np.argmax(np.where(free, np.abs(u[:, r]), -1.0)))
+        j = int(np.argmax(np.where(free, settle(np.abs(u[:, r])), -1.0)))
         taken.append(j)
         free[j] = False
     return taken

@@ -7,7 +7,8 @@ matrix. Seed 000's LSA is built over the collection instead:
   log(1 + tf), global g_t = 1 + sum_j p_tj log p_tj / log n, `corpus.entropy_weights`);
 - its truncated SVD A ~ U_k Sigma_k V_k^T, k = `DIMENSIONS` = 100 (the seed: "between 100 and 300" for
   large collections; capped at n - 1 and V - 1 on small ones), by scikit-learn's `TruncatedSVD`
-  (randomized, a fixed seed: the same space on every run). `extractive-fit` fits it on the train
+  (randomized, a fixed seed: the same space on every run; the loadings rounded to multiples of 2^-20,
+  so the same on every CPU). `extractive-fit` fits it on the train
   split and writes it to `<paths.extractive>/lsa_collection.parquet` (term, entropy, its k loadings);
 - a document's sentences and the document itself are weighted the same way and mapped into the space
   (x -> x V_k, scikit-learn's `transform`; terms the collection never saw have no coordinates), and
@@ -29,8 +30,11 @@ from sumpipe.extractive.methods import register
 from sumpipe.extractive.methods.base import ScoringMethod
 from sumpipe.extractive.methods.corpus import entropy_weights
 from sumpipe.extractive.methods.document import Document
+from sumpipe.extractive.methods.numerics import matmul, norm, quantize, row_norms
+from sumpipe.vocab.exact import exact_ln
 
 DIMENSIONS = 100  # k (seed 000: 100-300)
+STEP_BITS = 20  # the stored loadings are multiples of 2^-20 ~ 1e-6 (`numerics.quantize`)
 SEED = 0
 SPACE_FILE = "lsa_collection.parquet"
 
@@ -61,7 +65,9 @@ class LsaSpace:
             return cls(terms, entropy, np.zeros((0, len(terms))))
         weighted = counts.log1p().multiply(entropy[None, :]).tocsr()
         svd = TruncatedSVD(n_components=k, algorithm="randomized", n_iter=7, random_state=seed).fit(weighted)
-        return cls(terms, entropy, svd.components_)
+        # BLAS inside the SVD: the loadings differ by ~1e-14 between CPUs; on a grid of 2^-STEP_BITS (unit
+        # rows) they are the same bytes everywhere
+        return cls(terms, entropy, quantize(svd.components_, STEP_BITS))
 
     @property
     def dimensions(self) -> int:
@@ -74,7 +80,7 @@ class LsaSpace:
         if not known or self.dimensions == 0:
             return np.zeros((counts.shape[0], self.dimensions))
         cols, ids = (np.array(x) for x in zip(*known))
-        return (np.log1p(counts[:, cols]) * self.entropy[ids]) @ self.components[:, ids].T
+        return matmul(exact_ln(1.0 + counts[:, cols]) * self.entropy[ids], self.components[:, ids].T)
 
     def to_columns(self) -> dict[str, list[Any]]:
         return {"term": self.terms, "entropy": self.entropy.tolist(), "loadings": self.components.T.tolist()}
@@ -92,8 +98,8 @@ def term_stream(doc: Document) -> list[str]:
 
 def cosine_to(rows: np.ndarray, target: np.ndarray) -> np.ndarray:
     """(R,) cosine of each row with `target`; 0 where either has norm 0."""
-    norms = np.linalg.norm(rows, axis=1) * np.linalg.norm(target)
-    return np.where(norms > 0, rows @ target / np.where(norms > 0, norms, 1.0), 0.0)
+    norms = row_norms(rows) * norm(target)
+    return np.where(norms > 0, matmul(rows, target) / np.where(norms > 0, norms, 1.0), 0.0)
 
 
 @register

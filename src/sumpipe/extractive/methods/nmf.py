@@ -29,6 +29,7 @@ from sumpipe.extractive.methods import register
 from sumpipe.extractive.methods.base import MAX_ITERATIONS, MAX_TOPICS, ScoringMethod
 from sumpipe.extractive.methods.corpus import CorpusStats, tfidf_matrix
 from sumpipe.extractive.methods.document import Document
+from sumpipe.extractive.methods.numerics import eigen, matmul, norm, settle
 from sumpipe.validation import require
 
 EPSILON = float(np.finfo(np.float32).eps)  # scikit-learn's value for a zero denominator
@@ -37,14 +38,13 @@ EPSILON = float(np.finfo(np.float32).eps)  # scikit-learn's value for a zero den
 def nndsvda_start(matrix: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """scikit-learn's `init="nndsvda"` (Boutsidis & Gallopoulos 2008): W (S, k), H (k, T) from the k
     leading singular triplets, each split into its positive or negative part (the larger), zeros
-    then filled with mean(A) so that multiplicative updates can move them. Deterministic."""
-    from scipy.linalg import eigh
-
-    eigenvalues, vectors = eigh(matrix @ matrix.T, check_finite=False)
-    order = np.argsort(eigenvalues)[::-1][:k]
-    sigma = np.sqrt(np.clip(eigenvalues[order], 0.0, None))
-    u = vectors[:, order]
-    v = (matrix.T @ u / np.where(sigma > 0, sigma, 1.0)).T          # (k, T) right singular vectors
+    then filled with mean(A) so that multiplicative updates can move them. Deterministic; the
+    eigenvectors settled and their signs fixed (`numerics.eigen`), and W and H settled, so the start is
+    the same on every CPU."""
+    eigenvalues, vectors = eigen(matmul(matrix, matrix.T))
+    sigma = settle(np.sqrt(np.clip(eigenvalues[:k], 0.0, None)))
+    u = vectors[:, :k]
+    v = (matmul(matrix.T, u) / np.where(sigma > 0, sigma, 1.0)).T    # (k, T) right singular vectors
     w, h = np.zeros((matrix.shape[0], k)), np.zeros((k, matrix.shape[1]))
     for j in range(k):
         x, y = u[:, j], v[j]
@@ -52,8 +52,8 @@ def nndsvda_start(matrix: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
             parts = [(np.abs(x), np.abs(y))]
         else:
             parts = [(np.maximum(x, 0), np.maximum(y, 0)), (np.maximum(-x, 0), np.maximum(-y, 0))]
-        x_part, y_part = max(parts, key=lambda p: np.linalg.norm(p[0]) * np.linalg.norm(p[1]))
-        nx, ny = np.linalg.norm(x_part), np.linalg.norm(y_part)
+        x_part, y_part = max(parts, key=lambda p: float(settle(norm(p[0]) * norm(p[1]))))
+        nx, ny = norm(x_part), norm(y_part)
         if nx == 0 or ny == 0:
             continue
         scale = np.sqrt(sigma[j] * nx * ny) if j else np.sqrt(sigma[j])
@@ -62,7 +62,7 @@ def nndsvda_start(matrix: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     mean = matrix.mean()
     w[w < 1e-6] = mean
     h[h < 1e-6] = mean
-    return w, h
+    return settle(w), settle(h)
 
 
 def multiplicative_updates(matrix: np.ndarray, w: np.ndarray, h: np.ndarray,
@@ -70,8 +70,8 @@ def multiplicative_updates(matrix: np.ndarray, w: np.ndarray, h: np.ndarray,
     """`iterations` Frobenius multiplicative updates of W then H (module docstring); returns (W, H)."""
     w, h = w.copy(), h.copy()
     for _ in range(iterations):
-        w *= (matrix @ h.T) / np.maximum(w @ (h @ h.T), EPSILON)
-        h *= (w.T @ matrix) / np.maximum((w.T @ w) @ h, EPSILON)
+        w *= matmul(matrix, h.T) / np.maximum(matmul(w, matmul(h, h.T)), EPSILON)
+        h *= matmul(w.T, matrix) / np.maximum(matmul(matmul(w.T, w), h), EPSILON)
     return w, h
 
 
@@ -89,7 +89,7 @@ def generic_relevance(w: np.ndarray) -> np.ndarray:
     total = w.sum()
     if total <= 0:
         return np.zeros(w.shape[0])
-    return w @ (w.sum(axis=0) / total)
+    return matmul(w, w.sum(axis=0) / total)
 
 
 @dataclass(frozen=True)

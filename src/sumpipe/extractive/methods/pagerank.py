@@ -4,7 +4,8 @@ networkx.pagerank, checked in the tests, at a fraction of its per-graph cost).
 With W (S, S) non-negative edge weights, the walk moves from i to j with probability W_ij / sum_j W_ij;
 a sentence with no edges (a dangling node) jumps uniformly; with probability 1 - damping any step
 jumps uniformly. r = (1 - d)/S + d (P^T r + dangling mass / S), iterated from the uniform vector until
-the L1 change is below S x tol (networkx's stopping rule).
+the L1 change is below S x tol (networkx's stopping rule). Products and sums in a fixed order
+(`numerics.matmul`), so the same iterations and bits on every CPU.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sumpipe.extractive.methods.numerics import matmul
 from sumpipe.validation import require
 
 
@@ -41,7 +43,7 @@ def pagerank(weights: np.ndarray, damping: float = 0.85, tol: float = 1e-6, max_
     rank = np.full(n, 1.0 / n)
     for _ in range(max_iter):
         previous = rank
-        rank = damping * (transition.T @ rank + rank[dangling].sum() / n) + (1.0 - damping) / n
+        rank = damping * (matmul(rank, transition) + rank[dangling].sum() / n) + (1.0 - damping) / n
         if np.abs(rank - previous).sum() < n * tol:
             break
     return rank

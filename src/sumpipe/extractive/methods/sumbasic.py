@@ -16,6 +16,7 @@ import numpy as np
 from sumpipe.extractive.methods import register
 from sumpipe.extractive.methods.base import RankingMethod
 from sumpipe.extractive.methods.document import Document
+from sumpipe.extractive.methods.numerics import matmul, settle
 
 
 def sumbasic_order(counts: np.ndarray) -> Iterator[int]:
@@ -26,9 +27,9 @@ def sumbasic_order(counts: np.ndarray) -> Iterator[int]:
     left = n_words > 0
     mean_of = np.where(n_words > 0, n_words, 1.0)
     while left.any():
-        top_term = int(np.argmax(np.where(present[left].any(axis=0), prob, -1.0)))
+        top_term = int(np.argmax(np.where(present[left].any(axis=0), settle(prob), -1.0)))
         candidates = left & present[:, top_term]
-        mean = (counts @ prob) / mean_of
+        mean = settle(matmul(counts, prob) / mean_of)
         best = int(np.argmax(np.where(candidates, mean, -1.0)))
         yield best
         left[best] = False

@@ -14,14 +14,16 @@ import numpy as np
 from sumpipe.extractive.methods import register
 from sumpipe.extractive.methods.base import ScoringMethod
 from sumpipe.extractive.methods.document import Document
+from sumpipe.extractive.methods.numerics import matmul
 from sumpipe.extractive.methods.pagerank import DampingOptions, pagerank
+from sumpipe.vocab.exact import exact_ln
 
 
 def overlap_similarity(counts: np.ndarray) -> np.ndarray:
     """(S, S) Mihalcea & Tarau's similarity from term counts (S, T); zero diagonal."""
     present = (counts > 0).astype(np.float64)
-    shared = present @ present.T
-    log_len = np.log(np.maximum(counts.sum(axis=1), 1.0))
+    shared = matmul(present, present.T)
+    log_len = exact_ln(np.maximum(counts.sum(axis=1), 1.0))
     norm = log_len[:, None] + log_len[None, :]
     sim = np.where(norm > 0, shared / np.where(norm > 0, norm, 1.0), shared)
     np.fill_diagonal(sim, 0.0)

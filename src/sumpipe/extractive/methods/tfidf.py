@@ -14,6 +14,7 @@ from sumpipe.extractive.methods import register
 from sumpipe.extractive.methods.base import ScoringMethod
 from sumpipe.extractive.methods.corpus import CorpusStats, tfidf_matrix
 from sumpipe.extractive.methods.document import Document
+from sumpipe.extractive.methods.numerics import matmul, norm
 
 
 @register
@@ -27,5 +28,5 @@ class TfidfCentroid(ScoringMethod):
     def scores(self, doc: Document) -> np.ndarray:
         sentences = tfidf_matrix(doc, self.corpus)
         centroid = doc.counts.sum(axis=0) * self.corpus.idf_vector(doc.terms)
-        norm = np.linalg.norm(centroid)
-        return sentences @ (centroid / norm) if norm > 0 else np.zeros(doc.n_sentences)
+        length = norm(centroid)
+        return matmul(sentences, centroid / length) if length > 0 else np.zeros(doc.n_sentences)

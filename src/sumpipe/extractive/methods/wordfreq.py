@@ -17,6 +17,7 @@ import numpy as np
 from sumpipe.extractive.methods import register
 from sumpipe.extractive.methods.base import ScoringMethod
 from sumpipe.extractive.methods.document import Document
+from sumpipe.extractive.methods.numerics import matmul
 
 
 def term_weights(counts: np.ndarray) -> np.ndarray:
@@ -30,4 +31,4 @@ class WordFrequency(ScoringMethod):
     name = "wordfreq"
 
     def scores(self, doc: Document) -> np.ndarray:
-        return doc.counts @ term_weights(doc.counts)
+        return matmul(doc.counts, term_weights(doc.counts))

@@ -1,0 +1,49 @@
+"""train.numerics: the environment pinned before torch loads, and the plain error after."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from sumpipe.errors import SumpipeError
+from sumpipe.numerics import PORTABLE, pin_numerics
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    for name in PORTABLE:
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+def test_native_changes_nothing(clean_env):
+    pin_numerics("native")
+    assert [name for name in PORTABLE if name in os.environ] == []
+
+
+def test_portable_sets_the_generic_kernels_before_torch_loads(clean_env):
+    clean_env.delitem(sys.modules, "torch", raising=False)
+    pin_numerics("portable")
+    assert {name: os.environ[name] for name in PORTABLE} == {
+        "ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE",
+        "ONEDNN_MAX_CPU_ISA": "SSE41", "DNNL_MAX_CPU_ISA": "SSE41"}
+
+
+def test_portable_after_torch_loaded_is_a_plain_error(clean_env):
+    clean_env.setitem(sys.modules, "torch", object())
+    with pytest.raises(SumpipeError, match=r"^train.numerics: portable must be set before torch is imported"):
+        pin_numerics("portable")
+
+
+def test_portable_already_in_the_environment_is_fine_after_torch(clean_env):
+    for name, value in PORTABLE.items():
+        clean_env.setenv(name, value)
+    clean_env.setitem(sys.modules, "torch", object())
+    pin_numerics("portable")  # nothing to change: no error
+
+
+def test_an_unknown_mode_names_the_key():
+    with pytest.raises(SumpipeError, match=r"^train.numerics: must be one of native, portable, got 'fast'$"):
+        pin_numerics("fast")
