@@ -1,53 +1,96 @@
-"""The stage-by-stage time profile of the pipeline: each dvc.yaml stage run alone, timed.
+"""The stage-by-stage time profile of one `dvc repro`: where the default run's minutes go.
 
-    python bench/bench_stages.py                         # every stage, in `dvc stage list` order (a full run)
-    python bench/bench_stages.py download preprocess     # the stages named (`dvc stage list` names)
+    python bench/bench_stages.py                  # runs `dvc repro` here, then prints the profile
+    python bench/bench_stages.py -- --force       # arguments after -- go to `dvc repro`
+    python bench/bench_stages.py --log run.log    # the profile of a finished run's log (below)
 
-Each stage runs as `dvc repro --single-item --force <stage>` (its inputs must exist: run the stages in
-order, as the default does), timed on the wall clock. Printed: seconds per stage, its share of the total,
-and the start-up cost every stage pays: one `sumpipe --help` (Python, Typer, and the imports of the
-command layer) and one `python -c "import torch"`, the latter paid by every stage that trains, decodes,
-evaluates or reports. Run it on an idle machine; it changes the workspace like `dvc repro` does.
+The run is `dvc repro` itself, as a user runs it (one DVC process, each stage's command a process of
+its own): a stage's time is the wall clock from DVC's "Running stage 'S'" line to the next stage's
+(or the end), so it counts the stage's Python start-up (`import torch`: every stage that trains,
+decodes, evaluates or reports pays it) and DVC's own hashing of its outputs. Each line of the run is
+written with its time (seconds since the start) to `--save` (default `stage_times.log`), which
+`--log` reads back. Printed: seconds per stage, sorted, its share of the total, the totals per kind of
+stage (the part before `@`: train, decode, extractive, ...) and the start-up cost one stage pays
+(`python -c "import torch"`, timed after the run). Run it on an idle machine and name the CPU
+(`lscpu`: model, AVX-512 or not) with the figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 import time
+from collections import defaultdict
+from pathlib import Path
+
+STAGE = re.compile(r"Running stage '([^']+)'")
 
 
-def timed(command: list[str]) -> float:
+def run_and_log(dvc_args: list[str], save: Path) -> list[tuple[float, str]]:
+    """Run `dvc repro ARGS`, echoing its output, and return its lines with their times."""
     start = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    lines: list[tuple[float, str]] = []
+    with subprocess.Popen(["dvc", "repro", *dvc_args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, bufsize=1) as proc, save.open("w") as log:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            stamp = time.perf_counter() - start
+            lines.append((stamp, line.rstrip("\n")))
+            log.write(f"{stamp:.2f}\t{line}")
+            sys.stdout.write(line)
+        end = time.perf_counter() - start
+        log.write(f"{end:.2f}\t(end, exit status {proc.wait()})\n")
+    lines.append((end, "(end)"))
+    if proc.returncode:
+        sys.exit(f"dvc repro exited with status {proc.returncode}; its log: {save}")
+    return lines
 
 
-def stage_names() -> list[str]:
-    out = subprocess.run(["dvc", "stage", "list", "--name-only"], check=True, capture_output=True, text=True)
-    return [line.strip() for line in out.stdout.splitlines() if line.strip()]
+def read_log(path: Path) -> list[tuple[float, str]]:
+    """The (time, line) pairs `run_and_log` saved."""
+    out = []
+    for row in path.read_text().splitlines():
+        stamp, _, line = row.partition("\t")
+        out.append((float(stamp), line))
+    return out
+
+
+def stage_seconds(lines: list[tuple[float, str]]) -> dict[str, float]:
+    """{stage: seconds from its "Running stage" line to the next one (or the last line)}."""
+    starts = [(stamp, match.group(1)) for stamp, line in lines if (match := STAGE.search(line))]
+    ends = [stamp for stamp, _ in starts[1:]] + [lines[-1][0]]
+    return {name: end - stamp for (stamp, name), end in zip(starts, ends)}
+
+
+def print_profile(seconds: dict[str, float], torch_import: float | None) -> None:
+    total = sum(seconds.values())
+    print(f"\n{'stage':<32} {'seconds':>8} {'share':>7}")
+    for stage, s in sorted(seconds.items(), key=lambda item: -item[1]):
+        print(f"{stage:<32} {s:8.1f} {100 * s / total:6.1f}%")
+    print(f"{'total (stages)':<32} {total:8.1f}")
+    kinds: dict[str, list[float]] = defaultdict(list)
+    for stage, s in seconds.items():
+        kinds[stage.split("@")[0]].append(s)
+    print(f"\n{'kind':<20} {'stages':>6} {'seconds':>8} {'share':>7}")
+    for kind, values in sorted(kinds.items(), key=lambda item: -sum(item[1])):
+        print(f"{kind:<20} {len(values):6d} {sum(values):8.1f} {100 * sum(values) / total:6.1f}%")
+    if torch_import is not None:
+        print(f"\nstart-up: `import torch` {torch_import:.2f} s a process; x {len(seconds)} stages: at most "
+              f"{torch_import * len(seconds):.0f} s ({100 * torch_import * len(seconds) / total:.0f}% of the total)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("stages", nargs="*", help="stages to time (default: all, in `dvc stage list` order)")
+    parser.add_argument("--log", type=Path, help="profile this saved log instead of running dvc repro")
+    parser.add_argument("--save", type=Path, default=Path("stage_times.log"), help="where the run's timed log goes")
+    parser.add_argument("dvc_args", nargs="*", help="arguments for `dvc repro` (after --)")
     args = parser.parse_args()
-    stages = args.stages or stage_names()
-    startup = timed(["sumpipe", "--help"])
-    torch_import = timed([sys.executable, "-c", "import torch"])
-    seconds = {}
-    for stage in stages:
-        seconds[stage] = timed(["dvc", "repro", "--single-item", "--force", stage])
-        print(f"{stage:<32} {seconds[stage]:8.1f} s", file=sys.stderr, flush=True)
-    total = sum(seconds.values())
-    print(f"{'stage':<32} {'seconds':>8} {'share':>7}")
-    for stage, s in sorted(seconds.items(), key=lambda item: -item[1]):
-        print(f"{stage:<32} {s:8.1f} {100 * s / total:6.1f}%")
-    print(f"{'total':<32} {total:8.1f}")
-    print(f"start-up: `sumpipe --help` {startup:.2f} s, `import torch` {torch_import:.2f} s; "
-          f"x {len(stages)} stages: {startup * len(stages):.0f} s and at most {torch_import * len(stages):.0f} s "
-          f"({100 * (startup + torch_import) * len(stages) / total:.0f}% of the total at most)")
+    lines = read_log(args.log) if args.log else run_and_log(args.dvc_args, args.save)
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import torch"], check=True)
+    print_profile(stage_seconds(lines), time.perf_counter() - start)
 
 
 if __name__ == "__main__":

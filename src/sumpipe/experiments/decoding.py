@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 from sumpipe.validation import require
 
+ENSEMBLE = " ensemble"   # the row of a model's seeds decoded as one (`sumpipe.decode.ensemble`)
 RESULTS_JSON = "decoding.json"
 RESULTS_MD = "decoding.md"
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
@@ -62,12 +63,14 @@ class Guards:
 @dataclass(frozen=True)
 class DecodingSweep:
     """experiments/decoding/params.yaml: `repo` (the project whose params.yaml, models and data are
-    used, relative to the sweep's folder), the `models` to decode, the `split` (never test), the
+    used, relative to the sweep's folder), the `models` to decode (each seed alone), the models whose
+    seeds are also decoded as one (`ensembles`: a row `<model> ensemble`), the `split` (never test), the
     named `settings` (each a mapping of `decode:` keys), the read-quality `guards` and the ROUGE
     type the choice maximises among the settings that pass them (`choose_by`)."""
 
     repo: str = "../.."
     models: list[str] = field(default_factory=lambda: ["M1"])
+    ensembles: list[str] = field(default_factory=list)
     split: str = "valid"
     settings: dict[str, dict[str, Any]] = field(default_factory=lambda: {"params.yaml": {}})
     guards: Guards = field(default_factory=Guards)
@@ -95,26 +98,26 @@ def run_decoding(sweep: DecodingSweep, repo: Path) -> dict[str, Any]:
     """Decode every (model, seed, setting), choose under the guards, write the results (module
     docstring) and return them."""
     from sumpipe.config import load_params
-    from sumpipe.decode.batches import load_model, summarize
+    from sumpipe.decode.batches import summarize
     from sumpipe.errors import SumpipeError
     from sumpipe.evaluate.rouge import FastRouge, score_pairs
     from sumpipe.evaluate.stage import lead_sentences
     from sumpipe.io.atomic import read_parquet, write_json, write_text
-    from sumpipe.names import seed_folder
 
     params = load_params(repo / "params.yaml")
     configs = setting_configs(sweep, params.decode)
-    unknown = [m for m in sweep.models if m not in params.models]
+    unknown = [m for m in [*sweep.models, *sweep.ensembles] if m not in params.models]
     if unknown:
         raise SumpipeError(f"models: {unknown[0]!r} is not a model of {repo / 'params.yaml'}")
     scorer = FastRouge(ROUGE_TYPES, params.evaluate.use_stemmer)
     processed = read_parquet(repo / params.paths.processed / f"{sweep.split}.parquet").set_index("id")
     raw = read_parquet(repo / params.paths.raw / f"{sweep.split}.parquet").set_index("id")
     results: dict[str, Any] = {"split": sweep.split, "seeds": {m: params.seeds_of(m) for m in sweep.models},
+                               "ensembles": sweep.ensembles,
                                "settings": sweep.settings, "guards": dataclasses.asdict(sweep.guards),
                                "choose_by": sweep.choose_by, "models": {}}
-    for name in sweep.models:
-        spec = params.models[name]
+    for name in [*sweep.models, *(f"{m}{ENSEMBLE}" for m in sweep.ensembles)]:
+        spec = params.models[name.removesuffix(ENSEMBLE)]
         frame = read_parquet(repo / params.paths.extracted / spec.input / f"{sweep.split}.parquet")
         sources = [processed.loc[i, "source"] for i in frame["id"]]
         raw_sources = [raw.loc[i, "source"] for i in frame["id"]]
@@ -122,8 +125,7 @@ def run_decoding(sweep: DecodingSweep, repo: Path) -> dict[str, Any]:
         lead = [lead_sentences(source, 1) for source in sources]
         lead_r1 = 100 * float(score_pairs(lead, references, scorer=scorer)["rouge1_fmeasure"].mean())
         per_setting: dict[str, dict[str, list[float]]] = {s: {f: [] for f in FIGURES} for s in configs}
-        for seed in params.seeds_of(name):
-            model, vocab, card = load_model(repo / params.paths.models / name / seed_folder(seed))
+        for model, vocab, card in _decoders(params, repo, name):
             for setting, cfg in configs.items():
                 texts = [s.text for s in summarize(model, vocab, card, frame["source"].tolist(), cfg)]
                 for figure, value in figures_of(texts, sources, references, raw_sources, scorer).items():
@@ -136,6 +138,20 @@ def run_decoding(sweep: DecodingSweep, repo: Path) -> dict[str, Any]:
     write_json(results, out / RESULTS_JSON)
     write_text(render(results), out / RESULTS_MD)
     return results
+
+
+def _decoders(params: Any, repo: Path, name: str) -> Any:
+    """(model, vocab, card) of each seed of model `name`, or, for `<model> ensemble`, one ensemble of them."""
+    from sumpipe.decode.batches import load_model
+    from sumpipe.decode.ensemble import load_ensemble
+    from sumpipe.names import seed_folder
+
+    model = name.removesuffix(ENSEMBLE)
+    folders = [repo / params.paths.models / model / seed_folder(seed) for seed in params.seeds_of(model)]
+    if name.endswith(ENSEMBLE):
+        yield load_ensemble(folders)
+    else:
+        yield from (load_model(folder) for folder in folders)
 
 
 def figures_of(texts: list[str], sources: list[str], references: list[str], raw_sources: list[str],
