@@ -31,6 +31,16 @@ def test_portable_sets_the_generic_kernels_before_torch_loads(clean_env):
         "ONEDNN_MAX_CPU_ISA": "SSE41", "DNNL_MAX_CPU_ISA": "SSE41"}
 
 
+def test_portable_overrides_other_kernel_settings_in_the_environment(clean_env):
+    """Started under another CPU kind's settings (`ATEN_CPU_CAPABILITY=avx2`, as the issue-38 check did), portable
+    still wins: the generic kernels are what makes the weights the same, so a stray setting must not survive."""
+    clean_env.delitem(sys.modules, "torch", raising=False)
+    clean_env.setenv("ATEN_CPU_CAPABILITY", "avx2")
+    clean_env.setenv("MKL_CBWR", "AUTO")
+    pin_numerics("portable")
+    assert (os.environ["ATEN_CPU_CAPABILITY"], os.environ["MKL_CBWR"]) == ("default", "COMPATIBLE")
+
+
 def test_portable_after_torch_loaded_is_a_plain_error(clean_env):
     clean_env.setitem(sys.modules, "torch", object())
     with pytest.raises(SumpipeError, match=r"^train.numerics: portable must be set before torch is imported"):

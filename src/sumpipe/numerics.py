@@ -31,7 +31,9 @@ PORTABLE: dict[str, str] = {
 
 def pin_numerics(mode: str, key: str = "train.numerics") -> None:
     """Set the environment of `mode` (module docstring) for torch to read when it loads. `portable`
-    after torch was imported with other settings is a one-line error: the kernels are chosen."""
+    replaces other values of these variables (a process started under `ATEN_CPU_CAPABILITY=avx2` gets the
+    generic kernels too: issue 38 measured the same weights then); `portable` after torch was imported
+    with other settings is a one-line error: the kernels are chosen."""
     if mode not in MODES:
         raise SumpipeError(f"{key}: must be one of {', '.join(MODES)}, got {mode!r}")
     if mode == "native":
