@@ -115,6 +115,28 @@ def test_decode_cli_uses_the_trained_models(pipeline: Path) -> None:
     assert out.strip() and "<unk>" not in out
 
 
+def test_ensembles_are_systems_of_the_run(pipeline: Path) -> None:
+    rouge = json.loads((pipeline / "metrics/rouge.json").read_text())
+    for name in ("M1-ens", "M2-ens", "PG-cov-ens"):   # params.yaml's ensembles, of the 2 seeds here
+        assert (pipeline / "predictions" / name / "test.parquet").is_file() and "rouge1" in rouge[name]
+    reading = json.loads((pipeline / "metrics/read_quality.json").read_text())
+    assert {"M1", "M1-ens", "lead3"} <= set(reading["systems"]) and "fragment_rate" in reading["references"]
+
+
+def test_the_decoding_sweep_chooses_under_the_guards_on_the_trained_models(pipeline: Path) -> None:
+    sweep = {"repo": ".", "models": ["M1", "BERT2S"], "ensembles": ["M1"], "split": "valid", "out": "sweep",
+             "settings": {"min0": {"min_length": 0}, "min3": {"min_length": 3, "length_penalty": 2.0}}}
+    (pipeline / "sweep.yaml").write_text(yaml.safe_dump(sweep))
+    out = run(["sumpipe", "decoding", "--params", "sweep.yaml"], pipeline)
+    results = json.loads((pipeline / "sweep/decoding.json").read_text())
+    assert set(results["models"]) == {"M1", "BERT2S", "M1 ensemble"}
+    assert len(results["models"]["M1"]["settings"]["min0"]["rouge1"]["seeds"]) == 2      # each seed of M1
+    assert len(results["models"]["M1 ensemble"]["settings"]["min0"]["rouge1"]["seeds"]) == 1  # its seeds as one
+    assert set(results["chosen"]) == {"M1", "BERT2S", "M1 ensemble", "all models"}
+    assert {"fragment_rate", "sentences_mean"} <= set(results["references"])
+    assert "decoding M1" in out and "| M1 ensemble | " in (pipeline / "sweep/decoding.md").read_text()
+
+
 @pytest.mark.faults  # a second whole pipeline run (3-7 minutes on the shared 2-core machine): with the fault suite
 def test_forced_rerun_from_scratch_leaves_dvc_lock_unchanged(pipeline: Path) -> None:
     # Every stage runs again and, without the resume checkpoints, every model trains afresh (a rerun that

@@ -223,9 +223,10 @@ def _merge(base: dict, override: dict) -> dict:
 
 
 def tiny_params() -> dict:
-    """params.yaml with TINY merged in (its `models` and `runs` replace the default ones)."""
+    """params.yaml with TINY merged in (its `models` and `runs` replace the default ones; the default
+    ensembles, of models TINY does not train, are left out)."""
     import yaml
 
     params = yaml.safe_load((REPO / "params.yaml").read_text())
-    params = _merge({k: v for k, v in params.items() if k not in ("models", "runs")}, TINY)
+    params = _merge({k: v for k, v in params.items() if k not in ("models", "runs", "ensembles")}, TINY)
     return params
