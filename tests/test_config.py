@@ -117,6 +117,7 @@ def test_loading_params_imports_no_model_code(repo_root: Path) -> None:
 PARAMS_DATA = {
     "models": "the named models of this run (code default: none)",
     "runs": "every model with each of its seeds (code default: none)",
+    "ensembles": "the ensembles of this run (code default: none)",
     "extract.budgets": "this corpus's selections (code default: the thesis's 200/400-token budgets)",
     "extractive.options": "options chosen for this corpus, per method (code default: each method's own)",
     "crosseval.models": "names entries of `models:`, which is data",
@@ -201,7 +202,7 @@ def test_crosseval_decodes_with_its_own_keys_over_the_decode_section() -> None:
                                "crosseval": {"decode": {"min_length": 13}}})
     decode = params.crosseval.decode_config(params.decode)
     assert (decode.min_length, decode.max_length, decode.beam_size) == (13, 25, 3)
-    assert params.decode.min_length == 10  # params.yaml's, untouched
+    assert params.decode.min_length == 1  # the decode section's (the code default), untouched
     assert params_from_dict({}).crosseval.decode_config(params.decode) is params.decode
 
 
@@ -316,8 +317,11 @@ def test_an_ensemble_takes_its_model_s_seeds_or_a_subset() -> None:
     assert params.ensemble_seeds("A-ens") == [1, 2, 3] and params.ensemble_seeds("A-pair") == [1, 3]
 
 
-def test_the_default_run_enables_no_ensemble(repo_root: Path) -> None:
-    assert load_params(repo_root / "params.yaml").ensembles == {}
+def test_the_default_run_ensembles_every_seed_of_m1_m2_and_pg_cov(repo_root: Path) -> None:
+    params = load_params(repo_root / "params.yaml")
+    assert {name: spec.model for name, spec in params.ensembles.items()} == {
+        "M1-ens": "M1", "M2-ens": "M2", "PG-cov-ens": "PG-cov"}
+    assert params.ensemble_seeds("PG-cov-ens") == [1, 2, 3]
 
 
 @pytest.mark.parametrize(("ensembles", "message"), [

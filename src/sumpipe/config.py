@@ -667,7 +667,7 @@ class Params:
     ensembles: dict[str, EnsembleSpec] = field(default_factory=dict)
     train: TrainConfig = field(
         default_factory=lambda: TrainConfig(seeds=[1, 2, 3], threads=2, epochs=5, ema_decay=0.99))
-    decode: DecodeConfig = field(default_factory=lambda: DecodeConfig(min_length=10, block_adjacent_repeat=True))
+    decode: DecodeConfig = field(default_factory=lambda: DecodeConfig(length_penalty=2.0, block_adjacent_repeat=True))
     evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
     report: ReportConfig = field(default_factory=ReportConfig)
     crosseval: CrossEvalConfig = field(default_factory=CrossEvalConfig)

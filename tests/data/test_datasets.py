@@ -141,7 +141,8 @@ def test_a_data_set_with_its_own_option_is_one_module_and_one_line(countdown: Pa
     ({"countdown": {"size": "big"}}, "data.options.countdown.size: expected int, got 'big'"),
     ({"countdwn": {"size": 2}}, "data.options.countdwn: unknown dataset 'countdwn' (known: "),
     ({"gigaword": {"size": 2}}, "data.options.gigaword: the 'gigaword' data set takes no options"),
-    ({"local": {"size": 2}}, "data.options.local.size: unknown key (known: max_gunzipped_gib, max_inflation, resplit, splits)"),
+    ({"local": {"size": 2}},
+     "data.options.local.size: unknown key (known: max_gunzipped_gib, max_inflation, resplit, splits)"),
     # another data set's options are checked too: a typo there is not left for a later run
     ({"numerals": {"max_length": 45, "max_number": 50}}, "data.options.numerals.max_number: must be >= 2 * max_len"),
 ])
