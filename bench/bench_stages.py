@@ -8,8 +8,8 @@ The run is `dvc repro` itself, as a user runs it (one DVC process, each stage's 
 its own): a stage's time is the wall clock from DVC's "Running stage 'S'" line to the next stage's
 (or the end), so it counts the stage's Python start-up (`import torch`: every stage that trains,
 decodes, evaluates or reports pays it) and DVC's own hashing of its outputs. Each line of the run is
-written with its time (seconds since the start) to `--save` (default `stage_times.log`), which
-`--log` reads back. Printed: seconds per stage, sorted, its share of the total, the totals per kind of
+written with its time (seconds since the start) to `--save` (default `timings/stage_times.log`, beside
+the training timings, not tracked), which `--log` reads back. Printed: seconds per stage, sorted, its share of the total, the totals per kind of
 stage (the part before `@`: train, decode, extractive, ...) and the start-up cost one stage pays
 (`python -c "import torch"`, timed after the run). Run it on an idle machine and name the CPU
 (`lscpu`: model, AVX-512 or not) with the figures.
@@ -32,6 +32,7 @@ def run_and_log(dvc_args: list[str], save: Path) -> list[tuple[float, str]]:
     """Run `dvc repro ARGS`, echoing its output, and return its lines with their times."""
     start = time.perf_counter()
     lines: list[tuple[float, str]] = []
+    save.parent.mkdir(parents=True, exist_ok=True)
     with subprocess.Popen(["dvc", "repro", *dvc_args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True, bufsize=1) as proc, save.open("w") as log:
         assert proc.stdout is not None
@@ -84,7 +85,7 @@ def print_profile(seconds: dict[str, float], torch_import: float | None) -> None
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--log", type=Path, help="profile this saved log instead of running dvc repro")
-    parser.add_argument("--save", type=Path, default=Path("stage_times.log"), help="where the run's timed log goes")
+    X
     parser.add_argument("dvc_args", nargs="*", help="arguments for `dvc repro` (after --)")
     args = parser.parse_args()
     lines = read_log(args.log) if args.log else run_and_log(args.dvc_args, args.save)

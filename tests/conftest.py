@@ -172,7 +172,7 @@ class EvalCorpus:
                          for line in source.split("\n")) for source in self.sources]
 
     def make_tree(self, root: Path, models: dict[str, list[str] | dict[int, list[str]]] | None = None):
-        """Write processed/{train,test}, raw/test (`raw_sources`), extracted/first200/test and
+        """Write processed/{train,test}, raw/{train,test} (`raw_sources`), extracted/first200/test and
         predictions/<model>/seed-<s>/test under `root` (default models: M1 and M2; a model's predictions as
         a list are its seed 1, or {seed: predictions}); return its PathsConfig. The train split is the
         test examples again (evaluate's fluency model trains on its references)."""
@@ -189,6 +189,8 @@ class EvalCorpus:
                                     "reference": self.references}), Path(paths.processed) / "train.parquet")
         write_parquet(pd.DataFrame({"id": ids, "source": self.raw_sources(), "reference": self.references}),
                       Path(paths.raw) / "test.parquet")
+        write_parquet(pd.DataFrame({"id": [f"tr{i}" for i in range(len(ids))], "source": self.raw_sources(),
+                                    "reference": self.references}), Path(paths.raw) / "train.parquet")
         first = [" ".join(s.replace("\n", " \n ").split(" ")[:8]).replace(" \n ", "\n") for s in self.sources]
         write_parquet(pd.DataFrame({"id": ids, "source": first, "reference": self.references,
                                     "n_tokens": [8] * len(ids), "selected": [[0]] * len(ids)}),

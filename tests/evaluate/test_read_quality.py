@@ -7,9 +7,10 @@ import pytest
 from sumpipe.evaluate.read_quality import (
     KEYS,
     FluencyModel,
-    attached_to_a_dot,
+    NameDots,
     fragment,
     is_number,
+    name_dots,
     read_quality,
     repeated_trigrams,
     repeats_a_word,
@@ -151,17 +152,25 @@ def test_fluency_in_read_quality_prefers_the_genre():
 
 def test_the_dot_of_a_name_the_tokenizer_split_ends_no_sentence() -> None:
     raw = "Override numpy.ndarray's __getitem__ to read a .npy file; see self._refs. Then stop."
-    attached = attached_to_a_dot(raw)
-    assert {"ndarray", "npy", "_refs"} <= attached and "then" not in attached
+    pairs = name_dots(raw)
+    assert {("numpy", "ndarray"), ("", "npy"), ("self", "_refs")} <= pairs
+    assert not any(after == "then" for _, after in pairs)      # a sentence end: a space follows the dot
     # The decoder breaks the line after every "."; the names' dots still join their words.
     summary = "override numpy .\nndarray 's method to read a .\nnpy file .\nthen stop reading ."
-    assert split_sentences(summary, attached) == [
+    dots = NameDots(pairs)
+    assert split_sentences(summary, dots) == [
         ["override", "numpy", ".", "ndarray", "'s", "method", "to", "read", "a", ".", "npy", "file", "."],
         ["then", "stop", "reading", "."]]
-    assert not fragment(summary, attached=attached)
+    assert not fragment(summary, dots=dots)
     assert fragment(summary)                              # without the raw text: "override numpy ." is 2 words
-    # A padded sentence stays a fragment: "degrees" follows no dot in the raw text.
-    assert fragment("convert degrees to celsius .\ndegrees .", attached=attached_to_a_dot("Convert degrees. To C."))
+    # A padded sentence stays a fragment: no raw text joins "temperature" and "degrees" with a dot, even
+    # where "degrees" follows some other dot ("x.degrees").
+    padded = "convert degrees to a temperature .\ndegrees ."
+    assert fragment(padded, dots=NameDots(name_dots("Convert degrees. To C."), name_dots("x.degrees is the angle")))
+    # A name the train split knows ("torch.nn.Module") is no fragment in a summary whose source lacks it.
+    learnt = "return a torch .\nnn .\nmodule ."
+    assert fragment(learnt, dots=NameDots(name_dots("Return a tensor.")))
+    assert not fragment(learnt, dots=NameDots(name_dots("Return a tensor."), name_dots("see torch.nn.Module")))
 
 
 def test_read_quality_splits_with_the_raw_texts_dots() -> None:
@@ -173,3 +182,12 @@ def test_read_quality_splits_with_the_raw_texts_dots() -> None:
     # The reference's own raw text counts too (measuring the references as a system).
     assert read_quality(summaries, sources, summaries, raw_sources=["Calls it."],
                         raw_references=["Calls bytes.decode element-wise."])["fragment_rate"] == 0.0
+
+
+def test_read_quality_counts_the_train_splits_names_dots() -> None:
+    summaries = ["return a torch .\nnn .\nmodule ."]
+    sources, raws = ["return a tensor ."], ["Return a tensor."]
+    assert read_quality(summaries, sources, summaries, raw_sources=raws)["fragment_rate"] == 100.0
+    corpus = name_dots("Subclass torch.nn.Module.")
+    figures = read_quality(summaries, sources, summaries, raw_sources=raws, corpus_dots=corpus)
+    assert figures["fragment_rate"] == 0.0 and figures["sentences_mean"] == 1.0

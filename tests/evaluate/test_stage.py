@@ -216,8 +216,9 @@ def test_the_pipelines_75_byte_prefix_on_the_real_test_sets(shared_data: Path, t
         (Path(paths.raw) / f"{split}.parquet").unlink()
     preprocess(paths.raw, paths.processed, PreprocessConfig(workers=1), tmp_path / "preprocess.json")
     write_parquet(pd.DataFrame({"token": ["the"], "count": [1000]}), Path(paths.vocab) / "words.parquet")
-    # read quality's fluency model trains on the train split: the test split stands in for it here
+    # read quality's fluency model and names' dots come from the train split: the test split stands in for it
     write_parquet(read_parquet(Path(paths.processed) / "test.parquet"), Path(paths.processed) / "train.parquet")
+    write_parquet(read_parquet(Path(paths.raw) / "test.parquet"), Path(paths.raw) / "train.parquet")
     cfg = EvaluateConfig(bootstrap_samples=20, lead_sentences=1, prefix_bytes=[75],
                          protocol=ScoringProtocol(**protocol))
     prefix = run_evaluate(paths, cfg, {}, [1], [], []).summaries["prefix75"]

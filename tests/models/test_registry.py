@@ -183,8 +183,9 @@ def test_toy_family_and_method_run_through_every_stage(tmp_path: Path, toy_regis
     Path(paths.processed).mkdir()
     for split, n, seed in (("train", 24, 1), ("valid", 6, 2), ("test", 5, 3)):
         _documents(n, seed).to_parquet(Path(paths.processed) / f"{split}.parquet")
-    Path(paths.raw).mkdir()  # evaluate reads the raw test sources (read quality: names by their spelling)
+    Path(paths.raw).mkdir()  # evaluate reads the raw test and train texts (read quality: names, names' dots)
     _documents(5, 3).to_parquet(Path(paths.raw) / "test.parquet")
+    _documents(24, 1).to_parquet(Path(paths.raw) / "train.parquet")
     Vocabulary.from_counts({w: 100 - i for i, w in enumerate(WORDS)}, 14).save(Path(paths.vocab) / "vocab.parquet")
     counts = {w: 100 - i for i, w in enumerate(WORDS)}  # the vocab stage's training counts (rare-word recall)
     write_parquet(pd.DataFrame({"id": range(len(counts)), "token": list(counts), "count": list(counts.values())}),

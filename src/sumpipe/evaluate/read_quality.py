@@ -6,8 +6,8 @@ extractive systems break the line after each sentence). The units, defined once 
 - a word is a token holding a letter or digit (punctuation is not a word), as abstractiveness counts;
 - `split_sentences`: a sentence ends after a sentence-final token (".", "!", "?": `SENTENCE_END`) and at
   each line break, except after the dot of a name the tokenizer split ("numpy.ndarray" becomes "numpy .
-  ndarray"; "setup.py", "a .npy file": a dot followed directly by a word in the raw text,
-  `attached_to_a_dot`); a run of tokens without a word (". ." after a sentence) is no sentence of its
+  ndarray"; "setup.py", "a .npy file": a dot that a word follows directly in the raw text or in the
+  train split's, `NameDots`); a run of tokens without a word (". ." after a sentence) is no sentence of its
   own: it joins the sentence before it (or, at the start, the one after it). The rule is the same for
   every system and for the references.
 
@@ -34,7 +34,7 @@ import functools
 import math
 import re
 from collections import Counter
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -58,13 +58,37 @@ def is_word(token: str) -> bool:
     return any(c.isalnum() for c in token)
 
 
-def split_sentences(summary: str, attached: Collection[str] = frozenset()) -> list[list[str]]:
-    """A text-convention summary as its sentences of tokens (module docstring): "convert degrees .
-    degrees ." -> [["convert", "degrees", "."], ["degrees", "."]]; an empty summary has none.
+@dataclass(frozen=True)
+class NameDots:
+    """The dots of names that the tokenizer split ("torch.nn.Module" becomes "torch . nn . module"):
+    (word before, word after) pairs, lowercased, of every dot that a word follows directly in raw text
+    (`name_dots`; a dot with no word before it, "a .npy file", pairs "" with "npy"). `own`: the pairs of
+    one document's raw text; `corpus`: those of the train split's raw texts, for names a model learnt
+    there ("torch.nn.Module" in a summary of a text that does not name it). A sentence-ending dot is
+    followed by a space, so a pair never comes from one; and a pair, not a lone word, must match, so a
+    padded "temperature. Degrees." stays two sentences unless some raw text wrote "temperature.degrees".
+    """
 
-    `attached`: words that follow a dot without a space in the raw text (`attached_to_a_dot`), so a
-    "." before one of them is the dot of a name the tokenizer split ("numpy . ndarray", "a . npy
-    file"), not a sentence end, even where the decoder broke the line after it.
+    own: frozenset[tuple[str, str]] = frozenset()
+    corpus: frozenset[tuple[str, str]] = frozenset()
+
+    def joins(self, before: str, after: str) -> bool:
+        """Whether a "." between tokens `before` and `after` is a name's dot."""
+        return any(pair in self.own or pair in self.corpus for pair in ((before, after), ("", after)))
+
+
+_NAME_DOT = re.compile(r"([\w-]*)\.(?=(\w[\w-]*))")
+
+
+def name_dots(raw: str) -> frozenset[tuple[str, str]]:
+    """The `NameDots` pairs of raw text: "numpy.ndarray, a .npy file" -> {("numpy", "ndarray"), ("", "npy")}."""
+    return frozenset((m.group(1).lower(), m.group(2).lower()) for m in _NAME_DOT.finditer(raw))
+
+
+def split_sentences(summary: str, dots: NameDots = NameDots()) -> list[list[str]]:
+    """A text-convention summary as its sentences of tokens (module docstring): "convert degrees .
+    degrees ." -> [["convert", "degrees", "."], ["degrees", "."]]; an empty summary has none. A "."
+    that `dots` knows as a name's dot ends no sentence, even where the decoder broke the line after it.
     """
     stream = [(token, j == len(line) - 1)
               for line in (text.split() for text in (summary or "").split("\n")) for j, token in enumerate(line)]
@@ -72,7 +96,8 @@ def split_sentences(summary: str, attached: Collection[str] = frozenset()) -> li
     current: list[str] = []
     for k, (token, line_end) in enumerate(stream):
         current.append(token)
-        in_a_name = token == "." and k + 1 < len(stream) and stream[k + 1][0] in attached
+        in_a_name = (token == "." and 0 < k < len(stream) - 1
+                     and dots.joins(stream[k - 1][0], stream[k + 1][0]))
         if (token in SENTENCE_END or line_end) and not in_a_name:
             sentences.append(current)
             current = []
@@ -91,19 +116,9 @@ def split_sentences(summary: str, attached: Collection[str] = frozenset()) -> li
     return out
 
 
-_ATTACHED = re.compile(r"(?<=\.)\w[\w-]*")
-
-
-def attached_to_a_dot(raw: str) -> frozenset[str]:
-    """The lowercased words that follow a dot directly (no space) in raw text: "numpy.ndarray",
-    "open a .npy file", "self._refs" -> {"ndarray", "npy", "_refs"}. A sentence-ending dot is
-    followed by a space, so after preprocessing ("numpy . ndarray") these dots end no sentence."""
-    return frozenset(match.group().lower() for match in _ATTACHED.finditer(raw))
-
-
-def fragment(summary: str, max_words: int = FRAGMENT_WORDS, attached: Collection[str] = frozenset()) -> bool:
-    """Whether a sentence of `summary` has at most `max_words` words (`attached`: as `split_sentences`)."""
-    return any(sum(map(is_word, sentence)) <= max_words for sentence in split_sentences(summary, attached))
+def fragment(summary: str, max_words: int = FRAGMENT_WORDS, dots: NameDots = NameDots()) -> bool:
+    """Whether a sentence of `summary` has at most `max_words` words (`dots`: as `split_sentences`)."""
+    return any(sum(map(is_word, sentence)) <= max_words for sentence in split_sentences(summary, dots))
 
 
 def repeats_a_word(summary: str) -> bool:
@@ -178,22 +193,24 @@ class _Support:
 
 def read_quality(summaries: Sequence[str], sources: Sequence[str], references: Sequence[str],
                  lm: FluencyModel | None = None, raw_sources: Sequence[str] | None = None,
-                 raw_references: Sequence[str] | None = None) -> dict[str, float]:
+                 raw_references: Sequence[str] | None = None,
+                 corpus_dots: frozenset[tuple[str, str]] = frozenset()) -> dict[str, float]:
     """The figures of the module docstring (`KEYS`) for one system: summaries, their processed sources
     and references (one each, in the text convention), the fluency model, and the raw sources (their
-    casing says which words are names, and a dot followed directly by a word there is a name's dot,
-    not a sentence end: `split_sentences`; without them `unsupported_names` is 0.0). The raw
-    references, when given, add their own names' dots (to measure the references as a system)."""
+    casing says which words are names, and their names' dots are no sentence ends: `NameDots`; without
+    them `unsupported_names` is 0.0). The raw references, when given, add their own names' dots (to
+    measure the references as a system); `corpus_dots`: the train split's (`name_dots` of its raw texts)."""
     n = len(summaries)
     if not n == len(sources) == len(references) or any(
             raw is not None and len(raw) != n for raw in (raw_sources, raw_references)):
         raise ValueError("read_quality: summaries, sources, references and raw texts differ in number")
     count = max(n, 1)
     raws = [raw for raw in (raw_sources, raw_references) if raw is not None]
-    attached = [attached_to_a_dot("\n".join(texts)) for texts in zip(*raws)] if raws else [frozenset()] * n
-    split = [split_sentences(s, a) for s, a in zip(summaries, attached)]
+    own = [name_dots("\n".join(texts)) for texts in zip(*raws)] if raws else [frozenset()] * n
+    dots = [NameDots(pairs, corpus_dots) for pairs in own]
+    split = [split_sentences(s, d) for s, d in zip(summaries, dots)]
     fragments = sum(any(sum(map(is_word, s)) <= FRAGMENT_WORDS for s in sentences) for sentences in split)
-    more = sum(len(s) > len(split_sentences(r, a)) for s, r, a in zip(split, references, attached))
+    more = sum(len(s) > len(split_sentences(r, d)) for s, r, d in zip(split, references, dots))
     repeated = [repeated_trigrams(s) for s in summaries]
     support = _Support()
     if raw_sources is not None:

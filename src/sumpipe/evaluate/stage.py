@@ -66,7 +66,7 @@ from sumpipe.evaluate.abstractiveness import abstractiveness
 from sumpipe.evaluate.bootstrap import two_level_bootstrap
 from sumpipe.evaluate.pairs import Pair, baseline_pairs, ensemble_pairs, model_pairs
 from sumpipe.evaluate.rare_words import rare_word_recall
-from sumpipe.evaluate.read_quality import DISCOUNT, UNK_CUTOFF, FluencyModel, read_quality
+from sumpipe.evaluate.read_quality import DISCOUNT, UNK_CUTOFF, FluencyModel, name_dots, read_quality
 from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, MultiReference, cut_bytes, score_pairs
 from sumpipe.evaluate.summary import ScoringSetup, compare_seeds, figure_key, summarize, summarize_seeds
 from sumpipe.inputs import present_but_not_a_file
@@ -279,6 +279,12 @@ def raw_texts_of(paths: PathsConfig, split: str) -> dict[str, tuple[str, str]]:
     return {str(i): (text(s), text(r)) for i, s, r in zip(raw["id"], raw["source"], firsts)}
 
 
+def corpus_name_dots(paths: PathsConfig) -> frozenset[tuple[str, str]]:
+    """The names' dots of the train split's raw texts ("torch.nn.Module": `read_quality.NameDots`), so a
+    name a model learnt there is no fragment in a summary of a text that does not write it."""
+    return name_dots("\n".join(f"{source}\n{reference}" for source, reference in raw_texts_of(paths, "train").values()))
+
+
 def read_quality_of(paths: PathsConfig, cfg: EvaluateConfig, systems: dict[str, Runs], models: list[str],
                     split: str) -> dict[str, Any]:
     """What a reader gets (`sumpipe.evaluate.read_quality`), per system (models: per seed and the mean
@@ -292,12 +298,13 @@ def read_quality_of(paths: PathsConfig, cfg: EvaluateConfig, systems: dict[str, 
         raise SumpipeError(f"{paths.raw}/{split}.parquet: no raw source for {len(missing)} example(s) of "
                            f"{paths.processed}/{split}.parquet, e.g. {missing[0]!r} (run `sumpipe preprocess` again)")
     lm, rows = fluency_model(paths, cfg)
+    corpus = corpus_name_dots(paths)
 
     def figures(df: pd.DataFrame, with_raw_references: bool = False) -> dict:
         ids = list(df["id"])
         return read_quality(df["prediction"].tolist(), [sources[i] for i in ids],
                             [refs[0] for refs in df["references"]], lm, [raw[i][0] for i in ids],
-                            [raw[i][1] for i in ids] if with_raw_references else None)
+                            [raw[i][1] for i in ids] if with_raw_references else None, corpus)
 
     anchor = systems[f"lead{cfg.lead_sentences}"][ONE_RUN]  # every example of the split, its references
     return _no_nan({
@@ -403,9 +410,10 @@ def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, models: Mapping[str, M
     model_names = list(models)
     ensembles = dict(ensembles or {})
     processed, raw = Path(paths.processed), Path(paths.raw)
-    # the split, then read quality's inputs (the fluency model's train split, the cased raw sources), before any work
+    # the split, then read quality's inputs (the fluency model's train split, the cased raw sources and the
+    # train split's, whose names' dots end no sentence), before any work
     for path, contract in ((processed / f"{split}.parquet", PROCESSED), (processed / "train.parquet", PROCESSED),
-                           (raw / f"{split}.parquet", RAW)):
+                           (raw / f"{split}.parquet", RAW), (raw / "train.parquet", RAW)):
         open_parquet(path, contract)
     systems, skipped = collect_systems(paths, cfg, model_names, seeds, extractive, baselines, split, list(ensembles))
     systems = cut_systems(systems, cfg.protocol.max_bytes)

@@ -100,9 +100,11 @@ def run_decoding(sweep: DecodingSweep, repo: Path) -> dict[str, Any]:
     from sumpipe.config import load_params
     from sumpipe.decode.batches import summarize
     from sumpipe.errors import SumpipeError
+    from sumpipe.evaluate.read_quality import name_dots
     from sumpipe.evaluate.rouge import FastRouge, score_pairs
     from sumpipe.evaluate.stage import lead_sentences
     from sumpipe.io.atomic import read_parquet, write_json, write_text
+    from sumpipe.schemas import references_of
 
     params = load_params(repo / "params.yaml")
     configs = setting_configs(sweep, params.decode)
@@ -112,6 +114,9 @@ def run_decoding(sweep: DecodingSweep, repo: Path) -> dict[str, Any]:
     scorer = FastRouge(ROUGE_TYPES, params.evaluate.use_stemmer)
     processed = read_parquet(repo / params.paths.processed / f"{sweep.split}.parquet").set_index("id")
     raw = read_parquet(repo / params.paths.raw / f"{sweep.split}.parquet").set_index("id")
+    train = read_parquet(repo / params.paths.raw / "train.parquet")
+    corpus = name_dots("\n".join(f"{s}\n{refs[0] if len(refs) else ''}"
+                                 for s, refs in zip(train["source"], references_of(train))))
     results: dict[str, Any] = {"split": sweep.split, "seeds": {m: params.seeds_of(m) for m in sweep.models},
                                "ensembles": sweep.ensembles,
                                "settings": sweep.settings, "guards": dataclasses.asdict(sweep.guards),
@@ -128,11 +133,11 @@ def run_decoding(sweep: DecodingSweep, repo: Path) -> dict[str, Any]:
         for model, vocab, card in _decoders(params, repo, name):
             for setting, cfg in configs.items():
                 texts = [s.text for s in summarize(model, vocab, card, frame["source"].tolist(), cfg)]
-                for figure, value in figures_of(texts, sources, references, raw_sources, scorer).items():
+                for figure, value in figures_of(texts, sources, references, raw_sources, corpus, scorer).items():
                     per_setting[setting][figure].append(value)
         results["models"][name] = {"lead1_rouge1": round(lead_r1, 2),
                                    "settings": {s: _summary(figures) for s, figures in per_setting.items()}}
-    results["references"] = reference_anchor(processed, raw)
+    results["references"] = reference_anchor(processed, raw, corpus)
     results["chosen"] = choose(results, sweep.guards, sweep.choose_by)
     out = Path(sweep.out)
     write_json(results, out / RESULTS_JSON)
@@ -155,16 +160,17 @@ def _decoders(params: Any, repo: Path, name: str) -> Any:
 
 
 def figures_of(texts: list[str], sources: list[str], references: list[str], raw_sources: list[str],
-               scorer: Any) -> dict[str, float]:
+               corpus: frozenset[tuple[str, str]], scorer: Any) -> dict[str, float]:
     """One seed's summaries under one setting: ROUGE F1 x 100, length and distinct share, and the
-    read-quality figures (`READ_FIGURES`; the raw sources tell a name's dot from a sentence end)."""
+    read-quality figures (`READ_FIGURES`; the raw sources' and the train split's (`corpus`) names'
+    dots are no sentence ends)."""
     from sumpipe.evaluate.abstractiveness import abstractiveness
     from sumpipe.evaluate.read_quality import read_quality
     from sumpipe.evaluate.rouge import score_pairs
 
     scores = score_pairs(texts, references, scorer=scorer)
     shape = abstractiveness(texts, [""] * len(texts))
-    quality = read_quality(texts, sources, references, raw_sources=raw_sources)
+    quality = read_quality(texts, sources, references, raw_sources=raw_sources, corpus_dots=corpus)
     return ({t: 100 * float(scores[f"{t}_fmeasure"].mean()) for t in ROUGE_TYPES}
             | {f: float(shape[f]) for f in SHAPE_FIGURES} | {f: float(quality[f]) for f in READ_FIGURES})
 
@@ -179,7 +185,7 @@ def _summary(figures: dict[str, list[float]]) -> dict[str, dict[str, Any]]:
             for f, v in figures.items()}
 
 
-def reference_anchor(processed: Any, raw: Any) -> dict[str, float]:
+def reference_anchor(processed: Any, raw: Any, corpus: frozenset[tuple[str, str]]) -> dict[str, float]:
     """The split's references measured as summaries: the anchor of every guard, and their length in
     words (mean, 10th and 90th percentile). processed, raw: the split's frames, indexed by id."""
     import pandas as pd
@@ -189,7 +195,7 @@ def reference_anchor(processed: Any, raw: Any) -> dict[str, float]:
     references = processed["reference"].tolist()
     quality = read_quality(references, processed["source"].tolist(), references,
                            raw_sources=raw.loc[processed.index, "source"].tolist(),
-                           raw_references=raw.loc[processed.index, "reference"].tolist())
+                           raw_references=raw.loc[processed.index, "reference"].tolist(), corpus_dots=corpus)
     words = pd.Series([len([t for t in r.split() if any(c.isalnum() for c in t)]) for r in references])
     return {**{f: round(float(quality[f]), 2) for f in READ_FIGURES},
             "mean_words": round(float(words.mean()), 2), "p10": float(words.quantile(0.1)),
