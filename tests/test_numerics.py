@@ -13,8 +13,12 @@ from sumpipe.numerics import PORTABLE, pin_numerics
 
 @pytest.fixture
 def clean_env(monkeypatch):
+    """The kernel variables unset, and unset again after the test: `delenv` of an absent variable records
+    nothing to undo, so a `setenv` first makes monkeypatch remove what `pin_numerics` writes (left in
+    os.environ, `ATEN_CPU_CAPABILITY=default` reached later tests' training subprocesses)."""
     for name in PORTABLE:
-        monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
     return monkeypatch
 
 

@@ -71,7 +71,9 @@ CASES = {
                               "error: modle: unknown key"),
     "unknown nested key": (_with("train", "lr_rate", 0.1), "error: train.lr_rate: unknown key"),
     "missing sections (all but paths)": (yaml.safe_dump({"paths": _default()["paths"]}), ACCEPTED),
-    "missing models and runs sections": (_without("models", "runs"), ACCEPTED),
+    "missing models, runs and ensembles sections": (_without("models", "runs", "ensembles"), ACCEPTED),
+    "missing models and runs sections, ensembles left": (
+        _without("models", "runs"), "error: params.yaml: ensembles.M1-ens.model: no model 'M1' in models:"),
     "missing models section, runs left": (_without("models"),
                                           "error: params.yaml: runs.M1-1.model: no model 'M1' in models:"),
     "empty file": ("", ACCEPTED),
