@@ -228,7 +228,8 @@ def read_quality_section(summary: dict) -> list[str]:
     out = ["## What a reader gets (read quality)", "",
            "Per system on the evaluated split, the references' own figures first (the anchor); a model's figure is "
            "the mean over its seeds ± their standard deviation. Sentences end at \".\", \"!\", \"?\" and at line "
-           "breaks; a word is a token with a letter or digit.", "",
+           "breaks, except at the dot of a name the tokenizer split (\"torch . nn\": a dot that a word follows "
+           "directly in the raw input or the train split's raw texts); a word is a token with a letter or digit.", "",
            "- fragments: % of summaries holding a sentence of at most two words (\"Degrees.\");",
            "- sentences: sentences per summary; more sentences than ref.: % of summaries with more sentences than "
            "their reference;",
