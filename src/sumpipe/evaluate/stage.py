@@ -172,6 +172,14 @@ def collect_systems(paths: PathsConfig, cfg: EvaluateConfig, models: list[str], 
             raise SumpipeError(f"{path}: is {kind}, not a Parquet file of outputs ({rerun})")
         return None
 
+    def one_run(name: str, path: Path, column: str, rerun: str) -> None:
+        """System `name` from one file of outputs, or left out (said in `skipped`) when there is none."""
+        run = read(path, column, rerun)
+        if run is None:
+            skipped.append(name)
+        else:
+            systems[name] = {ONE_RUN: run}
+
     for name in models:  # the decode stage's `prediction`, one file per seed
         runs = {seed: read(Path(paths.predictions) / name / seed_folder(seed) / f"{split}.parquet", "prediction",
                            f"run `sumpipe decode --model {name} --train-seed {seed}` again")
@@ -180,29 +188,17 @@ def collect_systems(paths: PathsConfig, cfg: EvaluateConfig, models: list[str], 
         if any(run is not None for run in runs.values()):
             systems[name] = {seed: run for seed, run in runs.items() if run is not None}
     for name in ensembles:  # the decode-ensemble stage's `prediction`: one system
-        run = read(Path(paths.predictions) / name / f"{split}.parquet", "prediction",
-                   f"run `sumpipe decode --model {name}` again")
-        if run is None:
-            skipped.append(name)
-        else:
-            systems[name] = {ONE_RUN: run}
+        one_run(name, Path(paths.predictions) / name / f"{split}.parquet", "prediction",
+                f"run `sumpipe decode --model {name}` again")
     systems[f"lead{k}"] = {ONE_RUN: lead}
     for size in cfg.prefix_bytes:
         prefix = [source_prefix(s, size) for s in processed["source"]]
         systems[f"prefix{size}"] = {ONE_RUN: lead.assign(prediction=prefix)}
     for name in extractive:  # the extractive stage's `prediction`
-        run = read(Path(paths.predictions) / name / f"{split}.parquet", "prediction",
-                   f"run `sumpipe extractive --system {name}` again")
-        if run is None:
-            skipped.append(name)
-        else:
-            systems[name] = {ONE_RUN: run}
+        one_run(name, Path(paths.predictions) / name / f"{split}.parquet", "prediction",
+                f"run `sumpipe extractive --system {name}` again")
     for name in baselines:  # the extract stage's selected `source`
-        run = read(Path(paths.extracted) / name / f"{split}.parquet", "source", "run `sumpipe extract` again")
-        if run is None:
-            skipped.append(name)
-        else:
-            systems[name] = {ONE_RUN: run}
+        one_run(name, Path(paths.extracted) / name / f"{split}.parquet", "source", "run `sumpipe extract` again")
     return systems, skipped
 
 
