@@ -85,6 +85,13 @@ def test_a_phase_over_its_budget_is_stopped_and_the_run_goes_on(gpu_check, tmp_p
     assert phases["after"]["status"] == "skipped: needs slow"
 
 
+def test_a_skipped_phase_skips_the_phases_that_need_it(gpu_check, tmp_path: Path) -> None:
+    report = gpu_check.Report(tmp_path / "out.json", {}, total=60.0, skip=frozenset({"train"}))
+    assert report.phase("train", 5, lambda: 1) is None
+    assert report.phase("decode", 5, lambda: 1, needs=("train",)) is None
+    assert [p["status"] for p in report.data["phases"].values()] == ["skipped: --skip", "skipped: needs train"]
+
+
 def test_a_phase_gets_no_more_than_the_total_left(gpu_check, tmp_path: Path) -> None:
     report = gpu_check.Report(tmp_path / "out.json", {}, total=0.0)
     assert report.phase("late", 30, lambda: 1) is None
