@@ -113,6 +113,19 @@ def test_the_check_names_missing_data_in_one_line(gpu_check, tmp_path: Path, cap
     assert "train.parquet: 3 rows, expected 6289" in capsys.readouterr().err
 
 
+def test_without_a_gpu_the_real_run_stops_at_the_check(gpu_check, tmp_path: Path, monkeypatch, capsys) -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is here: the real run would start")
+    expected = gpu_check.smoke_data(tmp_path / "data")
+    monkeypatch.setattr(gpu_check, "DATA_FILES", expected)
+    assert gpu_check.main(["--data", str(tmp_path / "data"), "--out", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == "gpu_check: no CUDA device here: on CPU run --smoke or --dry-run\n"
+    data = json.loads((tmp_path / "out" / "gpu_check.json").read_text())
+    assert list(data["phases"]) == ["check"] and data["rows"] == [] and data["tokens_per_s"] is None
+
+
 def test_the_check_names_a_missing_package(gpu_check, monkeypatch) -> None:
     monkeypatch.setitem(gpu_check.CARRIED, "no-such-dist", "sumpipe_no_such_module")
     with pytest.raises(gpu_check.CheckFailed, match=r"missing packages: sumpipe_no_such_module \(ModuleNotFound"):
