@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.reliability.harness import check, run_inprocess
+from tests.reliability.harness import check, run_inprocess, run_subprocess, subprocess_env
 
 pytestmark = pytest.mark.faults
 
@@ -199,3 +199,40 @@ def test_a_training_phases_checkpoint_folder_is_checked_before_training(obstacle
     check(result, "error: checkpoints/PG/seed-1/coverage: cannot create the resume checkpoint folder",
           kept=not (tmp_path / "nowhere").exists())
     assert "epoch" not in result.err
+
+
+# --------------------------------------------------------------------------------------------
+# In a child process, as a user meets them: a real read-only mount, and a full disk injected by
+# tests/reliability/faultinject (the `sumpipe` console script, which it labels `train@M1`)
+# --------------------------------------------------------------------------------------------
+FAULTINJECT = Path(__file__).parent / "faultinject"
+
+
+def test_a_read_only_mount_is_one_line_before_training(pipeline: Path, tmp_path: Path) -> None:
+    """timings/ bind-mounted read-only in a mount namespace of its own (`unshare -rm`): EROFS for real."""
+    if shutil.which("unshare") is None or subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode:
+        pytest.skip("no user and mount namespaces here (unshare -rm)")
+    root = _copy(pipeline, tmp_path)
+    command = "mount --bind -o ro timings timings && exec sumpipe train --model M1 --no-resume"
+    result = run_subprocess(["unshare", "-rm", "sh", "-c", command], root, timeout=300)
+    check(result, "error: timings/train/M1: cannot write (Read-only file system); nothing was changed; the file "
+                  "system is read-only")
+    assert "epoch" not in result.err
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    (".seed-1.train.lock", "error: models/M1/.seed-1.train.lock: cannot write the lock on training this model "
+                           "(No space left on device); free some space, then run again"),
+    ("state.pt", "error: checkpoints/M1/seed-1/state.pt: cannot write (No space left on device)"),
+])
+def test_a_full_disk_in_a_child_process(name: str, expected: str, pipeline: Path, tmp_path: Path) -> None:
+    root = _copy(pipeline, tmp_path)
+    before = (root / "checkpoints/M1/seed-1/state.pt").read_bytes()
+    env = subprocess_env({"RELIABILITY_FAULT": f"train@M1:enospc:{name}"}, pythonpath=[FAULTINJECT])
+    result = run_subprocess(["sumpipe", *TRAIN], root, timeout=300, env=env)
+    check(result, expected)
+    if name == "state.pt":  # met at the first checkpoint: the previous one is removed by --no-resume, none half-written
+        assert not list((root / "checkpoints/M1/seed-1").glob(".*.tmp"))
+    else:
+        assert (root / "checkpoints/M1/seed-1/state.pt").read_bytes() == before
+        assert "epoch" not in result.err
