@@ -70,10 +70,18 @@ def test_a_lock_refuses_what_is_no_regular_file(name: str, kind: str, tmp_path: 
         assert (path / "kept.txt").read_text() == "mine"
 
 
-def test_a_lock_file_without_write_permission_is_still_a_lock(tmp_path: Path) -> None:
+def test_a_lock_file_without_write_permission_is_still_a_lock(tmp_path: Path, monkeypatch) -> None:
     path = tmp_path / ".M1.lock"
     path.write_text("")
     path.chmod(0o444)
+    real_open = os.open
+
+    def as_a_user(name, flags, *args, **kwargs):  # root may open it for writing; nobody else may
+        if os.fsdecode(name) == str(path) and flags & os.O_RDWR:
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), name)
+        return real_open(name, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", as_a_user)
     with held_lock(path, "held"):
         with pytest.raises(SumpipeError, match="^someone else$"), held_lock(path, "someone else"):
             pass
