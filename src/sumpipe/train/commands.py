@@ -51,11 +51,10 @@ def pretrain(
 
     p = load_params(params)
     pin_numerics(p.train.numerics)  # before torch loads (the next imports)
-    from sumpipe.io.atomic import require_writable_folder
-    from sumpipe.train.pretrain import pretrain_encoder, resolve_pretrain_inputs
+    from sumpipe.train.pretrain import check_pretrain_paths, pretrain_encoder, resolve_pretrain_inputs
 
     inputs = resolve_pretrain_inputs(p)
-    require_writable_folder(inputs.out_dir.parent)  # where the folder is built, before training time is spent
+    check_pretrain_paths(inputs)  # where the folder is built and what the run keeps, before training time is spent
     summary = pretrain_encoder(inputs, resume=resume)
     echo(f"pretrain: {summary['steps']} steps, best valid MLM loss {summary['best_valid_loss']:.4f} "
                f"at step {summary['best_step']} -> {inputs.out_dir}")
