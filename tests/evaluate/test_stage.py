@@ -337,7 +337,8 @@ def test_copy_rate_per_seed_against_each_vocabulary_with_the_references_anchor(t
     assert (m1["copy_rate"], m1["copy_rate_sd"], m1["n_seeds"]) == (55.61, 7.93, 2)
     assert (m1["vocab_size"], m1["own_vocabulary"], m1["references_copy_rate"]) == (10, True, 63.46)
     # M2 has no own vocabulary here (as BERT2S): measured against the shared 8, one seed
-    assert (m2["copy_rate"], m2["vocab_size"], m2["own_vocabulary"], m2["references_copy_rate"]) == (50.0, 8, False, 67.31)
+    assert (m2["copy_rate"], m2["vocab_size"], m2["own_vocabulary"]) == (50.0, 8, False)
+    assert m2["references_copy_rate"] == 67.31
     assert "copy_rate_sd" not in m2
     lead = copying["systems"]["lead3"]
     assert lead["vocab_size"] == 8 and lead["own_vocabulary"] is False and "seeds" not in lead

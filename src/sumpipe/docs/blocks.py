@@ -197,7 +197,9 @@ def rare_words_table(src: Sources) -> str:
     rates = copying.get("systems", {})
 
     def size(entry: dict[str, Any] | None) -> str:
-        return MISSING if not entry else f"{entry['vocab_size']:,}" + ("" if entry.get("own_vocabulary", True) else " *")
+        if not entry:
+            return MISSING
+        return f"{entry['vocab_size']:,}" + ("" if entry.get("own_vocabulary", True) else " *")
 
     rows = []
     if copying:

@@ -421,8 +421,8 @@ def copy_rates_of(paths: PathsConfig, systems: dict[str, Runs], models: list[str
         return {**figures, "vocab_size": min(size, len(itos)), "own_vocabulary": own,
                 "references_copy_rate": share(pooled, size)}
 
-    return _no_nan({"references": {"copy_rate": share(pooled, sizes.shared), "vocab_size": min(sizes.shared, len(itos))},
-                    "systems": {name: row(name, runs) for name, runs in systems.items()}})
+    anchor = {"copy_rate": share(pooled, sizes.shared), "vocab_size": min(sizes.shared, len(itos))}
+    return _no_nan({"references": anchor, "systems": {name: row(name, runs) for name, runs in systems.items()}})
 
 
 def decoding_rule_of(paths: PathsConfig, systems: dict[str, Runs], scores: dict[str, Runs], models: list[str],
@@ -521,8 +521,8 @@ def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, models: Mapping[str, M
     abstractive = abstractiveness_of(paths, systems, model_names, split)
     reading = read_quality_of(paths, cfg, systems, model_names, split)
     inputs = {name: spec.input for name, spec in models.items()}
-    rare, rare_tables = rare_words_of(paths, cfg, systems, model_names,
-                                      inputs | {name: inputs[model] for name, model in ensembles.items() if model in inputs}, split)
+    inputs |= {name: inputs[model] for name, model in ensembles.items() if model in inputs}  # its model's input
+    rare, rare_tables = rare_words_of(paths, cfg, systems, model_names, inputs, split)
     rare_word_differences(comparisons, rare_tables, cfg)
     copying = None
     if vocab_sizes is not None:
