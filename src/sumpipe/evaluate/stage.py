@@ -59,7 +59,7 @@ Outputs:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,7 +80,7 @@ from sumpipe.evaluate.summary import ScoringSetup, compare_seeds, figure_key, su
 from sumpipe.inputs import present_but_not_a_file
 from sumpipe.io.atomic import open_parquet, read_parquet, write_json, write_parquet
 from sumpipe.names import Seeds, seed_folder, seeds_for, without_rule_file
-from sumpipe.schemas import PROCESSED, RAW, TEXT, Contract, references_of
+from sumpipe.schemas import EXTRACTED, PROCESSED, RAW, TEXT, Contract, references_of
 from sumpipe.vocab.ngrams import WORDS_FILE
 from sumpipe.vocab.vocabulary import VOCAB_FILE, Vocabulary
 
@@ -374,11 +374,12 @@ def rare_words_of(paths: PathsConfig, cfg: EvaluateConfig, systems: dict[str, Ru
     return out, tables
 
 
-def _input_recall(paths: PathsConfig, selection: str, split: str, run: pd.DataFrame, recall) -> float:
+def _input_recall(paths: PathsConfig, selection: str, split: str, run: pd.DataFrame,
+                  recall: Callable[[list[str], pd.Series], np.ndarray]) -> float:
     """Mean rare-word recall x 100 of the `selection` a model reads, on the documents of `run` that have a
     rare reference word: the ceiling of a model that copies from that input alone."""
     path = Path(paths.extracted) / selection / f"{split}.parquet"
-    extracted = read_parquet(path, contract=Contract("a selection", {"id": TEXT, "source": TEXT}))
+    extracted = read_parquet(path, contract=EXTRACTED)
     texts = dict(zip(extracted["id"], extracted["source"].fillna("")))
     missing = [i for i in run["id"] if i not in texts]
     if missing:
