@@ -3,16 +3,19 @@
 import math
 
 from sumpipe.config import params_from_dict
-from sumpipe.evaluate.copy_rate import OutputVocabularies, out_of_vocabulary_share, output_vocabularies
+from sumpipe.evaluate.copy_rate import OutputVocabularies, copy_figures, output_vocabularies
 
 
-def test_the_share_is_pooled_over_every_token_of_every_text() -> None:
+def test_the_shares_are_pooled_over_every_token_of_every_text() -> None:
     vocabulary = frozenset({"the", ".", "of"})
-    # 5 tokens, 2 outside ("walrus", "zebra"), then 3 tokens, 1 outside ("index"): 3 of 8, pooled
+    # 5 tokens, 2 outside ("walrus", "zebra"), then 3 tokens, 1 outside ("index"): 3 of 8, pooled; of those
+    # three, "walrus" and "index" are in their own text's source ("zebra" is not: written, not copied)
     texts = ["the walrus of the zebra", "the index\n."]
-    assert out_of_vocabulary_share(texts, vocabulary) == 37.5
-    assert out_of_vocabulary_share(["the ."], vocabulary) == 0.0
-    assert math.isnan(out_of_vocabulary_share(["", "  "], vocabulary))  # no token: no figure
+    sources = ["a walrus swam .", "the index of zebra"]
+    assert copy_figures(texts, sources, vocabulary) == {"copy_rate": 37.5, "in_source": 200 / 3}
+    assert copy_figures(["the ."], ["x"], vocabulary)["copy_rate"] == 0.0
+    assert math.isnan(copy_figures(["the ."], ["x"], vocabulary)["in_source"])  # nothing outside: no share
+    assert math.isnan(copy_figures(["", "  "], ["x", "y"], vocabulary)["copy_rate"])  # no token: no figure
 
 
 def test_each_model_its_own_vocabulary_the_rest_the_transformers() -> None:

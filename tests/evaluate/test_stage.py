@@ -330,10 +330,12 @@ def test_copy_rate_per_seed_against_each_vocabulary_with_the_references_anchor(t
     copying = json.loads((Path(paths.metrics) / "copy_rate.json").read_text())
     # The references: 52 tokens; outside {the . on and}: 6+7+5+6+6+5 = 35 (67.31 %); outside the 10 words:
     # 6+6+5+6+5+5 = 33 (63.46 %: "fell" and "found" are M1's).
-    assert copying["references"] == {"copy_rate": 67.31, "vocab_size": 8}
+    # Of those 35, the sources hold 32 ("as" of ex1, "by" and "a" of ex4 are not in theirs): 91.43 %.
+    assert copying["references"] == {"copy_rate": 67.31, "in_source": 91.43, "vocab_size": 8}
     m1, m2 = copying["systems"]["M1"], copying["systems"]["M2"]
     # M1 seed 1: 49 tokens, 6+5+5+5+4+5 = 30 outside its 10 words; seed 2 (m2: "cat ." ...): 6 of 12
-    assert m1["seeds"] == {"1": {"copy_rate": 61.22}, "2": {"copy_rate": 50.0}}
+    # of seed 1's 30, all but "by" (ex4) are in their source; of seed 2's 6 ("cat", "banks", ...), all
+    assert m1["seeds"] == {"1": {"copy_rate": 61.22, "in_source": 96.67}, "2": {"copy_rate": 50.0, "in_source": 100.0}}
     assert (m1["copy_rate"], m1["copy_rate_sd"], m1["n_seeds"]) == (55.61, 7.93, 2)
     assert (m1["vocab_size"], m1["own_vocabulary"], m1["references_copy_rate"]) == (10, True, 63.46)
     # M2 has no own vocabulary here (as BERT2S): measured against the shared 8, one seed

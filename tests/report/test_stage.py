@@ -214,9 +214,11 @@ def test_the_rare_words_section_has_the_ceiling_the_copy_rate_and_m2_minus_m1() 
                    "input": "first40", "ceiling": 30.35},
             "M2": {"recall": 2.87, "recall_low": 1.24, "recall_high": 5.25, "n": 201},
             "first40": {"recall": 30.35, "recall_low": 24.38, "recall_high": 36.28, "n": 201}}
-    copying = {"references": {"copy_rate": 13.8, "vocab_size": 2000},
-               "systems": {"M1": {"copy_rate": 1.61, "copy_rate_sd": 0.3, "vocab_size": 2000, "own_vocabulary": True},
-                           "first40": {"copy_rate": 20.1, "vocab_size": 2000, "own_vocabulary": False}}}
+    copying = {"references": {"copy_rate": 13.8, "in_source": 26.0, "vocab_size": 2000},
+               "systems": {"M1": {"copy_rate": 1.61, "copy_rate_sd": 0.3, "in_source": 100.0, "in_source_sd": 0.0,
+                                  "vocab_size": 2000, "own_vocabulary": True},
+                           "first40": {"copy_rate": 20.1, "in_source": 100.0, "vocab_size": 2000,
+                                       "own_vocabulary": False}}}
     test = {"delta": -0.14, "low": -2.5, "high": 2.1, "p_value": 0.91}
     comparisons = [{"a": "M2", "b": "M1", "what": "rarity-scaled attention", "seeds_a": 3, "seeds_b": 3,
                     "rare_word_recall": test},
@@ -226,13 +228,14 @@ def test_the_rare_words_section_has_the_ceiling_the_copy_rate_and_m2_minus_m1() 
                "seeds": {"M1": [1, 2, 3], "M2": [1, 2, 3]}, "rare_words": rare, "copy_rate": copying,
                "comparisons": comparisons}
     lines = rare_words_section(summary)
-    table = lines[lines.index("| system | rare-word recall | ceiling (input) | copy rate % | V | n |"):]
-    assert table[2:6] == ["| *references* | – | – | 13.80 | 2,000 | – |",
-                          "| M1 | 3.01 ± 0.67 [1.35, 5.28] | 30.35 (first40) | 1.61 ± 0.30 | 2,000 | 201 |",
-                          "| M2 | 2.87 [1.24, 5.25] | – | – | – | 201 |",
-                          "| first40 | 30.35 [24.38, 36.28] | – | 20.10 | 2,000 * | 201 |"]
+    table = lines[lines.index("| system | rare-word recall | ceiling (input) | copy rate % | in source % | V | n |"):]
+    assert table[2:6] == ["| *references* | – | – | 13.80 | 26.00 | 2,000 | – |",
+                          "| M1 | 3.01 ± 0.67 [1.35, 5.28] | 30.35 (first40) | 1.61 ± 0.30 | 100.00 ± 0.00 | 2,000 "
+                          "| 201 |",
+                          "| M2 | 2.87 [1.24, 5.25] | – | – | – | – | 201 |",
+                          "| first40 | 30.35 [24.38, 36.28] | – | 20.10 | 100.00 | 2,000 * | 201 |"]
     differences = [line for line in lines if line.startswith("| M")][2:]  # after the rows of M1 and M2
     assert differences == ["| M2 | M1 | rarity-scaled attention | -0.14 [-2.50, +2.10] (0.910) | 3/3 |"]
     # an evaluate run from before issue 43 (no copy rates, no ceilings, no differences): the recall alone
     old = rare_words_section({**summary, "copy_rate": None, "comparisons": []})
-    assert "| M2 | 2.87 [1.24, 5.25] | – | – | – | 201 |" in old and not any("references" in x for x in old[4:])
+    assert "| M2 | 2.87 [1.24, 5.25] | – | – | – | – | 201 |" in old and not any("references" in x for x in old[4:])

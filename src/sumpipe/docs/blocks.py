@@ -189,7 +189,8 @@ def rare_words_table(src: Sources) -> str:
     """README: does a model write the rare words (issue 43)? Per system rare-word recall, its ceiling (the
     recall of the model's own input), the copy rate (% of summary tokens outside the output vocabulary of V
     words; a system without a word vocabulary of its own is measured against the transformer's, marked *),
-    the references' copy rate first as the anchor; then the seed-aware differences in rare-word recall
+    the share of those tokens the source holds (copied, not written), the references' figures first as the
+    anchor; then the seed-aware differences in rare-word recall
     between two trained systems (M2 - M1)."""
     rare = src.metrics("rare_words")
     path = src.root / src.params.paths.metrics / "copy_rate.json"
@@ -204,15 +205,17 @@ def rare_words_table(src: Sources) -> str:
     rows = []
     if copying:
         rows.append(["*references*", MISSING, MISSING, MISSING, with_sd(copying["references"], "copy_rate"),
-                     size(copying["references"])])
+                     with_sd(copying["references"], "in_source", 1), size(copying["references"])])
     for name, _ in systems(src.params):
         entry = rare.get(name)
         if entry is None:
             continue
         ceiling = f"{entry['ceiling']:.2f} ({entry['input']})" if "ceiling" in entry else MISSING
         rows.append([label(name, src.params), str(entry.get("n_seeds", 1)), with_interval(entry, "recall"), ceiling,
-                     with_sd(rates.get(name), "copy_rate"), size(rates.get(name))])
-    text = table(["system", "seeds", "rare-word recall", "ceiling (input)", "copy rate %", "V"], rows, right=2)
+                     with_sd(rates.get(name), "copy_rate"), with_sd(rates.get(name), "in_source", 1),
+                     size(rates.get(name))])
+    text = table(["system", "seeds", "rare-word recall", "ceiling (input)", "copy rate %", "in source %", "V"], rows,
+                 right=3)
     if not copying:
         text += ("\n\n*Copy rates: not in this checkout's metrics yet: `dvc repro evaluate` writes "
                  "`metrics/copy_rate.json`, then `sumpipe docs` fills them in.*")

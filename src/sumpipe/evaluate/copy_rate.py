@@ -15,6 +15,10 @@ whitespace-separated ones, punctuation included, as the models write them):
   how much of what they copy lies outside that vocabulary) and BERT2S, which writes sentencepiece pieces and
   so can spell any word: its rate counts the *words* it writes that a V-word generator could only have
   copied.
+- `in_source`: of those tokens, the share that the document's source (the whole preprocessed text)
+  contains: copies. For a pointer model nearly all are (it has no other way to write them); BERT2S also
+  spells words that are in neither its vocabulary nor its input (in the default run, of its 260 test
+  tokens outside the 2,000 words, 150 were never seen in training), which this tells apart from copying.
 - Anchor: the references' own share against the same V (several references: all of their tokens), i.e.
   how much copying the references ask for: a model whose rate is far below its references' does not write
   the words they keep (issue 43 counted 12.7 % for the train references against M1's 2,000 words).
@@ -22,7 +26,7 @@ whitespace-separated ones, punctuation included, as the models write them):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -30,14 +34,20 @@ if TYPE_CHECKING:
     from sumpipe.config import Params
 
 
-def out_of_vocabulary_share(texts: Iterable[str], vocabulary: frozenset[str]) -> float:
-    """100 x the share of the tokens of `texts` (pooled) that are not in `vocabulary`; NaN without tokens."""
-    outside = total = 0
-    for text in texts:
+def copy_figures(texts: Sequence[str], sources: Sequence[str], vocabulary: frozenset[str]) -> dict[str, float]:
+    """`copy_rate`: 100 x the share of the tokens of `texts` (pooled) that are not in `vocabulary`;
+    `in_source`: 100 x the share of those that their own text's source contains (module docstring). NaN
+    where there is nothing to count."""
+    outside = total = found = 0
+    for text, source in zip(texts, sources, strict=True):
         tokens = text.split()
         total += len(tokens)
-        outside += sum(token not in vocabulary for token in tokens)
-    return 100.0 * outside / total if total else float("nan")
+        rare = [token for token in tokens if token not in vocabulary]
+        if rare:
+            outside += len(rare)
+            found += sum(token in set(source.split()) for token in rare)
+    return {"copy_rate": 100.0 * outside / total if total else float("nan"),
+            "in_source": 100.0 * found / outside if outside else float("nan")}
 
 
 @dataclass(frozen=True)

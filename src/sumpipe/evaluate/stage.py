@@ -59,7 +59,7 @@ Outputs:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,7 +71,7 @@ from sumpipe.config import EvaluateConfig, ModelSpec, PathsConfig, ScoringProtoc
 from sumpipe.errors import SumpipeError
 from sumpipe.evaluate.abstractiveness import abstractiveness
 from sumpipe.evaluate.bootstrap import two_level_bootstrap
-from sumpipe.evaluate.copy_rate import OutputVocabularies, out_of_vocabulary_share
+from sumpipe.evaluate.copy_rate import OutputVocabularies, copy_figures
 from sumpipe.evaluate.pairs import Pair, baseline_pairs, ensemble_pairs, model_pairs
 from sumpipe.evaluate.rare_words import rare_word_recall
 from sumpipe.evaluate.read_quality import DISCOUNT, UNK_CUTOFF, FluencyModel, name_dots, read_quality
@@ -404,25 +404,33 @@ def rare_word_differences(comparisons: list[dict], tables: RareTables, cfg: Eval
 
 
 def copy_rates_of(paths: PathsConfig, systems: dict[str, Runs], models: list[str], ensembles: Mapping[str, str],
-                  sizes: OutputVocabularies, references: list[list[str]]) -> dict[str, Any]:
-    """The copy rate of every system (`sumpipe.evaluate.copy_rate`; models: per seed, the mean and sd over
-    seeds) and of the `references` (each example's), the anchor, against the same output vocabulary:
-    `{"references": {"copy_rate", "vocab_size"}, "systems": {"<system>": {"copy_rate", ..., "vocab_size",
-    "own_vocabulary", "references_copy_rate"}}}`; a system without tokens has a null rate."""
+                  sizes: OutputVocabularies, anchor_run: pd.DataFrame, split: str) -> dict[str, Any]:
+    """The copy rate of every system and the share of those tokens its source holds
+    (`sumpipe.evaluate.copy_rate`; models: per seed, the mean and sd over seeds), and the same of the
+    references of `anchor_run` (every example of the split, each of its references), the anchor, against
+    the same output vocabulary: `{"references": {"copy_rate", "in_source", "vocab_size"}, "systems":
+    {"<system>": {"copy_rate", "in_source", ..., "vocab_size", "own_vocabulary", "references_copy_rate"}}}`;
+    a figure with nothing to count is null."""
     itos = Vocabulary.load(Path(paths.vocab) / VOCAB_FILE).itos
-    pooled = [reference for refs in references for reference in refs]
+    processed = read_parquet(Path(paths.processed) / f"{split}.parquet", contract=PROCESSED)
+    sources = dict(zip(processed["id"], processed["source"].fillna("")))
+    ids = [i for i, refs in zip(anchor_run["id"], anchor_run["references"]) for _ in refs]  # one per reference
+    references = [reference for refs in anchor_run["references"] for reference in refs]
+    their_sources = [sources[i] for i in ids]
 
-    def share(texts: Iterable[str], size: int) -> float:
-        return round(out_of_vocabulary_share(texts, frozenset(itos[:size])), 2)
+    def figures(texts: Sequence[str], texts_sources: Sequence[str], size: int) -> dict[str, float]:
+        return {key: round(value, 2)
+                for key, value in copy_figures(texts, texts_sources, frozenset(itos[:size])).items()}
 
     def row(name: str, runs: Runs) -> dict[str, Any]:
         model = ensembles.get(name, name if name in models else None)  # an ensemble: its model's vocabulary
         size, own = sizes.size_of(model)
-        figures = per_seed(runs, lambda df: {"copy_rate": share(df["prediction"], size)}, name in models)
-        return {**figures, "vocab_size": min(size, len(itos)), "own_vocabulary": own,
-                "references_copy_rate": share(pooled, size)}
+        each = per_seed(runs, lambda df: figures(list(df["prediction"]), [sources[i] for i in df["id"]], size),
+                        name in models)
+        return {**each, "vocab_size": min(size, len(itos)), "own_vocabulary": own,
+                "references_copy_rate": figures(references, their_sources, size)["copy_rate"]}
 
-    anchor = {"copy_rate": share(pooled, sizes.shared), "vocab_size": min(sizes.shared, len(itos))}
+    anchor = {**figures(references, their_sources, sizes.shared), "vocab_size": min(sizes.shared, len(itos))}
     return _no_nan({"references": anchor, "systems": {name: row(name, runs) for name, runs in systems.items()}})
 
 
@@ -527,8 +535,8 @@ def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, models: Mapping[str, M
     rare_word_differences(comparisons, rare_tables, cfg)
     copying = None
     if vocab_sizes is not None:
-        references = list(systems[lead][ONE_RUN]["references"])  # every example of the split
-        copying = copy_rates_of(paths, systems, model_names, ensembles, vocab_sizes, references)
+        anchor = systems[lead][ONE_RUN]  # every example of the split, with its references
+        copying = copy_rates_of(paths, systems, model_names, ensembles, vocab_sizes, anchor, split)
     rule = decoding_rule_of(paths, systems, scores, model_names, split, setup)
     lengths = np.array([len(refs[0].split()) for refs in systems[lead][ONE_RUN]["references"]])
     band = {"p10": float(np.percentile(lengths, 10)), "p90": float(np.percentile(lengths, 90)),

@@ -305,11 +305,14 @@ def rare_words_section(summary: dict) -> list[str]:
            "tokens outside the output vocabulary (the first V words of the vocabulary, V as the model card "
            "says; for a system without a word vocabulary of its own, the extractive systems, the baselines and "
            "the sentencepiece model, the transformer's), words a generator can only copy; the references' own "
-           "share first, the copying they ask for.", "",
-           "| system | rare-word recall | ceiling (input) | copy rate % | V | n |", "|---|---|---|---:|---:|---:|"]
+           "share first, the copying they ask for. **in source**: % of those tokens that the document's source "
+           "holds (the rest are written, not copied).", "",
+           "| system | rare-word recall | ceiling (input) | copy rate % | in source % | V | n |",
+           "|---|---|---|---:|---:|---:|---:|"]
     if copying:
         anchor = copying["references"]
-        out.append(f"| *references* | – | – | {_number(anchor.get('copy_rate'))} | {anchor['vocab_size']:,} | – |")
+        out.append(f"| *references* | – | – | {_number(anchor.get('copy_rate'))} | {_number(anchor.get('in_source'))} "
+                   f"| {anchor['vocab_size']:,} | – |")
     for name in ordered_systems(summary):
         v = table.get(name)
         if v is None:
@@ -317,10 +320,12 @@ def rare_words_section(summary: dict) -> list[str]:
         sd = f" ± {v['recall_sd']:.2f}" if "recall_sd" in v else ""
         ceiling = f"{v['ceiling']:.2f} ({v['input']})" if "ceiling" in v else "–"
         rate = rates.get(name, {})
-        copy = _number(rate.get("copy_rate")) + (f" ± {rate['copy_rate_sd']:.2f}" if "copy_rate_sd" in rate else "")
+        copy, source = (_number(rate.get(key)) + (f" ± {rate[key + '_sd']:.2f}" if f"{key}_sd" in rate else "")
+                        for key in ("copy_rate", "in_source"))
         size = f"{rate['vocab_size']:,}{'' if rate.get('own_vocabulary') else ' *'}" if rate else "–"
-        out.append(f"| {name}{' ‡' if name in readers else ''} | {v['recall']:.2f}{sd} "
-                   f"[{v['recall_low']:.2f}, {v['recall_high']:.2f}] | {ceiling} | {copy} | {size} | {v['n']} |")
+        recall = f"{v['recall']:.2f}{sd} [{v['recall_low']:.2f}, {v['recall_high']:.2f}]"
+        out.append(f"| {name}{' ‡' if name in readers else ''} | {recall} | {ceiling} | {copy} | {source} | {size} "
+                   f"| {v['n']} |")
     if rates:
         out += ["", "\\* the transformer's output vocabulary (not a word vocabulary of the system's own)."]
     return out + [""] + _rare_word_differences(summary)
