@@ -35,7 +35,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sumpipe.decode.readable import spellings
@@ -47,6 +47,11 @@ if TYPE_CHECKING:
 FRAGMENT_WORDS = 2
 KEYS = ("fragment_rate", "sentences_mean", "more_sentences_than_reference", "adjacent_repeat",
         "repeated_trigrams", "unsupported_words", "unsupported_numbers", "unsupported_names", "fluency")
+# the figures with a better direction (the meta-evaluation reads these; `sentences_mean` has none), and those
+# for which lower is better
+ORIENTED = ("fragment_rate", "more_sentences_than_reference", "adjacent_repeat", "repeated_trigrams",
+            "unsupported_words", "unsupported_numbers", "unsupported_names")
+LOWER_IS_BETTER = frozenset(ORIENTED)
 ORDER = 3           # the language model's n-gram order
 DISCOUNT = 0.75     # Kneser-Ney's absolute discount (Chen & Goodman's usual D; nltk's default is 0.1)
 UNK_CUTOFF = 2      # training words seen fewer times become <UNK>
@@ -147,10 +152,6 @@ def is_number(token: str) -> bool:
     return any(c.isdigit() for c in token) and not any(c.isalpha() for c in token)
 
 
-def _percent(part: float, whole: float) -> float:
-    return round(100 * part / whole, 2) if whole else 0.0
-
-
 @dataclass(frozen=True)
 class Casing:
     """Which lowercase words a raw text spells (`spelled`: outside sentence starts) and which of those it
@@ -167,28 +168,48 @@ def casing(raw: str) -> Casing:
     return Casing(frozenset(spelled), frozenset(w for w, s in spelled.items() if any(c.isupper() for c in s)))
 
 
-@dataclass
-class _Support:
-    """Pooled counts of content words, numbers and names, and how many the sources lack."""
+def summary_counts(summary: str, source: str, reference: str, dots: NameDots = NameDots(),
+                   own: Casing = Casing(frozenset(), frozenset()),
+                   everywhere: Casing = Casing(frozenset(), frozenset())) -> Counter[str]:
+    """What one summary contributes to its system's figures (`figures` turns counts into them): whether
+    it holds a fragment, its sentences and its reference's, whether it repeats a word back to back, its
+    3-grams and the repeated ones, and its content words, numbers and names with the unsupported ones
+    (`own`: the casing of its raw source, `everywhere`: of the split's; an empty `Casing`: no names)."""
+    sentences = split_sentences(summary, dots)
+    repeated, grams = repeated_trigrams(summary)
+    counts: Counter[str] = Counter(
+        fragment=any(sum(map(is_word, s)) <= FRAGMENT_WORDS for s in sentences), sentences=len(sentences),
+        more_sentences=len(sentences) > len(split_sentences(reference, dots)),
+        adjacent_repeat=repeats_a_word(summary), trigrams=grams, trigrams_repeated=repeated)
+    have, stop = set(source.split()), stop_words()
+    for token in (summary or "").split():
+        if not is_word(token) or token in stop:
+            continue
+        kinds = ["word"]
+        if is_number(token):
+            kinds.append("number")
+        elif token in own.names or (token not in own.spelled and token in everywhere.names):
+            kinds.append("name")
+        for kind in kinds:
+            counts[kind] += 1
+            counts[f"{kind}_unsupported"] += token not in have
+    return counts
 
-    counts: Counter[str] = field(default_factory=Counter)
 
-    def add(self, summary: str, source: str, own: Casing, everywhere: Casing) -> None:
-        have, stop = set(source.split()), stop_words()
-        for token in summary.split():
-            if not is_word(token) or token in stop:
-                continue
-            kinds = ["word"]
-            if is_number(token):
-                kinds.append("number")
-            elif token in own.names or (token not in own.spelled and token in everywhere.names):
-                kinds.append("name")
-            for kind in kinds:
-                self.counts[kind] += 1
-                self.counts[f"{kind}_unsupported"] += token not in have
+def figures(counts: Counter[str], n: int) -> dict[str, float]:
+    """The figures of the module docstring but fluency (`KEYS[:-1]`), unrounded, from the `summary_counts`
+    of `n` summaries added up (n = 1: one summary's own figures, as the meta-evaluation reads them)."""
+    def share(part: str, whole: str) -> float:
+        return 100 * counts[part] / counts[whole] if counts[whole] else 0.0
 
-    def share(self, kind: str) -> float:
-        return _percent(self.counts[f"{kind}_unsupported"], self.counts[kind])
+    per = max(n, 1)
+    return {"fragment_rate": 100 * counts["fragment"] / per, "sentences_mean": counts["sentences"] / per,
+            "more_sentences_than_reference": 100 * counts["more_sentences"] / per,
+            "adjacent_repeat": 100 * counts["adjacent_repeat"] / per,
+            "repeated_trigrams": share("trigrams_repeated", "trigrams"),
+            "unsupported_words": share("word_unsupported", "word"),
+            "unsupported_numbers": share("number_unsupported", "number"),
+            "unsupported_names": share("name_unsupported", "name")}
 
 
 def read_quality(summaries: Sequence[str], sources: Sequence[str], references: Sequence[str],
@@ -204,34 +225,16 @@ def read_quality(summaries: Sequence[str], sources: Sequence[str], references: S
     if not n == len(sources) == len(references) or any(
             raw is not None and len(raw) != n for raw in (raw_sources, raw_references)):
         raise ValueError("read_quality: summaries, sources, references and raw texts differ in number")
-    count = max(n, 1)
     raws = [raw for raw in (raw_sources, raw_references) if raw is not None]
     own = [name_dots("\n".join(texts)) for texts in zip(*raws)] if raws else [frozenset()] * n
-    dots = [NameDots(pairs, corpus_dots) for pairs in own]
-    split = [split_sentences(s, d) for s, d in zip(summaries, dots)]
-    fragments = sum(any(sum(map(is_word, s)) <= FRAGMENT_WORDS for s in sentences) for sentences in split)
-    more = sum(len(s) > len(split_sentences(r, d)) for s, r, d in zip(split, references, dots))
-    repeated = [repeated_trigrams(s) for s in summaries]
-    support = _Support()
-    if raw_sources is not None:
-        everywhere = casing("\n".join(raw_sources))
-        for summary, source, raw in zip(summaries, sources, raw_sources):
-            support.add(summary, source, casing(raw), everywhere)
-    else:
-        nothing = Casing(frozenset(), frozenset())
-        for summary, source in zip(summaries, sources):
-            support.add(summary, source, nothing, nothing)
-    return {
-        "fragment_rate": _percent(fragments, count),
-        "sentences_mean": round(sum(map(len, split)) / count, 2),
-        "more_sentences_than_reference": _percent(more, count),
-        "adjacent_repeat": _percent(sum(map(repeats_a_word, summaries)), count),
-        "repeated_trigrams": _percent(sum(r for r, _ in repeated), sum(n for _, n in repeated)),
-        "unsupported_words": support.share("word"),
-        "unsupported_numbers": support.share("number"),
-        "unsupported_names": support.share("name"),
-        "fluency": round(lm.score(summaries), 3) if lm is not None else math.nan,
-    }
+    nothing = Casing(frozenset(), frozenset())
+    everywhere = casing("\n".join(raw_sources)) if raw_sources is not None else nothing
+    casings = [casing(raw) for raw in raw_sources] if raw_sources is not None else [nothing] * n
+    total: Counter[str] = Counter()
+    for summary, source, reference, pairs, own_casing in zip(summaries, sources, references, own, casings):
+        total.update(summary_counts(summary, source, reference, NameDots(pairs, corpus_dots), own_casing, everywhere))
+    out = {key: round(value, 2) for key, value in figures(total, n).items()}
+    return out | {"fluency": round(lm.score(summaries), 3) if lm is not None else math.nan}
 
 
 @dataclass(frozen=True)
