@@ -38,7 +38,7 @@ RESULTS_MD = "decoding.md"
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
 SHAPE_FIGURES = ("mean_words", "distinct")                 # sumpipe.evaluate.abstractiveness
 READ_FIGURES = ("fragment_rate", "sentences_mean", "more_sentences_than_reference", "adjacent_repeat",
-                "unsupported_words")                       # sumpipe.evaluate.read_quality
+                "repeated_words", "unsupported_words")     # sumpipe.evaluate.read_quality
 FIGURES = ROUGE_TYPES + SHAPE_FIGURES + READ_FIGURES
 
 
@@ -234,8 +234,9 @@ def render(results: dict[str, Any]) -> str:
                  "settings that pass. Settings (over params.yaml's `decode:`): "
              + "; ".join(f"`{name}` {keys or 'as is'}" for name, keys in results["settings"].items()) + ".", "",
              "| model | setting | R-1 | R-2 | R-L | words | fragments % | sentences | more sentences than "
-             "the reference % | word twice % | unsupported % | distinct % | guards | one lead sentence R-1 |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
+             "the reference % | word twice % | repeated words % | unsupported % | distinct % | guards "
+             "| one lead sentence R-1 |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
 
     def cell(figure: dict[str, Any]) -> str:
         return f"{figure['mean']:.2f}" + (f" ± {figure['sd']:.2f}" if figure["sd"] is not None else "")
@@ -248,7 +249,8 @@ def render(results: dict[str, Any]) -> str:
             lines.append(f"| {name} | {label} | {cell(f['rouge1'])} | {cell(f['rouge2'])} | {cell(f['rougeL'])} | "
                          f"{f['mean_words']['mean']:.1f} | {f['fragment_rate']['mean']:.1f} | "
                          f"{f['sentences_mean']['mean']:.2f} | {f['more_sentences_than_reference']['mean']:.1f} | "
-                         f"{f['adjacent_repeat']['mean']:.1f} | {f['unsupported_words']['mean']:.1f} | "
+                         f"{f['adjacent_repeat']['mean']:.1f} | {f['repeated_words']['mean']:.1f} | "
+                         f"{f['unsupported_words']['mean']:.1f} | "
                          f"{f['distinct']['mean']:.1f} | {verdict} | {model['lead1_rouge1']:.2f} |")
     shared = results["chosen"].get("all models")
     lines += ["", f"For every model at once (params.yaml's one `decode:`): **{shared}**." if shared
