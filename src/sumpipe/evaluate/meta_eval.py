@@ -15,6 +15,7 @@ score in SummEval's published protocols (Fabbri et al. 2021; G-Eval's Table 1):
   instead would flatter a measure that is rarely non-zero: `adjacent_repeat` on SummEval).
 - `system`: Kendall's tau-b between the systems' means over the articles (SummEval's "system level").
 - `pooled`: Spearman's rho (`scipy.stats.spearmanr`) over every (article, system) pair.
+A constant measure correlates 0 at every level (scipy's NaN would drop it from an average).
 
 Each with a 95 % percentile interval from `bootstrap` resamples of the articles (numpy's default_rng
 seeded with `seed`; every measure and score sees the same resamples). A measure for which lower is better
@@ -178,62 +179,55 @@ def read_quality_measures(judgments: Judgments) -> dict[str, np.ndarray]:
             values = figures(counts, 1)
             for key in ORIENTED:
                 out[key][a, s] = values[key]
-    return out | {"fluency": _fluency(judgments)}
-
-
-def _fluency(judgments: Judgments) -> np.ndarray:
-    """The Kneser-Ney fluency of each summary (`read_quality.FluencyModel`, bits per token), the model of
-    one half of the articles' references (even and odd rows) scoring the other half's summaries."""
-    from sumpipe.evaluate.read_quality import FluencyModel
-    from sumpipe.text.preprocess import preprocess_text
-
-    out = np.zeros((len(judgments.ids), len(judgments.systems)))
-    for half in (0, 1):
-        lm = FluencyModel.fit(preprocess_text(r) for refs in judgments.references[1 - half::2] for r in refs)
-        for a in range(half, len(judgments.ids), 2):
-            out[a] = [lm.score([preprocess_text(text)]) for text in judgments.outputs[a]]
     return out
 
 
 def article_taus(measure: np.ndarray, human: np.ndarray) -> np.ndarray:
     """Kendall's tau-b per article (row) across the systems: NaN where the human scores are all equal (the
     article ranks nothing), 0 where the measure's are (it ranks nothing right)."""
-    from scipy.stats import kendalltau
-
     taus = np.full(len(measure), np.nan)
     for a, (m, h) in enumerate(zip(measure, human)):
         if np.ptp(h) > 0:
-            taus[a] = kendalltau(m, h).statistic if np.ptp(m) > 0 else 0.0
+            taus[a] = _kendall(m, h)
     return taus
+
+
+def _kendall(a: np.ndarray, b: np.ndarray) -> float:
+    """Kendall's tau-b; 0 where either side is constant (it ranks nothing: scipy would give NaN)."""
+    from scipy.stats import kendalltau
+
+    return float(kendalltau(a, b).statistic) if np.ptp(a) > 0 and np.ptp(b) > 0 else 0.0
+
+
+def _spearman(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman's rho; 0 where either side is constant."""
+    from scipy.stats import spearmanr
+
+    return float(spearmanr(a, b).statistic) if np.ptp(a) > 0 and np.ptp(b) > 0 else 0.0
 
 
 def correlations(measure: np.ndarray, human: np.ndarray) -> dict[str, float]:
     """The three published correlations (module docstring) of one measure (articles, systems), oriented so
-    higher is better, with one human score of the same shape."""
-    from scipy.stats import kendalltau, spearmanr
-
+    higher is better, with one human score of the same shape; a constant measure correlates 0."""
     return {"article": float(np.nanmean(article_taus(measure, human))),
-            "system": float(kendalltau(measure.mean(axis=0), human.mean(axis=0)).statistic),
-            "pooled": float(spearmanr(measure.ravel(), human.ravel()).statistic)}
+            "system": _kendall(measure.mean(axis=0), human.mean(axis=0)),
+            "pooled": _spearman(measure.ravel(), human.ravel())}
 
 
 def bootstrap_intervals(measure: np.ndarray, human: np.ndarray, resamples: np.ndarray) -> dict[str, list[float]]:
     """95 % percentile intervals of `correlations` over `resamples` (resamples, articles) of article
-    indices; an article drawn k times counts k times."""
-    import warnings
-
-    from scipy.stats import ConstantInputWarning, kendalltau, spearmanr
-
+    indices; an article drawn k times counts k times. A resample without an article whose human scores
+    differ has no per-article figure and is left out of that interval."""
     taus = article_taus(measure, human)
     draws: dict[str, list[float]] = {level: [] for level in LEVELS}
-    with warnings.catch_warnings():  # a resample where a rare measure is constant: NaN, left out
-        warnings.simplefilter("ignore", ConstantInputWarning)
-        for rows in resamples:
-            m, h = measure[rows], human[rows]
-            draws["article"].append(float(np.nanmean(taus[rows])))
-            draws["system"].append(float(kendalltau(m.mean(axis=0), h.mean(axis=0)).statistic))
-            draws["pooled"].append(float(spearmanr(m.ravel(), h.ravel()).statistic))
-    return {level: [float(np.nanpercentile(v, 2.5)), float(np.nanpercentile(v, 97.5))] for level, v in draws.items()}
+    for rows in resamples:
+        m, h, t = measure[rows], human[rows], taus[rows]
+        if not np.isnan(t).all():
+            draws["article"].append(float(np.nanmean(t)))
+        draws["system"].append(_kendall(m.mean(axis=0), h.mean(axis=0)))
+        draws["pooled"].append(_spearman(m.ravel(), h.ravel()))
+    return {level: [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))] if v else [math.nan, math.nan]
+            for level, v in draws.items()}
 
 
 def meta_evaluate(judgments: Judgments, measures: dict[str, np.ndarray], bootstrap: int, seed: int,
@@ -281,6 +275,9 @@ def run_meta_eval(cfg: MetaEvaluation, folder: Path) -> dict[str, Any]:
 
     judgments = read_judgments(folder / cfg.judgments)
     out = require_writable_folder(folder / cfg.out)
+    ranked = [s for s in judgments.scores if np.all(np.ptp(judgments.human[s], axis=1) == 0)]
+    if ranked:
+        raise SumpipeError(f"{cfg.judgments}: no article's systems differ in {ranked[0]!r}: nothing to correlate")
     unknown = [(row, s) for row, scores in cfg.published.items() for s in scores if s not in judgments.scores]
     if unknown:
         raise SumpipeError(f"published.{unknown[0][0]}.{unknown[0][1]}: no such human score in {cfg.judgments} "
@@ -293,6 +290,8 @@ def run_meta_eval(cfg: MetaEvaluation, folder: Path) -> dict[str, Any]:
                "left_out_articles": {s: int(np.sum(np.ptp(judgments.human[s], axis=1) == 0)) for s in judgments.scores},
                "bootstrap": cfg.bootstrap, "seed": cfg.seed, "use_stemmer": cfg.use_stemmer,
                "measures": table, "published": cfg.published,
+               # JSON objects are written with sorted keys: the row order of the tables, kept
+               "rows": list(measures), "published_rows": list(cfg.published),
                "check": reproduction_check(table, cfg.published[cfg.reproduce], cfg.reproduce, cfg.tolerance)}
     write_json(results, out / RESULTS_JSON)
     write_text(markdown_table(results) + "\n", out / RESULTS_MD)
@@ -314,11 +313,13 @@ def markdown_table(results: dict[str, Any], levels: Sequence[str] = LEVELS) -> s
               "pooled": "Spearman's rho over every (article, system) pair (pooled)"}
     parts = []
     for level in levels:
-        rows = [f"| {name} | " + " | ".join(_cell(by_score[s], level) for s in scores) + " |"
-                for name, by_score in results["measures"].items()]
+        measured, published = results["measures"], results["published"]
+        rows = [f"| {name} | " + " | ".join(_cell(measured[name][s], level) for s in scores) + " |"
+                for name in results["rows"]]
         if level == "article":
-            rows += [f"| *{name} (published)* | " + " | ".join(f"{row[s]:+.3f}" if s in row else "–" for s in scores)
-                     + " |" for name, row in results["published"].items()]
+            rows += [f"| *{name} (published)* | " + " | ".join(
+                f"{published[name][s]:+.3f}" if s in published[name] else "–" for s in scores) + " |"
+                for name in results["published_rows"]]
         parts.append(f"**{titles[level]}**\n\n{header}\n" + "\n".join(rows))
     check = results["check"]
     parts.append(f"Check: {check['measure']} per article within {check['tolerance']} of the published row: "
