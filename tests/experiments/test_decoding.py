@@ -65,6 +65,21 @@ def test_the_guards_bar_a_padded_setting_however_high_its_rouge() -> None:
     assert choose(results, Guards(), "rougeL") == {"M1": None, "M2": "lp2", "all models": None}
 
 
+def test_the_repeated_words_guard_bars_a_repetitive_setting_when_set() -> None:
+    # both settings repeat 2.5 % of their content words, the references 1.0 %: off, both pass; at + 1 point
+    # (<= 2.0 %) both fail; lp2 lowered to 1.9 % passes alone
+    results = sweep_results({"M1": {"min10": figures(23.0, 21.5, 0.5, 1.0), "lp2": figures(23.0, 21.0, 0.5, 1.0)}})
+    assert choose(results, Guards(), "rougeL")["M1"] == "min10"
+    assert choose(results, Guards(repeated_words=1.0), "rougeL")["M1"] is None
+    results["models"]["M1"]["settings"]["lp2"]["repeated_words"]["mean"] = 1.9
+    assert choose(results, Guards(repeated_words=1.0), "rougeL")["M1"] == "lp2"
+    results["guards"] = {"fragments": 1.0, "sentences": 0.1, "repeated_words": 1.0}
+    results["chosen"] = choose(results, Guards(repeated_words=1.0), "rougeL")
+    assert "repeated words <= 2.0 % (the references' + 1)" in render(results)
+    with pytest.raises(ConfigError, match=r"guards\.repeated_words: must be >= 0"):
+        from_dict(DecodingSweep, {"guards": {"repeated_words": -1}})
+
+
 def test_the_shared_setting_is_the_best_mean_over_the_models_that_passes_for_all() -> None:
     results = sweep_results({"M1": {"min10": figures(23.0, 21.0, 0.5, 1.0), "lp2": figures(23.0, 21.5, 0.5, 1.0)},
                              "M2": {"min10": figures(23.0, 21.4, 0.5, 1.0), "lp2": figures(23.0, 20.7, 0.5, 1.0)}})
