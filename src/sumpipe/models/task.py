@@ -3,7 +3,8 @@
 Training batches come from `sumpipe.models.batching.bucket_batches` (length-bucketed, a pure
 function of (seed, epoch), which exact resume relies on); validation batches are sorted by length
 without randomness. The loss is the label-smoothed cross-entropy of `sumpipe.models.loss` over the
-extended vocabulary, padding ignored, with the smoothing mass spread over the V fixed words. The
+extended vocabulary, padding ignored, with the smoothing mass spread over the V fixed words, and
+`<unk>` targets weighted by `train.unk_target_weight` (`sumpipe.models.loss.target_weights`). The
 model computes its output layer at the real target positions only (`forward(batch, targets_only=True)`).
 """
 
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 import torch
 
 from sumpipe.models.batching import Batch, Example, bucket_batches, collate, example_lengths
-from sumpipe.models.loss import label_smoothed_nll
+from sumpipe.models.loss import label_smoothed_nll, target_weights
 
 
 class SummarizationTask:
@@ -29,10 +30,12 @@ class SummarizationTask:
         seed: int,
         label_smoothing: float,
         vocab_size: int,
+        unk_target_weight: float = 1.0,
     ) -> None:
         self.examples = {"train": train, "valid": valid}
         self.batch_size, self.seed = batch_size, seed
         self.label_smoothing, self.vocab_size = label_smoothing, vocab_size
+        self.unk_target_weight = unk_target_weight  # `<unk>` targets' weight in the loss (loss.target_weights)
         self._train_lengths = example_lengths(train)
         self._valid_batches = bucket_batches(example_lengths(valid), batch_size, seed, 0, shuffle=False)
 
@@ -55,7 +58,8 @@ class SummarizationTask:
         log_probs = model(batch, targets_only=True)  # (N, V + n_oov): the N real target tokens
         target = batch.trg_ext.flatten().index_select(0, batch.trg_positions)
         mean, n_tokens = label_smoothed_nll(log_probs, target, torch.ones_like(target, dtype=torch.bool),
-                                            smoothing=self.label_smoothing, n_smooth=self.vocab_size)
+                                            smoothing=self.label_smoothing, n_smooth=self.vocab_size,
+                                            weight=target_weights(target, self.unk_target_weight))
         return mean * n_tokens, n_tokens
 
     def token_accuracy(self, model: torch.nn.Module, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
