@@ -51,7 +51,7 @@ from torch import nn
 from sumpipe.config import TrainConfig
 from sumpipe.models.batching import Batch, WordCodec, decoder_input, encode_examples
 from sumpipe.models.layers import AdditiveAttention, OOVSlots, coverage_loss, embed_words, pointer_mix
-from sumpipe.models.loss import label_smoothed_nll, target_weights
+from sumpipe.models.loss import copy_attention_nll, label_smoothed_nll, target_weights
 from sumpipe.models.registry import Family, TaskData, TrainPhase, register_family
 from sumpipe.models.task import SummarizationTask
 from sumpipe.names import PAD, UNK
@@ -402,9 +402,10 @@ class RNNSummarizationTask(SummarizationTask):
     """Table 4.4 batches; loss per target token (See et al. Eqn 13) −log P(w*_t) + λ·Σ_i min(a^t_i, c^t_i).
 
     The NLL is label-smoothed like every family's (`train.label_smoothing`; See et al. use none), padding
-    ignored, `<unk>` targets weighted by `train.unk_target_weight`; the coverage term counts while the model's
-    coverage is on. A model without the pointer cannot produce a copied word, so its targets read extended ids
-    as `<unk>`.
+    ignored, `<unk>` targets weighted by `train.unk_target_weight`, plus λ·the copy-attention term
+    (`train.copy_attention_weight`, `loss.copy_attention_nll`) with the pointer; the coverage term counts
+    while the model's coverage is on. A model without the pointer cannot produce a copied word, so its
+    targets read extended ids as `<unk>`.
     """
 
     def __init__(self, *args: Any, pointer: bool, coverage_weight: float, **kwargs: Any) -> None:
@@ -419,6 +420,10 @@ class RNNSummarizationTask(SummarizationTask):
                                             smoothing=self.label_smoothing, n_smooth=self.vocab_size,
                                             weight=target_weights(target, self.unk_target_weight))
         total = mean * n_tokens
+        if self.copy_attention_weight > 0 and out.attn is not None and self.pointer:
+            aux, _ = copy_attention_nll(out.attn, batch.src_ext[:, None], batch.src_mask[:, None], target,
+                                        batch.trg_mask)
+            total = total + self.copy_attention_weight * aux
         if out.coverage_loss is not None and self.coverage_weight > 0:
             total = total + self.coverage_weight * torch.where(batch.trg_mask, out.coverage_loss.float(), 0.0).sum()
         return total, n_tokens
@@ -440,6 +445,7 @@ def make_task(data: TaskData) -> RNNSummarizationTask:
     return RNNSummarizationTask(encode(data.train), encode(data.valid), batch_size=cfg.batch_size, seed=cfg.seed,
                                 label_smoothing=cfg.label_smoothing, vocab_size=len(data.vocab),
                                 unk_target_weight=cfg.unk_target_weight,
+                                copy_attention_weight=cfg.copy_attention_weight,
                                 pointer=arch.pointer, coverage_weight=arch.coverage_weight)
 
 

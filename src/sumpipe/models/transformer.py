@@ -318,10 +318,13 @@ class PointerGeneratorTransformer(nn.Module):
         )
         return log_probs, info
 
-    def forward(self, batch: Batch, targets_only: bool = False) -> torch.Tensor:
+    def forward(self, batch: Batch, targets_only: bool = False,
+                with_info: bool = False) -> torch.Tensor | tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """Teacher-forced log P(w) over the extended vocabulary, (B, T, V + n_oov) float32; with
-        `targets_only`, (N, V + n_oov) at the real target positions (the training loss needs no more)."""
-        return self.forward_with_info(batch, targets_only)[0]
+        `targets_only`, (N, V + n_oov) at the real target positions (the training loss needs no more);
+        `with_info`: (log P, info) as `forward_with_info` (the copy-attention loss reads info["attn"])."""
+        log_probs, info = self.forward_with_info(batch, targets_only)
+        return (log_probs, info) if with_info else log_probs
 
     # ---- incremental decoding (sumpipe.models.protocol) -------------------------------------
     def start_decoding(self, batch: Batch) -> TransformerDecoderState:
@@ -373,7 +376,8 @@ def make_task(data: TaskData) -> SummarizationTask:
 
     return SummarizationTask(encode(data.train), encode(data.valid), batch_size=cfg.batch_size, seed=cfg.seed,
                              label_smoothing=cfg.label_smoothing, vocab_size=len(data.vocab),
-                             unk_target_weight=cfg.unk_target_weight)
+                             unk_target_weight=cfg.unk_target_weight,
+                             copy_attention_weight=cfg.copy_attention_weight)
 
 
 def shared_arch(params: Params) -> ArchConfig:
