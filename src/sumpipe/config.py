@@ -334,7 +334,7 @@ class TrainConfig:
     seeds: list[int] | None = None
     ema_decay: float | None = None
     numerics: Literal["native", "portable"] = "native"
-    unk_target_weight: float = 1.0
+    unk_target_weight: float = 0.0
     copy_attention_weight: float = 0.0
 
     def check(self, key: str) -> None:

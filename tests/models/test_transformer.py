@@ -11,7 +11,7 @@ import torch
 
 from sumpipe.config import DecodeConfig, load_params
 from sumpipe.errors import ConfigError
-from sumpipe.models.batching import collate, encode_examples
+from sumpipe.models.batching import collate, decoder_input, encode_examples
 from sumpipe.models.layers import embed_words, key_padding_bias
 from sumpipe.models.loss import label_smoothed_nll
 from sumpipe.models.transformer import ArchConfig, PointerGeneratorTransformer
@@ -145,7 +145,7 @@ def test_state_index_select_reorders_rows_and_caches() -> None:
     torch.manual_seed(3)
     model = PointerGeneratorTransformer(ARCH).eval()
     batch = _batch()
-    tokens = batch.trg_inp
+    tokens = decoder_input(batch.trg_inp, batch.trg_ext)  # what decoding feeds back: copied OOVs by extended id
     with torch.no_grad():
         full = model(batch)
         state = model.start_decoding(batch)
@@ -178,9 +178,9 @@ def test_reordering_beams_within_their_documents_moves_their_histories() -> None
     torch.testing.assert_close(got, expected)
 
 
-def test_copied_oov_prev_token_is_embedded_as_unk() -> None:
+def test_copied_oov_prev_token_is_embedded_as_unk_without_slots() -> None:
     torch.manual_seed(4)
-    model = PointerGeneratorTransformer(ARCH).eval()
+    model = PointerGeneratorTransformer(dataclasses.replace(ARCH, oov_slots=0)).eval()
     batch = _batch()
     with torch.no_grad():
         state = model.start_decoding(batch)

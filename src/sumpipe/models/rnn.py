@@ -94,7 +94,7 @@ class RNNArch:
     vocab_size: int = 2000
     max_source_tokens: int = 400
     max_summary_tokens: int = 60
-    oov_slots: int = 0
+    oov_slots: int = 32
 
     def check(self, key: str) -> None:
         def k(name: str) -> str:

@@ -104,7 +104,7 @@ class ArchConfig:
     max_source_tokens: int = 400
     max_summary_tokens: int = 60
     tie_embeddings: bool = True
-    oov_slots: int = 0
+    oov_slots: int = 32
 
     def check(self, key: str) -> None:
         for name in ("d_model", "d_ff", "n_layers", "n_heads", "vocab_size", "max_source_tokens",
