@@ -82,6 +82,8 @@ class Split:
                                           for s, refs in zip(train["source"], references_of(train))))
         words = read_parquet(Path(params.paths.vocab) / WORDS_FILE)
         self.counts = dict(zip(words["token"], words["count"].astype(int)))
+        vocab = read_parquet(Path(params.paths.vocab) / "vocab.parquet")  # the models' 2,000 words
+        self.stoi = {t: int(i) for t, i in zip(vocab["token"], vocab["id"]) if i < params.model["vocab_size"]}
 
     def frame(self, selection: str) -> Any:
         from sumpipe.io.atomic import read_parquet
@@ -142,6 +144,7 @@ def table() -> str:
     """results.md: per setting and model, each figure's mean ± sd over the seeds done; the anchors."""
     from sumpipe.evaluate.rouge import FastRouge, score_pairs
     from sumpipe.evaluate.stage import lead_sentences
+    from sumpipe.experiments.decoding import reference_anchor
     from sumpipe.io.atomic import write_text
 
     cfg = settings()
@@ -172,6 +175,11 @@ def table() -> str:
     lead = [lead_sentences(s, 1) for s in sources]
     scorer = FastRouge(("rouge1",), params.evaluate.use_stemmer)
     lead_r1 = 100 * float(score_pairs(lead, references, scorer=scorer)["rouge1_fmeasure"].mean())
+    anchor = reference_anchor(split.processed, split.raw, split.corpus)
+    lines.append(f"| *references* | | | | | | 100.00 | {ref_copy if ref_copy is not None else float('nan'):.2f} | "
+                 f"{anchor['fragment_rate']:.2f} | {anchor['sentences_mean']:.2f} | {anchor['mean_words']:.2f} |")
+    lines.append(f"| *lead (1 sentence)* | | | {lead_r1:.2f} | | | {split.rare_recall(lead, references):.2f} | "
+                 f"{oov_share(lead, split.stoi):.2f} | | | |")
     lines += ["", f"Anchors on the same documents: the one-sentence lead R-1 {lead_r1:.2f}, rare-word recall "
               f"{split.rare_recall(lead, references):.2f} %; the models' input "
               f"({params.models[cfg['models'][0]].input}) "

@@ -152,9 +152,9 @@ def test_a_checksum_list_line_is_never_quoted(tmp_path: Path, make_model_dir) ->
 def test_a_card_from_before_oov_slots_loads_as_the_model_it_was(tmp_path: Path, transformer_card) -> None:
     """Issue 43 added `oov_slots`: a card without the key is a model built without placeholders (0),
     whatever the key's default is now, and loads with the outputs it had."""
-    from sumpipe.models.transformer import FAMILY
-
     import dataclasses
+
+    from sumpipe.models.transformer import FAMILY
 
     _, vocab, batch = _setup()
     torch.manual_seed(0)
