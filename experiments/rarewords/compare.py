@@ -42,18 +42,22 @@ def _params(cfg: dict[str, Any], setting: str, out: Path) -> Any:
     repo = (HERE / cfg["repo"]).resolve()
     raw = yaml.safe_load((repo / "params.yaml").read_text(encoding="utf-8"))
     for layer in (cfg.get("common") or {}, cfg["settings"][setting] or {}):
-        for section, keys in layer.items():
-            if section == "families":
-                for family, values in keys.items():
-                    raw["families"][family] = {**raw["families"].get(family, {}), **values}
-            else:
-                raw[section] = {**raw.get(section, {}), **keys}
+        raw = _merged(raw, layer)
     paths = raw["paths"]
     for key in ("raw", "processed", "vocab", "extracted", "subword", "pretrain"):
         paths[key] = str(repo / paths[key])
     for key in ("models", "checkpoints", "timings"):
         paths[key] = str(out / key)
     return params_from_dict(raw)
+
+
+def _merged(base: dict[str, Any], keys: dict[str, Any]) -> dict[str, Any]:
+    """`base` with `keys` set, nested mappings merged key by key (`models: {PG-cov: {train: {...}}}`
+    sets those train keys of PG-cov only)."""
+    out = dict(base)
+    for key, value in keys.items():
+        out[key] = _merged(out.get(key) or {}, value) if isinstance(value, dict) else value
+    return out
 
 
 def oov_share(texts: list[str], stoi: dict[str, int]) -> float:
@@ -151,15 +155,17 @@ def table() -> str:
     params = _params(cfg, next(iter(cfg["settings"])), HERE / cfg["out"])
     split = Split(params, cfg["split"])
     lines = [f"# Issue 43: rare words, {cfg['split']} split (`python experiments/rarewords/compare.py table`)", "",
-             "Mean ± sd over the seeds (n: seeds done); every run on one torch thread. Copy rate: % of the summary "
+             "Mean ± sd over the seeds (n: seeds done); every run trained here on one torch thread. Copy rate: % of the summary "
              "tokens outside the model's 2,000-word vocabulary.", "",
              "| setting | model | n | " + " | ".join(label for _, label in TABLE_FIGURES) + " |",
              "| --- | --- | ---: | " + " | ".join("---:" for _ in TABLE_FIGURES) + " |"]
-    ref_copy = None
+    ref_copy, copied = None, []
     for setting in cfg["settings"]:
         for model_name in cfg["models"]:
             folder = HERE / cfg["out"] / setting
             runs = [json.loads(p.read_text()) for p in sorted(folder.glob(f"{model_name}-*.json"))]
+            copied += [f"{setting} {p.stem}" for p in sorted(folder.glob(f"{model_name}-*.json"))
+                       if json.loads(p.read_text()).get("train_seconds") is None]
             if not runs:
                 continue
             ref_copy = runs[0]["reference_copy_rate"]
@@ -185,6 +191,9 @@ def table() -> str:
               f"({params.models[cfg['models'][0]].input}) "
               f"rare-word recall {split.rare_recall(frame['source'].tolist(), references):.2f} %; the references' "
               f"copy rate {ref_copy if ref_copy is not None else float('nan'):.2f} %.", ""]
+    if copied:
+        lines += ["Decoded from a model folder copied in, not trained by this script (a pipeline run's models, "
+                  f"trained with that run's `train.threads`): {', '.join(copied)}.", ""]
     text = "\n".join(lines)
     write_text(text, HERE / "results.md")
     return text

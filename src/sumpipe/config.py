@@ -304,7 +304,7 @@ class TrainConfig:
     (`sumpipe.models.loss.target_weights`; issue 43). BERT2S's pieces spell every word: it has none.
     `copy_attention_weight` λ adds λ·(−log of the copy distribution's mass on the target word's source
     positions) at every target word the source holds, for the pointer families (transformer, rnn; 0: off;
-    `sumpipe.models.loss.copy_attention_nll`).
+    `sumpipe.models.loss.copy_attention_nll`). BERT2S's loss reads neither key.
 
     `seed` seeds one training run (weights, dropout, batch order). `seeds` is the train stage's list:
     one model per seed (dvc.yaml's `train` matrix, `models/<name>/seed-<s>/`), each run with
@@ -335,7 +335,7 @@ class TrainConfig:
     ema_decay: float | None = None
     numerics: Literal["native", "portable"] = "native"
     unk_target_weight: float = 0.0
-    copy_attention_weight: float = 0.0
+    copy_attention_weight: float = 1.0
 
     def check(self, key: str) -> None:
         require(self.lr > 0, _k(key, "lr"), "must be > 0")
