@@ -56,6 +56,10 @@ def test_repository_params_file_validates(repo_root: Path) -> None:
         ({"models": {1: {"family": "transformer"}, "1": {"family": "rnn"}}}, "models.1: the name '1' is given twice"),
         # issue 28: weight averaging
         ({"train": {"ema_decay": 1.0}}, "train.ema_decay: must be in (0, 1) (or null: no weight averaging)"),
+        # issue 43: the weight of <unk> targets
+        ({"train": {"unk_target_weight": 1.5}}, "train.unk_target_weight: must be in [0, 1]"),
+        ({"train": {"unk_target_weight": "none"}}, "train.unk_target_weight: expected float, got 'none'"),
+        ({"train": {"copy_attention_weight": -1}}, "train.copy_attention_weight: must be in [0, 100]"),
     ],
 )
 def test_bad_values_name_the_key(data: dict, message: str) -> None:

@@ -298,6 +298,14 @@ class TrainConfig:
     last 100 updates; null: off). The average smooths the noise of a high learning rate at no
     cost in updates (a fixed training budget: issue "ahead of extractive").
 
+    `unk_target_weight` weighs the `<unk>` targets of the word families' loss (a reference word outside
+    the vocabulary that the source does not hold, so the pointer cannot copy it): 1 trains the model to
+    write `<unk>`, which decoding never emits (See et al.), 0 leaves such positions out
+    (`sumpipe.models.loss.target_weights`; issue 43). BERT2S's pieces spell every word: it has none.
+    `copy_attention_weight` λ adds λ·(−log of the copy distribution's mass on the target word's source
+    positions) at every target word the source holds, for the pointer families (transformer, rnn; 0: off;
+    `sumpipe.models.loss.copy_attention_nll`). BERT2S's loss reads neither key.
+
     `seed` seeds one training run (weights, dropout, batch order). `seeds` is the train stage's list:
     one model per seed (dvc.yaml's `train` matrix, `models/<name>/seed-<s>/`), each run with
     `seed` set to it (`for_seed`), so that a result can be told from a lucky seed; null: one run, with
@@ -326,6 +334,8 @@ class TrainConfig:
     seeds: list[int] | None = None
     ema_decay: float | None = None
     numerics: Literal["native", "portable"] = "native"
+    unk_target_weight: float = 0.0
+    copy_attention_weight: float = 1.0
 
     def check(self, key: str) -> None:
         require(self.lr > 0, _k(key, "lr"), "must be > 0")
@@ -346,6 +356,8 @@ class TrainConfig:
         require(self.checkpoint_every >= 1, _k(key, "checkpoint_every"), "must be >= 1")
         require(self.threads is None or self.threads >= 1, _k(key, "threads"), "must be >= 1 (or null)")
         require(0.0 <= self.label_smoothing < 1.0, _k(key, "label_smoothing"), "must be in [0, 1)")
+        require(0.0 <= self.unk_target_weight <= 1.0, _k(key, "unk_target_weight"), "must be in [0, 1]")
+        require(0.0 <= self.copy_attention_weight <= 100.0, _k(key, "copy_attention_weight"), "must be in [0, 100]")
         require(self.grad_clip >= 0, _k(key, "grad_clip"), "must be >= 0")
         for name, limit in (("batch_size", MAX_BATCH), ("accumulate", MAX_BATCH), ("epochs", MAX_COUNT),
                             ("max_steps", MAX_COUNT), ("threads", MAX_WORKERS), ("warmup_steps", MAX_COUNT)):

@@ -8,7 +8,14 @@ import pytest
 import torch
 
 from sumpipe.errors import SumpipeError
-from sumpipe.models.batching import bucket_batches, collate, encode_example, encode_examples, example_lengths
+from sumpipe.models.batching import (
+    bucket_batches,
+    collate,
+    decoder_input,
+    encode_example,
+    encode_examples,
+    example_lengths,
+)
 from sumpipe.names import BOS, EOS, PAD, UNK
 
 
@@ -44,6 +51,10 @@ def test_encode_example_matches_table_4_4_by_hand() -> None:
     # the source gets its extended id, an OOV absent from the source stays <unk>
     assert ex.trg_inp.tolist() == [BOS, UNK, 5, UNK, 8]
     assert ex.trg_ext.tolist() == [V, 5, UNK, 8, EOS]
+    # what the decoder reads (and decoding feeds back): the copied "ebullient" as its extended id;
+    # "retires", not in the source, stays <unk>
+    inp = decoder_input(torch.from_numpy(ex.trg_inp)[None], torch.from_numpy(ex.trg_ext)[None])
+    assert inp.tolist() == [[BOS, V, 5, UNK, 8]]
 
 
 def test_truncation_and_literal_special_tokens() -> None:

@@ -147,3 +147,25 @@ def test_a_checksum_list_line_is_never_quoted(tmp_path: Path, make_model_dir) ->
     with pytest.raises(SumpipeError, match=r"SHA256SUMS: not a checksum list \(line 1 is not") as info:
         load_pretrained(model_dir)
     assert "SECRET" not in str(info.value)
+
+
+def test_a_card_from_before_oov_slots_loads_as_the_model_it_was(tmp_path: Path, transformer_card) -> None:
+    """Issue 43 added `oov_slots`: a card without the key is a model built without placeholders (0),
+    whatever the key's default is now, and loads with the outputs it had."""
+    import dataclasses
+
+    from sumpipe.models.transformer import FAMILY
+
+    _, vocab, batch = _setup()
+    torch.manual_seed(0)
+    model = PointerGeneratorTransformer(dataclasses.replace(_setup()[0].arch, oov_slots=0), rarity=True).eval()
+    assert ArchConfig().oov_slots > 0  # the default now
+    model_dir = save_pretrained(model, tmp_path / "M2", vocab, transformer_card(model))
+    data = json.loads((model_dir / "config.json").read_text())
+    del data["arch"]["oov_slots"]
+    (model_dir / "config.json").write_text(json.dumps(data))
+    write_manifest(model_dir)
+    loaded, _, card = load_pretrained(model_dir)
+    assert FAMILY.legacy_arch == {"oov_slots": 0} and card.arch.oov_slots == 0 and loaded.oov_slots is None
+    with torch.no_grad():
+        assert torch.equal(loaded(batch), model(batch))

@@ -230,3 +230,18 @@ def test_fused_attention_never_offers_sdpa_the_cudnn_kernel(monkeypatch: pytest.
     attention(x, causal=True)
     assert seen == [(False, True, True)] * 2
     assert torch.backends.cuda.cudnn_sdp_enabled() == before
+
+
+def test_embed_words_adds_each_oov_word_its_slot_by_hand() -> None:
+    from sumpipe.models.layers import OOVSlots, embed_words
+
+    v = 6
+    embed = torch.nn.Embedding(v, 2)
+    slots = OOVSlots(2, 2)
+    with torch.no_grad():
+        embed.weight.copy_(torch.arange(12.0).view(6, 2))  # row i = [2i, 2i + 1]; <unk> = row 0 = [0, 1]
+        slots.vectors.weight.copy_(torch.tensor([[10.0, 20.0], [30.0, 40.0]]))
+    tokens = torch.tensor([[4, v, v + 1, v, v + 2]])  # a word; OOV 0, 1, 0 again; OOV 2 (past the 2 slots)
+    expected = [[8.0, 9.0], [10.0, 21.0], [30.0, 41.0], [10.0, 21.0], [0.0, 1.0]]
+    assert embed_words(embed, slots, tokens, v).tolist() == [expected]
+    assert embed_words(embed, None, tokens, v).tolist() == [[[8.0, 9.0]] + [[0.0, 1.0]] * 4]  # one <unk>

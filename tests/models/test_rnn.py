@@ -53,6 +53,8 @@ def test_arch_is_validated_with_one_line_errors():
         RNNArch.from_dict({"cell": "rnn"})
     with pytest.raises(ConfigError, match="^arch.coverage_phase_steps: .*coverage: true"):
         RNNArch.from_dict({"coverage": False, "coverage_phase_steps": 10})
+    with pytest.raises(ConfigError, match=r"^arch.oov_slots: must be in \[0, "):
+        RNNArch.from_dict({"oov_slots": -1})
 
 
 @pytest.mark.parametrize("cell", ["gru", "lstm"])
@@ -161,7 +163,8 @@ def test_pointer_mix_matches_eqn_2():
 
 @pytest.mark.parametrize("cell", ["gru", "lstm"])
 @pytest.mark.parametrize("kind", [dict(), dict(pointer=False, coverage=False), dict(attention="none", pointer=False,
-                                                                                    coverage=False)])
+                                                                                    coverage=False),
+                                  dict(oov_slots=1)])  # a copied OOV fed back as its slot; slot 1 is past K
 def test_incremental_decoding_equals_teacher_forcing_with_beams_reordered(cell, kind):
     """Two documents × two beams, each beam fed its own target; beams are swapped within their document
     every step, and once moved across documents; every row must match teacher forcing of what it fed."""
@@ -268,3 +271,13 @@ def test_tiny_pointer_generator_with_coverage_overfits_8_examples(cell):
     model.eval()
     hyps = sample_search(model, collate(data), greedy=True, max_length=8, min_length=0, alpha=0.0, block_ngram=0)
     assert [h.tokens for h in hyps] == [e.trg_ext[:-1].tolist() for e in data]  # copied OOVs included
+
+
+def test_oov_slots_tell_the_source_oov_words_apart():
+    """Without slots the encoder reads OOV words V and V + 1 alike (one <unk>); with them it does not."""
+    batch = collate([example(1, 7, [5, 6])])  # OOV words at positions 0 (V) and 2 (V + 1)
+    for slots, same in ((0, True), (2, False)):
+        m = model(oov_slots=slots)
+        x = m._embed(batch.src_ext)
+        assert torch.equal(x[0, 0], x[0, 2]) is same
+        assert torch.equal(x[0, 0], m.embed.weight[UNK]) is same

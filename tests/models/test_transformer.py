@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 import torch
 
-from sumpipe.config import load_params
+from sumpipe.config import DecodeConfig, load_params
 from sumpipe.errors import ConfigError
-from sumpipe.models.batching import collate, encode_examples
-from sumpipe.models.layers import key_padding_bias
+from sumpipe.models.batching import collate, decoder_input, encode_examples
+from sumpipe.models.layers import embed_words, key_padding_bias
 from sumpipe.models.loss import label_smoothed_nll
 from sumpipe.models.transformer import ArchConfig, PointerGeneratorTransformer
 from sumpipe.names import UNK
@@ -116,10 +116,11 @@ def test_rarity_bias_is_per_head_log_scale_and_keeps_padding_hidden() -> None:
     assert torch.all(seen["bias"][0, 0, 0, 2] == float("-inf"))
 
 
-@pytest.mark.parametrize("rarity", [False, True])
-def test_incremental_decoding_matches_teacher_forcing(rarity: bool) -> None:
+@pytest.mark.parametrize(("rarity", "slots"), [(False, 0), (True, 0), (True, 2)])
+def test_incremental_decoding_matches_teacher_forcing(rarity: bool, slots: int) -> None:
+    """With slots, the copied "zorro" is fed back as its placeholder in both (batching.decoder_input)."""
     torch.manual_seed(2)
-    model = PointerGeneratorTransformer(ARCH, rarity=rarity).eval()
+    model = PointerGeneratorTransformer(dataclasses.replace(ARCH, oov_slots=slots), rarity=rarity).eval()
     if rarity:
         with torch.no_grad():
             for layer in model.encoder_layers:
@@ -144,7 +145,7 @@ def test_state_index_select_reorders_rows_and_caches() -> None:
     torch.manual_seed(3)
     model = PointerGeneratorTransformer(ARCH).eval()
     batch = _batch()
-    tokens = batch.trg_inp
+    tokens = decoder_input(batch.trg_inp, batch.trg_ext)  # what decoding feeds back: copied OOVs by extended id
     with torch.no_grad():
         full = model(batch)
         state = model.start_decoding(batch)
@@ -177,15 +178,35 @@ def test_reordering_beams_within_their_documents_moves_their_histories() -> None
     torch.testing.assert_close(got, expected)
 
 
-def test_copied_oov_prev_token_is_embedded_as_unk() -> None:
+def test_copied_oov_prev_token_is_embedded_as_unk_without_slots() -> None:
     torch.manual_seed(4)
-    model = PointerGeneratorTransformer(ARCH).eval()
+    model = PointerGeneratorTransformer(dataclasses.replace(ARCH, oov_slots=0)).eval()
     batch = _batch()
     with torch.no_grad():
         state = model.start_decoding(batch)
         a, _, _ = model.decode_step(state, torch.full((3,), len(VOCAB) + 1))
         b, _, _ = model.decode_step(state, torch.full((3,), UNK))
     assert torch.equal(a, b)
+
+
+def test_oov_slots_tell_oov_words_apart_and_decode_back_to_the_words() -> None:
+    """Two OOV words of one source enter the encoder alike without slots, apart with them; a model that
+    can only copy (p_gen = 0) writes a source of OOV words back, word for word, never <unk>."""
+    from sumpipe.decode.batches import summarize
+    from sumpipe.models.card import ModelCard
+
+    batch = _batch()  # document c: "qux quux the cat", two OOV words
+    for slots, same in ((0, True), (4, False)):
+        torch.manual_seed(4)
+        model = PointerGeneratorTransformer(dataclasses.replace(ARCH, oov_slots=slots)).eval()
+        x = embed_words(model.embed, model.oov_slots, batch.src_ext, len(VOCAB))  # what _embed scales, adds PE to
+        assert torch.equal(x[2, 0], x[2, 1]) is same
+    with torch.no_grad():
+        model.pointer.gate.weight.zero_()
+        model.pointer.gate.bias.fill_(-30.0)  # p_gen ~ 0: every word is a copy
+    card = ModelCard(family="transformer", arch=model.arch, vocab_size=len(VOCAB))
+    out = summarize(model, VOCAB, card, ["qux quux zorro"], DecodeConfig(strategy="greedy", max_length=3))
+    assert len(out[0].tokens) == 3 and set(out[0].tokens) <= {"qux", "quux", "zorro"}  # each id mapped back
 
 
 def test_untied_embeddings_have_their_own_generator() -> None:
@@ -246,6 +267,7 @@ def test_overrides_are_resolved_once_and_bad_keys_named() -> None:
     ({"d_model": 30, "n_heads": 4}, "model.n_heads: must divide d_model"),
     ({"d_modle": 64}, "model.d_modle: unknown key (known: attention_dropout"),
     ({"dropout": "none"}, "model.dropout: expected float, got 'none'"),
+    ({"oov_slots": -2}, "model.oov_slots: must be in [0, "),
 ])
 def test_the_model_section_is_validated_by_the_family(model: dict, message: str) -> None:
     from sumpipe.config import params_from_dict

@@ -210,6 +210,15 @@ def collate(examples: Sequence[Example]) -> Batch:
     )
 
 
+def decoder_input(trg_inp: torch.Tensor, trg_ext: torch.Tensor) -> torch.Tensor:
+    """The decoder input in extended ids, (B, T) -> (B, T): `trg_inp` (Table 4.4: `<unk>` for an OOV
+    word) with each OOV word the source holds fed back as its extended id, the target one position
+    earlier, as decoding feeds back the id it chose. A model reads it as `<unk>`, or with `oov_slots`
+    as that word's placeholder (`layers.embed_words`); padding positions may differ (masked anyway)."""
+    previous = torch.cat([trg_inp[:, :1], trg_ext[:, :-1]], dim=1)
+    return torch.where(trg_inp == UNK, previous, trg_inp)
+
+
 def example_lengths(examples: Iterable[Example]) -> np.ndarray:
     """The sort key for bucketing: source length (the encoder dominates the cost)."""
     return np.array([len(e.src) for e in examples], dtype=np.int64)

@@ -130,7 +130,8 @@ def read_typed_card(model_dir: Path) -> tuple[Family, ModelCard]:
     card = read_card(model_dir)
     try:
         family = get_family(card.family)
-        return family, dataclasses.replace(card, arch=family.arch_from(card.arch, "arch"))
+        arch = family.arch_from({**family.legacy_arch, **card.arch}, "arch")  # an older card lacks newer keys
+        return family, dataclasses.replace(card, arch=arch)
     except ConfigError as exc:
         raise SumpipeError(f"{model_dir / CARD_FILE}: {exc}") from None
 

@@ -16,6 +16,8 @@ Read top to bottom:
    distribution a; p_gen = σ(w_h·h + w_s·s + w_x·x + b) (Eqn 2.17).
 6. `AdditiveAttention` — Bahdanau attention with See et al.'s optional coverage, for the RNN
    models (seed 004 Eqn 3-4), and `coverage_loss`.
+7. `OOVSlots`, `embed_words` — per-document placeholders for the words outside the vocabulary
+   (issue 43), shared by the word families' encoders and decoders.
 
 Shapes: B batch, T target (query) positions, S source (key) positions, D model width, H heads,
 Dh = D / H, V fixed vocabulary, X = V + n_oov the extended vocabulary.
@@ -30,6 +32,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from sumpipe.names import UNK
 
 # The attention kernels SDPA may pick. cuDNN's is left out: PyTorch 2.11 prefers it on Hopper
 # GPUs, and there it spent about 2 ms of host time per call (forward and backward alike) on our
@@ -394,3 +398,43 @@ class BilinearCopyGate(nn.Module):
         context = attn.to(memory.dtype) @ memory
         gate = torch.sigmoid(self.gate(torch.cat([o, context], dim=-1))).squeeze(-1)
         return CopyOutput(attn, gate, context)
+
+
+# --------------------------------------------------------------------------------------------
+# Per-document placeholders for out-of-vocabulary words (issue 43)
+# --------------------------------------------------------------------------------------------
+class OOVSlots(nn.Module):
+    """K learned placeholder vectors: slot j stands for the j-th distinct word outside the vocabulary
+    of *this* document's source (the order of first occurrence, `batching.encode_example`'s extended
+    id V + j), in the encoder's input and, after the pointer copies that word, in the decoder's.
+
+    Without them every OOV word enters as the one `<unk>` vector, so neither attention nor M2's rarity
+    can tell "fahrenheit" from "celsius" in "degrees fahrenheit to degrees celsius", and the decoder
+    cannot tell which of them it has copied already. The slot is *added* to `<unk>`'s vector: the
+    model still reads "a word outside the vocabulary", now "the j-th such word". The j-th OOV word of
+    a document says nothing about its meaning (that is what the vocabulary is for), only which
+    positions hold the same word: the copy attention can point at one of them. Words beyond the K-th
+    read `<unk>` alone. Initialised like the word embeddings, N(0, 1/dim).
+    """
+
+    def __init__(self, slots: int, dim: int) -> None:
+        super().__init__()
+        self.vectors = nn.Embedding(slots, dim)
+        nn.init.normal_(self.vectors.weight, std=dim**-0.5)
+
+    def forward(self, slot: torch.Tensor) -> torch.Tensor:
+        """slot (B, L) long, j >= 0 for the j-th OOV word, -1 elsewhere -> (B, L, dim), 0 where no slot."""
+        k = self.vectors.num_embeddings
+        has = (slot >= 0) & (slot < k)
+        return self.vectors(slot.clamp(0, k - 1)) * has[..., None].to(self.vectors.weight.dtype)
+
+
+def embed_words(embed: nn.Embedding, slots: OOVSlots | None, tokens: torch.Tensor, vocab_size: int) -> torch.Tensor:
+    """tokens (B, L) extended ids -> (B, L, E): a vocabulary word (id < V) its own row; the extended
+    id V + j of a document's j-th OOV word `<unk>`'s row, plus slot j's vector when the model has
+    `slots` (j < K)."""
+    vectors = embed(tokens.masked_fill(tokens >= vocab_size, UNK))
+    if slots is None:
+        return vectors
+    slot = torch.where(tokens >= vocab_size, tokens - vocab_size, -1)
+    return vectors + slots(slot).to(vectors.dtype)

@@ -14,11 +14,29 @@ per-example OOV slots, and those a row does not have hold probability 0 (clamped
 towards them would only add a constant. With `n_smooth=None` it spreads over all V + n_oov columns.
 The gold token still gets its 1 − ε when it is an extended (copied) id. Padding positions
 (mask False) are ignored.
+
+`<unk>` targets (issue 43): a reference word outside the vocabulary that the source does not hold
+cannot be copied, and is a `<unk>` target (`batching.encode_example`). On the pydoc corpus 74 % of the
+OOV target words are such; trained at full weight, they teach the model that `<unk>` is the likeliest
+word wherever a rare word comes — in training the mass goes there rather than to the pointer, and
+decoding, which never writes `<unk>`, falls back on a frequent word ("Convert degrees to degrees.").
+`target_weights` gives such targets a weight w (`train.unk_target_weight`): 1 is See et al.'s loss,
+0 drops them (the model learns nothing at those positions but what comes after them).
+
+Copy-attention supervision (`copy_attention_nll`, `train.copy_attention_weight`): the mixture trains
+the copy distribution a only through (1 − p_gen)·Σ a_i, and on the default corpus the pointer learnt to
+spread its mass: at the steps that should copy a source word outside the vocabulary, a put 0.09-0.15 on
+that word's positions (experiments/rarewords). The term −log Σ_{i: src_ext_i = y} a_i, at every target
+word y the source holds, tells the pointer where the word is whatever p_gen does — the alignment that
+OpenNMT-py's copy generator trains (its `copy_attn_force` instead drops the generator's share from the
+NLL of such words; here the mixture stays, and the gate learns from it when copying pays).
 """
 
 from __future__ import annotations
 
 import torch
+
+from sumpipe.names import UNK
 
 
 def label_smoothed_nll(
@@ -27,11 +45,14 @@ def label_smoothed_nll(
     mask: torch.Tensor,
     smoothing: float = 0.0,
     n_smooth: int | None = None,
+    weight: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """log_probs (B, T, X) float, target (B, T) long extended ids, mask (B, T) bool.
+    """log_probs (B, T, X) float, target (B, T) long extended ids, mask (B, T) bool; optional
+    weight (B, T) float, each token's weight (`target_weights`).
 
     Returns (loss: scalar tensor, the mean over unmasked target tokens; n_tokens: 0-dim long
-    tensor, the number of unmasked tokens). No host sync: both stay on the device (sum-reduce
+    tensor, the number of unmasked tokens). With `weight`: the weighted mean Σ w·ℓ / Σ w and the
+    float Σ w over unmasked tokens. No host sync: both stay on the device (sum-reduce
     loss × n_tokens across workers for an exact global mean).
     """
     if not 0.0 <= smoothing < 1.0:
@@ -46,6 +67,30 @@ def label_smoothed_nll(
         per_token = (1.0 - smoothing) * nll + smoothing * uniform
     else:
         per_token = nll
-    n_tokens = mask.sum()
-    loss = torch.where(mask, per_token, 0.0).sum() / n_tokens.clamp_min(1)
-    return loss, n_tokens
+    if weight is None:
+        n_tokens = mask.sum()
+        loss = torch.where(mask, per_token, 0.0).sum() / n_tokens.clamp_min(1)
+        return loss, n_tokens
+    weight = torch.where(mask, weight.float(), 0.0)
+    n_weighted = weight.sum()
+    return (weight * torch.where(mask, per_token, 0.0)).sum() / n_weighted.clamp_min(1e-12), n_weighted
+
+
+def copy_attention_nll(
+    attn: torch.Tensor, src_ext: torch.Tensor, src_mask: torch.Tensor, target: torch.Tensor, mask: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """attn (..., S) copy distributions, src_ext and src_mask (..., S) (broadcastable: the positions'
+    own source), target and mask (...) -> (Σ over the unmasked targets the source holds of
+    −log Σ_{i: src_ext_i = target} attn_i, how many there are). Float32, on the device."""
+    on_target = (src_ext == target[..., None]) & src_mask  # (..., S)
+    held = on_target.any(dim=-1) & mask
+    aim = (attn.float() * on_target).sum(dim=-1).clamp_min(1e-12)
+    return torch.where(held, -aim.log(), 0.0).sum(), held.sum()
+
+
+def target_weights(target: torch.Tensor, unk_weight: float) -> torch.Tensor | None:
+    """target (...) long extended ids -> (...) float: `unk_weight` at `<unk>` targets (a word outside
+    the vocabulary the source lacks), 1 elsewhere; None when `unk_weight` is 1 (the plain loss)."""
+    if unk_weight == 1.0:
+        return None
+    return torch.where(target == UNK, unk_weight, 1.0).to(torch.float32)

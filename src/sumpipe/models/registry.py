@@ -33,6 +33,7 @@ plus its params. What a family brings:
                                         #   phase); default one phase, the `train:` section
         warm_start=None,                # (untrained model, arch) -> files read: start from an earlier
                                         #   stage's weights (bert2stage: the pre-trained encoder)
+        legacy_arch={},                 # arch keys older model cards lack -> the value those models had
     )
 
 `resolve_model(params, name)` applies a model's overrides once (family defaults <- `models.<name>.arch`)
@@ -128,6 +129,10 @@ class Family:
     # Called by the trainer on the freshly built model, before training (a resumed run's checkpoint
     # then overrides it); returns the files it read, which join the resume fingerprint.
     warm_start: Callable[[Any, Any], list[Path]] | None = None
+    # Arch keys added after models were trained and shipped, with the value those models were built with:
+    # a model card (config.json) without the key reads it (`sumpipe.models.io.read_typed_card`), so an
+    # older model folder still loads when the key's default has changed since.
+    legacy_arch: dict[str, Any] = field(default_factory=dict)
 
     def training_phases(self, arch: Any, cfg: TrainConfig, n_batches: int) -> list[TrainPhase]:
         """The schedule for `arch` (`n_batches` training batches an epoch): the family's, or one phase."""

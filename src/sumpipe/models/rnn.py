@@ -49,9 +49,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from sumpipe.config import TrainConfig
-from sumpipe.models.batching import Batch, WordCodec, encode_examples
-from sumpipe.models.layers import AdditiveAttention, coverage_loss, pointer_mix
-from sumpipe.models.loss import label_smoothed_nll
+from sumpipe.models.batching import Batch, WordCodec, decoder_input, encode_examples
+from sumpipe.models.layers import AdditiveAttention, OOVSlots, coverage_loss, embed_words, pointer_mix
+from sumpipe.models.loss import copy_attention_nll, label_smoothed_nll, target_weights
 from sumpipe.models.registry import Family, TaskData, TrainPhase, register_family
 from sumpipe.models.task import SummarizationTask
 from sumpipe.names import PAD, UNK
@@ -76,6 +76,8 @@ class RNNArch:
     Seed 000: three BiLSTM encoder layers. `attn_dim` is the width A of the additive attention
     (null: H). `coverage_phase_steps` (with `coverage: true`): train without coverage first, then
     this many updates with it (See et al.: 3,000 after 230,000); null: coverage from the start.
+    `oov_slots`: K per-document placeholders for the words outside the vocabulary, as the transformer's
+    (`layers.OOVSlots`; 0: every OOV word is the one `<unk>`).
     """
 
     cell: Literal["gru", "lstm"] = "lstm"
@@ -92,10 +94,14 @@ class RNNArch:
     vocab_size: int = 2000
     max_source_tokens: int = 400
     max_summary_tokens: int = 60
+    oov_slots: int = 32
 
     def check(self, key: str) -> None:
         def k(name: str) -> str:
             return child_key(key, name)
+
+        require(0 <= self.oov_slots <= MAX_POSITIONS, k("oov_slots"),
+                f"must be in [0, {MAX_POSITIONS}] (0: no placeholders)")
 
         for name in ("embedding_dim", "hidden_dim", "layers", "max_source_tokens", "max_summary_tokens"):
             require(getattr(self, name) >= 1, k(name), "must be >= 1")
@@ -241,6 +247,7 @@ class RNNSummarizer(nn.Module):
         e, h = arch.embedding_dim, arch.hidden_dim
         rnn = nn.GRU if arch.cell == "gru" else nn.LSTM
         self.embed = nn.Embedding(arch.vocab_size, e, padding_idx=PAD)
+        self.oov_slots = OOVSlots(arch.oov_slots, e) if arch.oov_slots else None
         self.dropout = nn.Dropout(arch.dropout)
         self.encoder = BidirectionalEncoder(rnn, e, h, arch.layers, arch.dropout)
         self.bridge_h = nn.Linear(2 * h, h)
@@ -255,11 +262,12 @@ class RNNSummarizer(nn.Module):
 
     # ---- pieces ------------------------------------------------------------------------------
     def _embed(self, tokens: torch.Tensor) -> torch.Tensor:
-        """(B, L) ids, extended ids read as <unk> -> (B, L, E)."""
-        return self.dropout(self.embed(tokens.masked_fill(tokens >= self.vocab_size, UNK)))
+        """(B, L) extended ids -> (B, L, E); OOV ids read as <unk> (+ their slot: `layers.embed_words`)."""
+        return self.dropout(embed_words(self.embed, self.oov_slots, tokens, self.vocab_size))
 
     def encode(self, src: torch.Tensor, src_mask: torch.Tensor) -> tuple[torch.Tensor, RecurrentState]:
-        """src, src_mask (B, S) -> memory h_i (B, S, 2H) (0 at padding), decoder initial state."""
+        """src (B, S) extended ids (`Batch.src_ext`), src_mask (B, S) -> memory h_i (B, S, 2H) (0 at padding),
+        decoder initial state."""
         memory, final = self.encoder(self._embed(src), src_mask)
         return self.dropout(memory), self._bridge(final)
 
@@ -327,9 +335,9 @@ class RNNSummarizer(nn.Module):
     # ---- teacher forcing ---------------------------------------------------------------------
     def forward_steps(self, batch: Batch) -> StepsOutput:
         """Teacher forcing over the whole target: log P (B, T, X) and the diagnostics."""
-        memory, init = self.encode(batch.src, batch.src_mask)
+        memory, init = self.encode(batch.src_ext, batch.src_mask)
         keys = self.attention.project_keys(memory) if self.attention is not None else None
-        x = self._embed(batch.trg_inp)
+        x = self._embed(decoder_input(batch.trg_inp, batch.trg_ext))
         s, _ = self.decoder(x, init)
         out, _ = self._steps(self.dropout(s), x, memory, keys, batch.src_mask, batch.src_ext, batch.n_oov,
                              self._zero_coverage(memory))
@@ -352,7 +360,7 @@ class RNNSummarizer(nn.Module):
         """Run the encoder once for the batch's B rows."""
         device = self.embed.weight.device
         batch = batch.to(device)
-        memory, init = self.encode(batch.src, batch.src_mask)
+        memory, init = self.encode(batch.src_ext, batch.src_mask)
         return RNNDecoderState(
             recurrent=init,
             coverage=self._zero_coverage(memory),
@@ -394,8 +402,10 @@ class RNNSummarizationTask(SummarizationTask):
     """Table 4.4 batches; loss per target token (See et al. Eqn 13) −log P(w*_t) + λ·Σ_i min(a^t_i, c^t_i).
 
     The NLL is label-smoothed like every family's (`train.label_smoothing`; See et al. use none), padding
-    ignored; the coverage term counts while the model's coverage is on. A model without the pointer
-    cannot produce a copied word, so its targets read extended ids as `<unk>`.
+    ignored, `<unk>` targets weighted by `train.unk_target_weight`, plus λ·the copy-attention term
+    (`train.copy_attention_weight`, `loss.copy_attention_nll`) with the pointer; the coverage term counts
+    while the model's coverage is on. A model without the pointer cannot produce a copied word, so its
+    targets read extended ids as `<unk>`.
     """
 
     def __init__(self, *args: Any, pointer: bool, coverage_weight: float, **kwargs: Any) -> None:
@@ -407,8 +417,13 @@ class RNNSummarizationTask(SummarizationTask):
         out = model(batch, steps=True)  # through __call__, so a DDP wrapper syncs the gradients
         target = batch.trg_ext if self.pointer else batch.trg_ext.masked_fill(batch.trg_ext >= self.vocab_size, UNK)
         mean, n_tokens = label_smoothed_nll(out.log_probs, target, batch.trg_mask,
-                                            smoothing=self.label_smoothing, n_smooth=self.vocab_size)
+                                            smoothing=self.label_smoothing, n_smooth=self.vocab_size,
+                                            weight=target_weights(target, self.unk_target_weight))
         total = mean * n_tokens
+        if self.copy_attention_weight > 0 and out.attn is not None and self.pointer:
+            aux, _ = copy_attention_nll(out.attn, batch.src_ext[:, None], batch.src_mask[:, None], target,
+                                        batch.trg_mask)
+            total = total + self.copy_attention_weight * aux
         if out.coverage_loss is not None and self.coverage_weight > 0:
             total = total + self.coverage_weight * torch.where(batch.trg_mask, out.coverage_loss.float(), 0.0).sum()
         return total, n_tokens
@@ -429,6 +444,8 @@ def make_task(data: TaskData) -> RNNSummarizationTask:
 
     return RNNSummarizationTask(encode(data.train), encode(data.valid), batch_size=cfg.batch_size, seed=cfg.seed,
                                 label_smoothing=cfg.label_smoothing, vocab_size=len(data.vocab),
+                                unk_target_weight=cfg.unk_target_weight,
+                                copy_attention_weight=cfg.copy_attention_weight,
                                 pointer=arch.pointer, coverage_weight=arch.coverage_weight)
 
 
@@ -459,4 +476,5 @@ FAMILY = register_family(Family(
     codec=lambda vocab, arch: WordCodec(vocab, arch.max_source_tokens),
     card_section=_card_section,
     phases=training_phases,
+    legacy_arch={"oov_slots": 0},  # models trained before issue 43 read every OOV word as <unk>
 ))

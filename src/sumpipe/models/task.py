@@ -3,7 +3,8 @@
 Training batches come from `sumpipe.models.batching.bucket_batches` (length-bucketed, a pure
 function of (seed, epoch), which exact resume relies on); validation batches are sorted by length
 without randomness. The loss is the label-smoothed cross-entropy of `sumpipe.models.loss` over the
-extended vocabulary, padding ignored, with the smoothing mass spread over the V fixed words. The
+extended vocabulary, padding ignored, with the smoothing mass spread over the V fixed words, and
+`<unk>` targets weighted by `train.unk_target_weight` (`sumpipe.models.loss.target_weights`). The
 model computes its output layer at the real target positions only (`forward(batch, targets_only=True)`).
 """
 
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 import torch
 
 from sumpipe.models.batching import Batch, Example, bucket_batches, collate, example_lengths
-from sumpipe.models.loss import label_smoothed_nll
+from sumpipe.models.loss import copy_attention_nll, label_smoothed_nll, target_weights
 
 
 class SummarizationTask:
@@ -29,10 +30,14 @@ class SummarizationTask:
         seed: int,
         label_smoothing: float,
         vocab_size: int,
+        unk_target_weight: float = 1.0,
+        copy_attention_weight: float = 0.0,
     ) -> None:
         self.examples = {"train": train, "valid": valid}
         self.batch_size, self.seed = batch_size, seed
         self.label_smoothing, self.vocab_size = label_smoothing, vocab_size
+        self.unk_target_weight = unk_target_weight  # `<unk>` targets' weight in the loss (loss.target_weights)
+        self.copy_attention_weight = copy_attention_weight  # λ of the copy-attention term (loss.copy_attention_nll)
         self._train_lengths = example_lengths(train)
         self._valid_batches = bucket_batches(example_lengths(valid), batch_size, seed, 0, shuffle=False)
 
@@ -51,12 +56,23 @@ class SummarizationTask:
         return int(batch.src_mask.sum()) + int(batch.trg_mask.sum())
 
     def loss(self, model: torch.nn.Module, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
-        """(∑ label-smoothed loss over target tokens, target-token count), both on the device."""
-        log_probs = model(batch, targets_only=True)  # (N, V + n_oov): the N real target tokens
+        """(∑ label-smoothed loss over target tokens [+ λ·copy-attention term], target-token count), on the device."""
         target = batch.trg_ext.flatten().index_select(0, batch.trg_positions)
-        mean, n_tokens = label_smoothed_nll(log_probs, target, torch.ones_like(target, dtype=torch.bool),
-                                            smoothing=self.label_smoothing, n_smooth=self.vocab_size)
-        return mean * n_tokens, n_tokens
+        every = torch.ones_like(target, dtype=torch.bool)
+        if self.copy_attention_weight > 0:
+            log_probs, info = model(batch, targets_only=True, with_info=True)
+        else:
+            log_probs, info = model(batch, targets_only=True), None  # (N, V + n_oov): the N real target tokens
+        mean, n_tokens = label_smoothed_nll(log_probs, target, every,
+                                            smoothing=self.label_smoothing, n_smooth=self.vocab_size,
+                                            weight=target_weights(target, self.unk_target_weight))
+        total = mean * n_tokens
+        if info is not None:
+            rows = batch.trg_positions // batch.trg_ext.shape[1]  # each target position's own source
+            aux, _ = copy_attention_nll(info["attn"], batch.src_ext.index_select(0, rows),
+                                        batch.src_mask.index_select(0, rows), target, every)
+            total = total + self.copy_attention_weight * aux
+        return total, n_tokens
 
     def token_accuracy(self, model: torch.nn.Module, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         """(target tokens whose argmax prediction under teacher forcing is right, target tokens): the

@@ -47,18 +47,20 @@ import torch
 from torch import nn
 
 from sumpipe.config import ModelSpec, Params
-from sumpipe.models.batching import Batch, WordCodec, encode_examples
+from sumpipe.models.batching import Batch, WordCodec, decoder_input, encode_examples
 from sumpipe.models.layers import (
     FeedForward,
     MultiHeadAttention,
+    OOVSlots,
     PointerGeneratorHead,
     SinusoidalPositions,
+    embed_words,
     key_padding_bias,
     pointer_mix,
 )
 from sumpipe.models.registry import Family, TaskData, register_family
 from sumpipe.models.task import SummarizationTask
-from sumpipe.names import PAD, UNK
+from sumpipe.names import PAD
 from sumpipe.validation import (
     MAX_FF_WIDTH,
     MAX_HEADS,
@@ -86,7 +88,10 @@ class ArchConfig:
     the feed-forward hidden layer); `attention_dropout` drops attention weights, off by default as in
     the paper (and because it forces the unfused attention kernel on CPU). `vocab_size` is V, the
     fixed vocabulary (the trainer sets it to the real vocabulary length when that is smaller).
-    `max_source_tokens` / `max_summary_tokens` cut inputs and training targets.
+    `max_source_tokens` / `max_summary_tokens` cut inputs and training targets. `oov_slots`: K
+    per-document placeholders for the words outside the vocabulary (`layers.OOVSlots`: the j-th
+    distinct OOV word of a source reads `<unk>` + slot j in the encoder, and in the decoder after the
+    pointer copied it; 0: every OOV word is the one `<unk>`, as in the thesis).
     """
 
     d_model: int = 64
@@ -99,11 +104,14 @@ class ArchConfig:
     max_source_tokens: int = 400
     max_summary_tokens: int = 60
     tie_embeddings: bool = True
+    oov_slots: int = 32
 
     def check(self, key: str) -> None:
         for name in ("d_model", "d_ff", "n_layers", "n_heads", "vocab_size", "max_source_tokens",
                      "max_summary_tokens"):
             require(getattr(self, name) >= 1, child_key(key, name), "must be >= 1")
+        require(0 <= self.oov_slots <= MAX_POSITIONS, child_key(key, "oov_slots"),
+                f"must be in [0, {MAX_POSITIONS}] (0: no placeholders)")
         for name, limit in (("d_model", MAX_WIDTH), ("d_ff", MAX_FF_WIDTH), ("n_layers", MAX_LAYERS),
                             ("n_heads", MAX_HEADS), ("vocab_size", MAX_VOCAB),
                             ("max_source_tokens", MAX_POSITIONS), ("max_summary_tokens", MAX_POSITIONS)):
@@ -231,20 +239,23 @@ class PointerGeneratorTransformer(nn.Module):
         self.decoder_norm = nn.LayerNorm(d)
         self.generator = None if arch.tie_embeddings else nn.Linear(d, self.vocab_size, bias=False)
         self.pointer = PointerGeneratorHead(d, arch.n_heads)
+        self.oov_slots = OOVSlots(arch.oov_slots, d) if arch.oov_slots else None
         nn.init.normal_(self.embed.weight, std=d**-0.5)
         with torch.no_grad():
             self.embed.weight[PAD].zero_()
 
     # ---- pieces ------------------------------------------------------------------------------
     def _embed(self, tokens: torch.Tensor, offset: int = 0) -> torch.Tensor:
-        """tokens (B, L) -> embedding·√D + PE (B, L, D); ids >= V (copied OOVs) read as <unk>."""
-        tokens = tokens.masked_fill(tokens >= self.vocab_size, UNK)
-        return self.positions(self.embed(tokens) * math.sqrt(self.arch.d_model), offset)
+        """tokens (B, L) extended ids -> embedding·√D + PE (B, L, D); ids >= V (OOV words) read as
+        <unk>, plus their placeholder slot when the model has `oov_slots` (`layers.embed_words`)."""
+        vectors = embed_words(self.embed, self.oov_slots, tokens, self.vocab_size)
+        return self.positions(vectors * math.sqrt(self.arch.d_model), offset)
 
     def encode(
         self, src: torch.Tensor, src_freq: torch.Tensor, src_mask: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """src (B, S), src_freq (B, S), src_mask (B, S) -> memory (B, S, D), memory_bias (B, 1, 1, S)."""
+        """src (B, S) extended ids (`Batch.src_ext`), src_freq (B, S), src_mask (B, S) -> memory (B, S, D),
+        memory_bias (B, 1, 1, S)."""
         pad_bias = key_padding_bias(src_mask)
         h = self.dropout(self._embed(src))
         for layer in self.encoder_layers:
@@ -297,26 +308,30 @@ class PointerGeneratorTransformer(nn.Module):
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """log P (B, T, V + n_oov) float32, and info {"p_gen": (B, T), "attn": (B, T, S)};
         `targets_only`: at the N real target positions only (`batch.trg_positions`), (N, ...)."""
-        memory, memory_bias = self.encode(batch.src, batch.src_freq, batch.src_mask)
+        memory, memory_bias = self.encode(batch.src_ext, batch.src_freq, batch.src_mask)
         memory_kvs = [cast(DecoderLayer, layer).cross_attn.project_kv(memory) for layer in self.decoder_layers]
         pointer_kv = self.pointer.attention.project_kv(memory)
+        x = self._embed(decoder_input(batch.trg_inp, batch.trg_ext))
         log_probs, info, _ = self._decode(
-            self._embed(batch.trg_inp), memory_kvs, pointer_kv, memory_bias, batch.src_ext, batch.n_oov, None,
+            x, memory_kvs, pointer_kv, memory_bias, batch.src_ext, batch.n_oov, None,
             batch.trg_positions if targets_only else None,
         )
         return log_probs, info
 
-    def forward(self, batch: Batch, targets_only: bool = False) -> torch.Tensor:
+    def forward(self, batch: Batch, targets_only: bool = False,
+                with_info: bool = False) -> torch.Tensor | tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """Teacher-forced log P(w) over the extended vocabulary, (B, T, V + n_oov) float32; with
-        `targets_only`, (N, V + n_oov) at the real target positions (the training loss needs no more)."""
-        return self.forward_with_info(batch, targets_only)[0]
+        `targets_only`, (N, V + n_oov) at the real target positions (the training loss needs no more);
+        `with_info`: (log P, info) as `forward_with_info` (the copy-attention loss reads info["attn"])."""
+        log_probs, info = self.forward_with_info(batch, targets_only)
+        return (log_probs, info) if with_info else log_probs
 
     # ---- incremental decoding (sumpipe.models.protocol) -------------------------------------
     def start_decoding(self, batch: Batch) -> TransformerDecoderState:
         """Run the encoder once for the batch's B rows; caches start empty."""
         device = self.embed.weight.device
         batch = batch.to(device)
-        memory, memory_bias = self.encode(batch.src, batch.src_freq, batch.src_mask)
+        memory, memory_bias = self.encode(batch.src_ext, batch.src_freq, batch.src_mask)
         n = memory.shape[0]
         empty = memory.new_zeros(n, self.arch.n_heads, 0, self.arch.d_model // self.arch.n_heads)
         return TransformerDecoderState(
@@ -360,7 +375,9 @@ def make_task(data: TaskData) -> SummarizationTask:
         return encode_examples(df, data.vocab, arch.max_source_tokens, arch.max_summary_tokens)
 
     return SummarizationTask(encode(data.train), encode(data.valid), batch_size=cfg.batch_size, seed=cfg.seed,
-                             label_smoothing=cfg.label_smoothing, vocab_size=len(data.vocab))
+                             label_smoothing=cfg.label_smoothing, vocab_size=len(data.vocab),
+                             unk_target_weight=cfg.unk_target_weight,
+                             copy_attention_weight=cfg.copy_attention_weight)
 
 
 def shared_arch(params: Params) -> ArchConfig:
@@ -380,5 +397,6 @@ FAMILY = register_family(Family(
     make_task=make_task,
     codec=lambda vocab, arch: WordCodec(vocab, arch.max_source_tokens),
     options=("rarity",),
+    legacy_arch={"oov_slots": 0},  # models trained before issue 43 read every OOV word as <unk>
     arch_defaults=arch_defaults,
 ))
