@@ -291,6 +291,9 @@ class TrainConfig:
     `numerics` (`train.numerics` only: one setting for the process) pins torch's CPU kernels before
     torch loads, for train, pretrain and decode: `native` (this CPU's fastest) or `portable` (the
     generic kernels, the same on every x86-64 CPU; `sumpipe.numerics`, docs/reproducibility.md).
+    `workers` (`train.workers` only) is how many training runs `sumpipe train` trains side by side, each
+    in its own process on `threads` threads (null: as many as the available cores hold;
+    `sumpipe.train.pool`); a run's weights do not depend on it.
 
     `ema_decay` turns on Polyak averaging: the loop keeps an exponential moving average of the
     weights, avg <- decay · avg + (1 - decay) · weights after every update, and validates, keeps
@@ -326,9 +329,13 @@ class TrainConfig:
     seeds: list[int] | None = None
     ema_decay: float | None = None
     numerics: Literal["native", "portable"] = "native"
+    workers: int | None = None
 
     def check(self, key: str) -> None:
         require(self.lr > 0, _k(key, "lr"), "must be > 0")
+        require(self.workers is None or self.workers >= 1, _k(key, "workers"), "must be >= 1 (or null: one per core)")
+        if self.workers is not None:
+            require_at_most(self.workers, MAX_WORKERS, _k(key, "workers"))
         require(self.ema_decay is None or 0.0 < self.ema_decay < 1.0, _k(key, "ema_decay"),
                 "must be in (0, 1) (or null: no weight averaging)")
         require(0 <= self.seed < MAX_SEED, _k(key, "seed"), f"must be in [0, {MAX_SEED})")
@@ -666,7 +673,7 @@ class Params:
     # systems made of one model's seeds decoded as one (dvc.yaml's decode-ensemble@<name>)
     ensembles: dict[str, EnsembleSpec] = field(default_factory=dict)
     train: TrainConfig = field(
-        default_factory=lambda: TrainConfig(seeds=[1, 2, 3], threads=2, epochs=5, ema_decay=0.99))
+        default_factory=lambda: TrainConfig(seeds=[1, 2, 3], threads=1, epochs=5, ema_decay=0.99))
     decode: DecodeConfig = field(default_factory=lambda: DecodeConfig(length_penalty=2.0, block_adjacent_repeat=True))
     evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
     report: ReportConfig = field(default_factory=ReportConfig)
@@ -694,6 +701,8 @@ class Params:
             for seed_key in ("seed", "seeds"):
                 require(seed_key not in spec.train, _k(key, f"models.{name}.train.{seed_key}"),
                         f"a model's own seeds are models.{name}.seeds (default: train.seeds)")
+            require("workers" not in spec.train, _k(key, f"models.{name}.train.workers"),
+                    "runs side by side is one setting for the stage: train.workers")
         self._check_runs(key)
         self._check_ensembles(key)
         self.crosseval.decode_config(self.decode)  # its overrides of `decode:` are checked here, at load
