@@ -667,8 +667,9 @@ class Params:
     model: dict[str, Any] = field(default_factory=dict)
     families: dict[str, dict[str, Any]] = field(default_factory=dict)
     models: dict[str, ModelSpec] = field(default_factory=dict)
-    # dvc.yaml's train/decode stages, one per run (`train@M1-2`): every model with each of its seeds
-    # (`seeds_of`), spelled out because DVC cannot cross a model with a list the model itself holds
+    # the runs dvc.yaml's train stage trains side by side, and its decode stages (one per run, `decode@M1-2`):
+    # every model with each of its seeds (`seeds_of`), spelled out because DVC cannot cross a model with a
+    # list the model itself holds
     runs: dict[str, Run] = field(default_factory=dict)
     # systems made of one model's seeds decoded as one (dvc.yaml's decode-ensemble@<name>)
     ensembles: dict[str, EnsembleSpec] = field(default_factory=dict)
@@ -738,7 +739,7 @@ class Params:
         for label, run in self.runs.items():
             require(run.model in self.models, _k(key, f"runs.{label}.model"), f"no model {run.model!r} in models:")
             require(label == f"{run.model}-{run.seed}", _k(key, f"runs.{label}"),
-                    f"name it {run.model}-{run.seed} (the stage train@{run.model}-{run.seed})")
+                    f"name it {run.model}-{run.seed} (the stage decode@{run.model}-{run.seed})")
             seeds = ", ".join(map(str, self.seeds_of(run.model)))
             require(label in wanted, _k(key, f"runs.{label}"),
                     f"seed {run.seed} is not among {run.model}'s seeds ({seeds})")

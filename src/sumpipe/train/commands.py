@@ -76,7 +76,8 @@ def _train_side_by_side(params: Path, runs: list, workers: int | None, resume: b
     with contextlib.ExitStack() as locks:
         for inputs in runs:
             locks.enter_context(exclusive_model_folder(inputs))
-        return run_pool(params.resolve(), pool, worker_count(workers, [r.threads for r in pool]), resume=resume)
+        return run_pool(params.resolve(), pool, worker_count(workers, [r.threads for r in pool]), resume=resume,
+                        timings_dir=runs[0].timings_dir if runs else None)
 
 
 def pretrain(

@@ -56,6 +56,9 @@ from sumpipe.names import seed_folder
 FALLBACK_SECONDS = {"bert2stage": 100.0, "transformer": 50.0, "rnn": 45.0}
 DEFAULT_SECONDS = 50.0
 PROGRESS_INTERVAL_S = 0.5  # a worker reports its step at most this often
+# A worker's environment names its run as params.yaml's `runs:` does ("M1-2"), for whoever watches the processes
+# of a stage (tests/reliability's fault injection labels a worker's writes `train@M1-2` with it)
+RUN_VARIABLE = "SUMPIPE_RUN"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -173,7 +176,7 @@ def _work(params_path: str, model: str, seed: int, resume: bool, queue: Any) -> 
     _die_with_parent()
     label = f"{model}/{seed_folder(seed)}"
     send = queue.put
-    sys.stderr = _LinesToParent(send, label)  # type: ignore[assignment]
+    sys.stderr = _LinesToParent(send, label)
     try:
         from sumpipe.config import load_params
         from sumpipe.numerics import pin_numerics
@@ -209,6 +212,7 @@ def _work(params_path: str, model: str, seed: int, resume: bool, queue: Any) -> 
 class _Going:
     run: PoolRun
     process: Any
+    started: float = 0.0  # seconds since the pool started
     step: int = 0
     total: int = 0
     finished: bool = False
@@ -240,6 +244,20 @@ class _Display:
         self.bar.close()
 
 
+@contextlib.contextmanager
+def _environment(name: str, value: str) -> Iterator[None]:
+    """`os.environ[name] = value` within the block (a spawned worker starts with the environment of that moment)."""
+    before = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = before
+
+
 class _Stopped(Exception):
     """SIGTERM reached the pool."""
 
@@ -262,11 +280,13 @@ def _sigterm_stops_the_pool() -> Iterator[None]:
 
 
 def run_pool(params_path: Path, runs: Sequence[PoolRun], workers: int, *, resume: bool = True,
-             progress: bool | None = None) -> dict[str, dict[str, Any]]:
+             progress: bool | None = None, timings_dir: Path | None = None) -> dict[str, dict[str, Any]]:
     """Train `runs` (longest first) in at most `workers` processes at a time; return each run's summary
     (`train_model`'s) by label. The caller holds the runs' locks. On a failed run: the runs in flight
     finish, none starts, and the first failure is raised as one line naming its run; on Ctrl-C or SIGTERM
-    every worker is stopped (see the module docstring)."""
+    every worker is stopped (see the module docstring). With `timings_dir`, the schedule (each run's start
+    and wall seconds in its worker, the worker and core counts) goes to `<timings_dir>/pool/train.json`, which
+    bench/bench_stages.py projects to other core counts from."""
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")
@@ -274,8 +294,10 @@ def run_pool(params_path: Path, runs: Sequence[PoolRun], workers: int, *, resume
     waiting = list(longest_first(runs))
     going: dict[str, _Going] = {}
     summaries: dict[str, dict[str, Any]] = {}
+    schedule: dict[str, dict[str, float]] = {}
     failures: list[tuple[str, str]] = []
     display = _Display(len(runs), workers, progress)
+    start = time.monotonic()
     try:
         with _sigterm_stops_the_pool():
             while waiting or going:
@@ -283,11 +305,15 @@ def run_pool(params_path: Path, runs: Sequence[PoolRun], workers: int, *, resume
                     run = waiting.pop(0)
                     process = context.Process(target=_work, name=f"train {run.label}", daemon=True,
                                               args=(str(params_path), run.model, run.seed, resume, queue))
-                    process.start()
-                    going[run.label] = _Going(run, process)
+                    with _environment(RUN_VARIABLE, f"{run.model}-{run.seed}"):
+                        process.start()
+                    going[run.label] = _Going(run, process, started=time.monotonic() - start)
                 if not going:
                     break
-                _handle(queue, going, summaries, failures, display)
+                for current in _handle(queue, going, summaries, failures, display):
+                    now = time.monotonic() - start
+                    schedule[current.run.label] = {"started_s": round(current.started, 2),
+                                                   "seconds": round(now - current.started, 2)}
     except (KeyboardInterrupt, _Stopped):
         _stop(going.values())
         display.close()
@@ -302,12 +328,17 @@ def run_pool(params_path: Path, runs: Sequence[PoolRun], workers: int, *, resume
         others = [f[0] for f in failures[1:]]
         also = f" (also failed: {', '.join(others)})" if others else ""
         raise SumpipeError(f"train {label}: {message}{also}")
+    if timings_dir is not None:
+        from sumpipe.timings import record_run
+
+        record_run(timings_dir, "pool", "train", {"workers": workers, "cores": available_cores(),
+                                                   "seconds": round(time.monotonic() - start, 2), "runs": schedule})
     return summaries
 
 
 def _handle(queue: Any, going: dict[str, _Going], summaries: dict[str, dict[str, Any]],
-            failures: list[tuple[str, str]], display: _Display) -> None:
-    """Wait for the workers' next messages (or a worker's end) and act on them."""
+            failures: list[tuple[str, str]], display: _Display) -> list[_Going]:
+    """Wait for the workers' next messages (or a worker's end) and act on them; return the runs that ended."""
     import queue as queues
 
     try:
@@ -334,6 +365,7 @@ def _handle(queue: Any, going: dict[str, _Going], summaries: dict[str, dict[str,
             current.finished = True
             failures.append((label, payload))
             display.line(f"error: train {label}: {payload}")
+    ended = []
     for label, current in list(going.items()):
         if current.process.is_alive():
             continue
@@ -341,8 +373,9 @@ def _handle(queue: Any, going: dict[str, _Going], summaries: dict[str, dict[str,
         if not current.finished:  # ended without a word: killed (out of memory?) or crashed in C
             failures.append((label, f"the worker process died (exit code {current.process.exitcode})"))
             display.line(f"error: train {label}: the worker process died (exit code {current.process.exitcode})")
-        del going[label]
+        ended.append(going.pop(label))
     display.update(list(going.values()), finished)
+    return ended
 
 
 def _finished_line(run: PoolRun, summary: dict[str, Any]) -> str:
