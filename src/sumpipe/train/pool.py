@@ -228,12 +228,12 @@ class _Display:
         self.bar = tqdm(total=n_runs, desc=f"train ({workers} worker{'s' * (workers > 1)})", unit="run",
                         file=sys.stderr, disable=None if progress is None else not progress, dynamic_ncols=True)
 
-    def line(self, text: str, err: bool = True) -> None:
+    def line(self, text: str) -> None:
         from tqdm import tqdm
 
         from sumpipe.terminal import printable
 
-        tqdm.write(printable(text), file=sys.stderr if err else sys.stdout)
+        tqdm.write(printable(text), file=sys.stderr)
 
     def update(self, going: Sequence[_Going], finished: int = 0) -> None:
         if finished:
