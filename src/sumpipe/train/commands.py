@@ -26,8 +26,8 @@ def train(
         bool, flag("--resume/--no-resume", help="continue from the model's checkpoint when it matches")
     ] = True,
 ) -> None:
-    """Train models into models/<name>/seed-<seed>/: one run here, several side by side in worker processes
-    (resumes a killed run; multi-GPU under torchrun, one run after another)."""
+    """Train models into models/<name>/seed-<seed>/: one run in this process, several side by side in worker
+    processes (resumes a killed run; multi-GPU under torchrun, one run after another)."""
     from sumpipe.config import load_params
     from sumpipe.numerics import pin_numerics
 
@@ -41,7 +41,7 @@ def train(
              else [(name, s) for name, seeds in p.seeds_by_model().items() for s in seeds])
     runs = [resolve_inputs(p, name, s) for name, s in pairs]  # every run's configuration checked first
     main_rank = os.environ.get("RANK", "0") == "0"  # under torchrun, rank 0 alone writes and speaks for the job
-    if seed is None and int(os.environ.get("WORLD_SIZE", "1")) == 1:
+    if len(runs) > 1 and int(os.environ.get("WORLD_SIZE", "1")) == 1:  # several runs: side by side
         summaries = _train_side_by_side(params, runs, workers if workers is not None else p.train.workers, resume)
         for inputs in runs:
             _report(inputs, summaries[inputs.run])
