@@ -175,21 +175,28 @@ def matmul_ceiling(device: torch.device, n: int = 8192, repeats: int = 10) -> fl
     return 2 * n**3 * repeats / (time.perf_counter() - started)
 
 
+def transformer_setting(raw: dict, train_df, valid_df, vocab, batch_size: int, rarity: bool):
+    """(task, model, cfg): a fresh M1 (M2 with `rarity`) of `raw`'s shared model shape, seeded by
+    `train.seed`, and its FLOP-counting task over `train_df` (and the first 64 of `valid_df`)."""
+    raw = {**raw, "train": {**raw["train"], "batch_size": batch_size}}
+    params = params_from_dict(raw)
+    cfg = params.train
+    arch = shared_arch(params)
+    encode = lambda df: encode_examples(df, vocab, arch.max_source_tokens, arch.max_summary_tokens)  # noqa: E731
+    task = CountingTask(encode(train_df), encode(valid_df[:64]), batch_size=cfg.batch_size, seed=cfg.seed,
+                        label_smoothing=cfg.label_smoothing, vocab_size=len(vocab), arch=arch)
+    seed_everything(cfg.seed)
+    spec = ModelSpec(input="first400", rarity=rarity)
+    model = get_family("transformer").build(replace(arch, vocab_size=len(vocab)), spec)
+    return task, model, cfg
+
+
 def run_setting(args, raw: dict, train_df, valid_df, vocab, batch_size: int, compiled: bool) -> dict:
     """Train one fresh model for `args.seconds` (after warm-up) and return its figures."""
     if args.family != "transformer":
         task, model, cfg = family_setting(args, raw, train_df, valid_df, vocab, batch_size)
     else:
-        raw = {**raw, "train": {**raw["train"], "batch_size": batch_size}}
-        params = params_from_dict(raw)
-        cfg = params.train
-        arch = shared_arch(params)
-        encode = lambda df: encode_examples(df, vocab, arch.max_source_tokens, arch.max_summary_tokens)  # noqa: E731
-        task = CountingTask(encode(train_df), encode(valid_df[:64]), batch_size=cfg.batch_size, seed=cfg.seed,
-                            label_smoothing=cfg.label_smoothing, vocab_size=len(vocab), arch=arch)
-        seed_everything(cfg.seed)
-        spec = ModelSpec(input="first400", rarity=args.rarity)
-        model = get_family("transformer").build(replace(arch, vocab_size=len(vocab)), spec)
+        task, model, cfg = transformer_setting(raw, train_df, valid_df, vocab, batch_size, args.rarity)
     device = training_device(cfg.device)
     marks: dict[str, float] = {}
     profiler: list = []

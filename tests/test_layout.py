@@ -3,6 +3,7 @@
 - `tests/a/b/test_c.py` tests `src/sumpipe/a/b/c.py`, or the package `src/sumpipe/a/b/c/__init__.py`;
   `tests/test_c.py` tests `src/sumpipe/c.py`. Exempt: tests/reliability/ (a cross-cutting fault suite) and
   the top-level CROSS_CUTTING files, which test the whole pipeline rather than one module.
+- `tests/bench/test_c.py` tests the script `bench/c.py` (the benchmarks that a later session runs on a device).
 - Every test folder is a package (`__init__.py`), so basenames may repeat (`selection/test_stage.py`,
   `train/test_stage.py`).
 - No test file imports another test module or a conftest: shared helpers are fixtures (conftest.py), or
@@ -49,7 +50,7 @@ def _relative(root: Path, paths: Iterable[Path]) -> list[PurePosixPath]:
 
 def per_module_test_files() -> list[PurePosixPath]:
     files = _relative(TESTS, TESTS.rglob("test_*.py"))
-    return [f for f in files if f.parts[0] != "reliability" and str(f) not in CROSS_CUTTING]
+    return [f for f in files if f.parts[0] not in ("reliability", "bench") and str(f) not in CROSS_CUTTING]
 
 
 def src_files() -> set[PurePosixPath]:
@@ -94,6 +95,11 @@ FAKE_SRC = {PurePosixPath(p) for p in ("cli.py", "config.py", "selection/methods
 def test_a_stale_name_is_caught(test_file: str, stale: bool) -> None:
     path = PurePosixPath(test_file)
     assert stale_test_files([path], FAKE_SRC) == ([path] if stale else [])
+
+
+def test_every_bench_test_names_a_bench_script() -> None:
+    tests = sorted((TESTS / "bench").glob("test_*.py"))
+    assert [t.name for t in tests if not (TESTS.parent / "bench" / t.name.removeprefix("test_")).is_file()] == []
 
 
 def test_every_test_folder_is_a_package() -> None:

@@ -39,3 +39,30 @@ def test_write_throughput_keeps_step_and_tokens_per_s(tmp_path: Path) -> None:
 
 def test_write_throughput_of_a_run_without_log_rows_has_the_header(tmp_path: Path) -> None:
     assert (write_throughput([], tmp_path, "train", "M1")).read_text() == "step,tokens_per_s\n"
+
+
+def test_check_writable_refuses_a_folder_in_a_figures_place_before_the_run(tmp_path: Path) -> None:
+    import pytest
+
+    from sumpipe.errors import SumpipeError
+    from sumpipe.timings import check_writable
+
+    (tmp_path / "train/M1/seed-1.csv").mkdir(parents=True)
+    check_writable(tmp_path, "train", "M1/seed-1")  # the curve is not this run's to write: no complaint
+    with pytest.raises(SumpipeError, match=r"^\S+/train/M1/seed-1\.csv: a folder is in the way of this run's "
+                                           r"throughput curve \(timings\); remove it and run again$"):
+        check_writable(tmp_path, "train", "M1/seed-1", throughput=True)
+    assert (tmp_path / "train/M1/seed-1.csv").is_dir()
+
+
+def test_a_link_in_the_figures_place_is_replaced_not_followed(tmp_path: Path) -> None:
+    from sumpipe.timings import check_writable
+
+    elsewhere = tmp_path / "notes.json"
+    elsewhere.write_text("mine")
+    (tmp_path / "timings/decode").mkdir(parents=True)
+    (tmp_path / "timings/decode/M1.json").symlink_to(elsewhere)
+    check_writable(tmp_path / "timings", "decode", "M1")
+    path = record_run(tmp_path / "timings", "decode", "M1", {"seconds": 1.0})
+    assert not path.is_symlink() and json.loads(path.read_text())["seconds"] == 1.0
+    assert elsewhere.read_text() == "mine"

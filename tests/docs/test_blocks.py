@@ -202,3 +202,42 @@ def test_an_ensemble_is_a_row_of_its_own_after_the_models(project: Sources) -> N
     assert rows[2].startswith("| A (transformer) | first40 | 3 |")
     assert rows[3] == ("| A-ens (ensemble of 3 A seeds) | first40 | 1 | 23.00 [22.00, 24.00] | 6.00 | 19.00 "
                        "| – | – | – | – |")
+
+
+def test_the_rare_words_table_with_its_ceiling_copy_rate_and_the_references_anchor(project: Sources) -> None:
+    metrics = project.root / "metrics"
+    assert BLOCKS["rare-words"](project).split("\n")[2:] == [
+        "| A (transformer) | 1 | 4.00 [2.00, 6.00] | – | – | – | – |",
+        "",
+        "*Copy rates: not in this checkout's metrics yet: `dvc repro evaluate` writes `metrics/copy_rate.json`, "
+        "then `sumpipe docs` fills them in.*"]
+    rare = {"A": {"recall": 4.0, "recall_sd": 0.5, "recall_low": 2.0, "recall_high": 6.0, "n_seeds": 3,
+                  "input": "first40", "ceiling": 30.35},
+            "B": {"recall": 6.0, "recall_low": 3.0, "recall_high": 9.0, "input": "ngram40", "ceiling": 28.0},
+            "first40": {"recall": 30.35, "recall_low": 24.38, "recall_high": 36.28}}
+    copying = {"references": {"copy_rate": 13.84, "in_source": 26.04, "vocab_size": 2000},
+               "systems": {"A": {"copy_rate": 1.61, "copy_rate_sd": 0.31, "in_source": 100.0, "in_source_sd": 0.0,
+                                 "vocab_size": 2000, "own_vocabulary": True},
+                           "B": {"copy_rate": 5.8, "in_source": None, "vocab_size": 5000, "own_vocabulary": True},
+                           "first40": {"copy_rate": 20.1, "in_source": 100.0, "vocab_size": 2000,
+                                       "own_vocabulary": False}}}
+    test = {"delta": 2.0, "low": -0.5, "high": 4.25, "p_value": 0.12}
+    comparisons = json.loads((metrics / "comparisons.json").read_text())
+    comparisons["B vs A"] = {"a": "B", "b": "A", "what": "another family", "seeds_a": 1, "seeds_b": 3,
+                             "rare_word_recall": test, **{t: test for t in ("rouge1", "rouge2", "rougeL")}}
+    comparisons["A vs lead3"]["rare_word_recall"] = test  # against a baseline: in the comparisons table only
+    for name, data in (("rare_words", rare), ("copy_rate", copying), ("comparisons", comparisons)):
+        (metrics / f"{name}.json").write_text(json.dumps(data))
+    fresh = Sources(project.root, project.params)  # metrics are read once per Sources
+    assert BLOCKS["rare-words"](fresh).split("\n") == [
+        "| system | seeds | rare-word recall | ceiling (input) | copy rate % | in source % | V |",
+        "| --- | --- | --- | --- | ---: | ---: | ---: |",
+        "| *references* | – | – | – | 13.84 | 26.0 | 2,000 |",
+        "| A (transformer) | 3 | 4.00 ± 0.50 [2.00, 6.00] | 30.35 (first40) | 1.61 ± 0.31 | 100.0 ± 0.0 | 2,000 |",
+        "| B (rnn) | 1 | 6.00 [3.00, 9.00] | 28.00 (ngram40) | 5.80 | – | 5,000 |",
+        "| first40 | 1 | 30.35 [24.38, 36.28] | – | 20.10 | 100.0 | 2,000 * |",
+        "",
+        "\\* the transformer's output vocabulary (the system has no word vocabulary of its own).",
+        "",
+        "B − A (another family): +2.00 rare-word recall [-0.50, +4.25], p = 0.120 (two-level bootstrap, 1/3 seeds).",
+    ]

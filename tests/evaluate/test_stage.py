@@ -312,3 +312,73 @@ def test_read_quality_needs_the_train_split_and_the_raw_sources(tmp_path: Path, 
     with pytest.raises(SumpipeError, match=r"processed/train.parquet: no such file"):
         evaluate(paths, ["M1"], ["first200"])
     assert not (Path(paths.scores) / "summary.json").exists()
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 43: copying where it is read (copy rate, the input's ceiling, M2 - M1 in rare-word recall)
+# --------------------------------------------------------------------------------------------
+def test_copy_rate_per_seed_against_each_vocabulary_with_the_references_anchor(tmp_path: Path, eval_corpus) -> None:
+    from sumpipe.evaluate.copy_rate import OutputVocabularies
+    from sumpipe.vocab.vocabulary import Vocabulary
+
+    paths = eval_corpus.make_tree(tmp_path, models={"M1": {1: eval_corpus.m1, 2: eval_corpus.m2}, "M2": eval_corpus.m2})
+    # ids 4-7: the . on and (the shared V = 8 ends here); 8-9: fell found (M1's own V = 10 ends here)
+    counts = {"the": 1000, ".": 900, "on": 800, "and": 700, "fell": 600, "found": 500, "cat": 400, "mars": 300}
+    Vocabulary.from_counts(counts, 12).save(Path(paths.vocab) / "vocab.parquet")
+    run_evaluate(paths, CFG, {n: SPECS[n] for n in ("M1", "M2")}, [1, 2], [], ["first200"],
+                 vocab_sizes=OutputVocabularies(shared=8, models={"M1": 10}))
+    copying = json.loads((Path(paths.metrics) / "copy_rate.json").read_text())
+    # The references: 52 tokens; outside {the . on and}: 6+7+5+6+6+5 = 35 (67.31 %); outside the 10 words:
+    # 6+6+5+6+5+5 = 33 (63.46 %: "fell" and "found" are M1's).
+    # Of those 35, the sources hold 32 ("as" of ex1, "by" and "a" of ex4 are not in theirs): 91.43 %.
+    assert copying["references"] == {"copy_rate": 67.31, "in_source": 91.43, "vocab_size": 8}
+    m1, m2 = copying["systems"]["M1"], copying["systems"]["M2"]
+    # M1 seed 1: 49 tokens, 6+5+5+5+4+5 = 30 outside its 10 words; seed 2 (m2: "cat ." ...): 6 of 12
+    # of seed 1's 30, all but "by" (ex4) are in their source; of seed 2's 6 ("cat", "banks", ...), all
+    assert m1["seeds"] == {"1": {"copy_rate": 61.22, "in_source": 96.67}, "2": {"copy_rate": 50.0, "in_source": 100.0}}
+    assert (m1["copy_rate"], m1["copy_rate_sd"], m1["n_seeds"]) == (55.61, 7.93, 2)
+    assert (m1["vocab_size"], m1["own_vocabulary"], m1["references_copy_rate"]) == (10, True, 63.46)
+    # M2 has no own vocabulary here (as BERT2S): measured against the shared 8, one seed
+    assert (m2["copy_rate"], m2["vocab_size"], m2["own_vocabulary"]) == (50.0, 8, False)
+    assert m2["references_copy_rate"] == 67.31
+    assert "copy_rate_sd" not in m2
+    lead = copying["systems"]["lead3"]
+    assert lead["vocab_size"] == 8 and lead["own_vocabulary"] is False and "seeds" not in lead
+    summary = json.loads((Path(paths.scores) / "summary.json").read_text())
+    assert summary["copy_rate"] == copying
+
+
+def test_the_copy_rate_needs_the_vocabulary_before_any_work(tmp_path: Path, eval_corpus) -> None:
+    from sumpipe.evaluate.copy_rate import OutputVocabularies
+
+    paths = eval_corpus.make_tree(tmp_path)  # no vocab.parquet
+    with pytest.raises(SumpipeError, match=r"vocab\.parquet: no such vocabulary file"):
+        run_evaluate(paths, CFG, {"M1": SPECS["M1"]}, [1], [], ["first200"], vocab_sizes=OutputVocabularies(8))
+    assert not (Path(paths.metrics) / "rouge.json").exists()
+
+
+def test_rare_word_ceiling_and_the_seed_aware_m2_m1_difference(tmp_path: Path, eval_corpus) -> None:
+    # rare reference words: ex3 {bridge}, ex4 {mars, probe}, ex5 {museum}. M1 drops "mars" and "museum":
+    # 1, 1/2, 0 -> 50 %; M2 keeps all four -> 100 %; M2 - M1 = +50 on those three documents.
+    m1 = [*eval_corpus.m1[:4], "water found by probe .", "reopened .\ntickets sold out ."]
+    paths = eval_corpus.make_tree(tmp_path, models={"M1": m1, "M2": eval_corpus.m1})
+    # the models read three tokens of each source: "a new bridge", "scientists found water", "the museum
+    # reopened" -> 1, 0, 1: their ceiling is 66.67 %, as the first200 baseline's own recall
+    first = read_parquet(Path(paths.extracted) / "first200" / "test.parquet")
+    first["source"] = [" ".join(s.split()[:3]) for s in eval_corpus.sources]
+    write_parquet(first, Path(paths.extracted) / "first200" / "test.parquet")
+    evaluate(paths, ["M1", "M2"], ["first200"])
+    rare = json.loads((Path(paths.metrics) / "rare_words.json").read_text())
+    assert (rare["M1"]["recall"], rare["M2"]["recall"]) == (50.0, 100.0)
+    assert (rare["M1"]["input"], rare["M1"]["ceiling"], rare["M2"]["ceiling"]) == ("first200", 66.67, 66.67)
+    assert rare["first200"]["recall"] == 66.67 and "ceiling" not in rare["first200"]
+    comparisons = json.loads((Path(paths.metrics) / "comparisons.json").read_text())
+    m2_m1 = comparisons["M2 vs M1"]["rare_word_recall"]
+    # per-document differences 0, 50, 100: every resample's mean lies in [0, 100]; only the 2 of 27
+    # one-document resamples (all 0 or all 100) are >= 50 from it (p about 0.07)
+    assert m2_m1["delta"] == 50.0 and 0.0 <= m2_m1["low"] < 50.0 < m2_m1["high"] <= 100.0
+    assert 0.02 < m2_m1["p_value"] < 0.15
+    # against Lead-3 (which keeps all four): M1 is 50 below, and the summary carries the same figures
+    assert comparisons["M1 vs lead3"]["rare_word_recall"]["delta"] == -50.0
+    summary = json.loads((Path(paths.scores) / "summary.json").read_text())
+    assert summary["comparisons"][0]["rare_word_recall"] == m2_m1

@@ -201,3 +201,41 @@ def test_the_decoding_rule_table_shows_both_sides() -> None:
     assert lines[0] == "## The decoding rule: no token twice in a row"
     assert "| M1 | 23.50 | 23.90 | -0.40 [-0.70, -0.10] (0.010) | 0.0 / 6.4 | 95.0 / 95.0 | 8.2 / 8.4 |" in lines
     assert decoding_rule_section({}) == []
+
+
+def test_the_rare_words_section_has_the_ceiling_the_copy_rate_and_m2_minus_m1() -> None:
+    """Issue 43: rare-word recall beside its ceiling (the model's input) and the copy rate, the references'
+    copy rate first as the anchor, and the difference between two models with its seed-aware test (a model
+    against a baseline is in the significance section, not here)."""
+    from sumpipe.report.stage import rare_words_section
+
+    systems = ["M1", "M2", "first40"]
+    rare = {"M1": {"recall": 3.01, "recall_sd": 0.67, "recall_low": 1.35, "recall_high": 5.28, "n": 201,
+                   "input": "first40", "ceiling": 30.35},
+            "M2": {"recall": 2.87, "recall_low": 1.24, "recall_high": 5.25, "n": 201},
+            "first40": {"recall": 30.35, "recall_low": 24.38, "recall_high": 36.28, "n": 201}}
+    copying = {"references": {"copy_rate": 13.8, "in_source": 26.0, "vocab_size": 2000},
+               "systems": {"M1": {"copy_rate": 1.61, "copy_rate_sd": 0.3, "in_source": 100.0, "in_source_sd": 0.0,
+                                  "vocab_size": 2000, "own_vocabulary": True},
+                           "first40": {"copy_rate": 20.1, "in_source": 100.0, "vocab_size": 2000,
+                                       "own_vocabulary": False}}}
+    test = {"delta": -0.14, "low": -2.5, "high": 2.1, "p_value": 0.91}
+    comparisons = [{"a": "M2", "b": "M1", "what": "rarity-scaled attention", "seeds_a": 3, "seeds_b": 3,
+                    "rare_word_recall": test},
+                   {"a": "M1", "b": "first40", "what": "against first40", "seeds_a": 3, "seeds_b": 1,
+                    "rare_word_recall": test}]
+    summary = {"rare_word_max_count": 5, "order": systems, "systems": {name: {} for name in systems},
+               "seeds": {"M1": [1, 2, 3], "M2": [1, 2, 3]}, "rare_words": rare, "copy_rate": copying,
+               "comparisons": comparisons}
+    lines = rare_words_section(summary)
+    table = lines[lines.index("| system | rare-word recall | ceiling (input) | copy rate % | in source % | V | n |"):]
+    assert table[2:6] == ["| *references* | – | – | 13.80 | 26.00 | 2,000 | – |",
+                          "| M1 | 3.01 ± 0.67 [1.35, 5.28] | 30.35 (first40) | 1.61 ± 0.30 | 100.00 ± 0.00 | 2,000 "
+                          "| 201 |",
+                          "| M2 | 2.87 [1.24, 5.25] | – | – | – | – | 201 |",
+                          "| first40 | 30.35 [24.38, 36.28] | – | 20.10 | 100.00 | 2,000 * | 201 |"]
+    differences = [line for line in lines if line.startswith("| M")][2:]  # after the rows of M1 and M2
+    assert differences == ["| M2 | M1 | rarity-scaled attention | -0.14 [-2.50, +2.10] (0.910) | 3/3 |"]
+    # an evaluate run from before issue 43 (no copy rates, no ceilings, no differences): the recall alone
+    old = rare_words_section({**summary, "copy_rate": None, "comparisons": []})
+    assert "| M2 | 2.87 [1.24, 5.25] | – | – | – | – | 201 |" in old and not any("references" in x for x in old[4:])

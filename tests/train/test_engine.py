@@ -424,3 +424,29 @@ def test_killed_and_resumed_run_with_ema_ends_bit_identical(tmp_path: Path, kill
     assert_identical(weights(straight), weights(resumed))
     assert ((tmp_path / "resumed" / ckpt.STATE_FILE).read_bytes()
             == (tmp_path / "straight" / ckpt.STATE_FILE).read_bytes())
+
+
+def test_check_checkpoint_dir_refuses_a_folder_in_a_files_place_and_keeps_it(tmp_path: Path) -> None:
+    (tmp_path / "ck" / ckpt.BEST_FILE / "mine").mkdir(parents=True)
+    with pytest.raises(SumpipeError, match=r"best\.safetensors: a folder is in the way of the best weights so far "
+                                           r"\(resume checkpoint\); remove it and run again$"):
+        ckpt.check_checkpoint_dir(tmp_path / "ck")
+    with pytest.raises(SumpipeError, match="a folder is in the way"):
+        ckpt.clear_checkpoint(tmp_path / "ck")
+    assert (tmp_path / "ck" / ckpt.BEST_FILE / "mine").is_dir()
+
+
+def test_check_checkpoint_dir_refuses_a_file_in_the_folders_place(tmp_path: Path) -> None:
+    (tmp_path / "coverage").write_text("x")
+    with pytest.raises(SumpipeError, match=r"coverage: cannot create the resume checkpoint folder \(a file of that "
+                                           r"name is in the way\)"):
+        ckpt.check_checkpoint_dir(tmp_path / "coverage")
+
+
+def test_clear_checkpoint_removes_a_link_not_what_it_leads_to(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "notes.txt"
+    elsewhere.write_text("mine")
+    directory = ckpt.check_checkpoint_dir(tmp_path / "ck")
+    (directory / ckpt.STATE_FILE).symlink_to(elsewhere)
+    ckpt.clear_checkpoint(directory)
+    assert list(directory.iterdir()) == [] and elsewhere.read_text() == "mine"

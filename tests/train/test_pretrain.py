@@ -185,3 +185,20 @@ def test_train_needs_a_matching_pretrained_encoder(tmp_path: Path) -> None:
         {**write_fixture(tmp_path / "other"), "subword": {"size": 50}}).subword)
     with pytest.raises(SumpipeError, match="pre-trained on another subword model"):
         train_model(resolve_inputs(params, "B", 1), progress=False)
+
+
+def test_pretrain_checks_its_checkpoint_lock_and_timings_before_training(tmp_path: Path) -> None:
+    from sumpipe.train.pretrain import check_pretrain_paths
+
+    inputs = resolve_pretrain_inputs(params_from_dict(write_fixture(tmp_path)))
+    check_pretrain_paths(inputs)  # a fresh tree: every path can be written
+    lock = inputs.out_dir.parent / f".{inputs.out_dir.name}.lock"
+    lock.symlink_to(tmp_path / "nowhere")
+    with pytest.raises(SumpipeError, match=r"\.lock: a symbolic link is in the way of the lock on writing the "
+                                           "encoder folder; remove it and run again$"):
+        check_pretrain_paths(inputs)
+    lock.unlink()
+    (inputs.timings_dir / "pretrain" / "encoder.csv").mkdir(parents=True)
+    with pytest.raises(SumpipeError, match=r"encoder\.csv: a folder is in the way of this run's throughput curve"):
+        check_pretrain_paths(inputs)
+    assert not (tmp_path / "nowhere").exists()

@@ -92,6 +92,7 @@ def _decode_split(model: Any, vocab: Any, card: Any, model_dir: Path, run: str, 
 
     from sumpipe.decode.batches import resolve_max_length, summarize
     from sumpipe.io.atomic import read_parquet, write_parquet
+    from sumpipe.io.bookkeeping import remove
 
     selection = card.input
     if not selection:
@@ -102,6 +103,9 @@ def _decode_split(model: Any, vocab: Any, card: Any, model_dir: Path, run: str, 
         raise SumpipeError(f"{extracted_dir}/{selection}/{cfg.split}.parquet: lacks column(s) {', '.join(missing)}")
     if frame.empty:
         raise SumpipeError(f"{extracted_dir}/{selection}/{cfg.split}.parquet: has no rows to summarise")
+
+    without, kept = Path(predictions_dir) / without_rule_file(cfg.split), attention_path(predictions_dir, cfg.split)
+    _check_outputs(Path(predictions_dir) / f"{cfg.split}.parquet", without, kept, timings_dir, run)
 
     ids = frame["id"].astype(str).tolist()
     sources = frame["source"].fillna("").astype(str).tolist()
@@ -129,7 +133,6 @@ def _decode_split(model: Any, vocab: Any, card: Any, model_dir: Path, run: str, 
         return pd.DataFrame(out)
 
     path = write_parquet(table(predictions), Path(predictions_dir) / f"{cfg.split}.parquet")
-    without = Path(predictions_dir) / without_rule_file(cfg.split)
     if without_rule and cfg.block_adjacent_repeat:  # the same decoding without the rule: the report shows both
         unblocked = [""] * len(frame)
         plain = dataclasses.replace(cfg, block_adjacent_repeat=False)
@@ -137,16 +140,28 @@ def _decode_split(model: Any, vocab: Any, card: Any, model_dir: Path, run: str, 
             unblocked[i] = summary.text
         write_parquet(table(unblocked), without)
     else:
-        without.unlink(missing_ok=True)  # an earlier run's would describe another rule
-    kept = attention_path(predictions_dir, cfg.split)
+        remove(without, "the summaries without the adjacent rule")  # an earlier run's would describe another rule
     if report_examples is None:
-        kept.unlink(missing_ok=True)  # an earlier run's would no longer match these predictions
+        remove(kept, "the report's attention")  # an earlier run's would no longer match these predictions
     else:
         write_parquet(attention_table(heat_ids, [summaries[position[i]] for i in heat_ids]), kept)
     result = DecodeResult(path, len(frame), total, resolve_max_length(cfg, card))
     if timings_dir is not None:
         _record_timings(timings_dir, run, result, len(todo), cfg)
     return result
+
+
+def _check_outputs(predictions: Path, without: Path, attention: Path, timings_dir: str | Path | None,
+                   run: str) -> None:
+    """Before decoding: every file the run writes, replaces or removes can be (`sumpipe.io.bookkeeping`)."""
+    from sumpipe.io.bookkeeping import check_replaceable, refuse_folder
+    from sumpipe.timings import check_writable
+
+    check_replaceable(predictions, "the predictions")
+    refuse_folder(without, "the summaries without the adjacent rule")
+    refuse_folder(attention, "the report's attention")
+    if timings_dir is not None:
+        check_writable(timings_dir, "decode", run)
 
 
 def _record_timings(timings_dir: str | Path, name: str, result: DecodeResult, decoded: int, cfg: DecodeConfig) -> None:

@@ -11,6 +11,7 @@ the docs are regenerated. Where each block is used:
 | `results` | README.md | metrics/{rouge,rare_words,abstractiveness}.json, params.yaml's models, systems, baselines |
 | `read-quality` | README.md | metrics/read_quality.json (what a reader gets, the references' row first) |
 | `comparisons` | README.md | metrics/comparisons.json (the seed-aware tests) |
+| `rare-words` | README.md | metrics/{rare_words,copy_rate,comparisons}.json (recall, its ceiling, copy rate; M2 - M1) |
 | `extractive-results` | docs/extractive.md | metrics/rouge.json of `extractive.systems` |
 | `crosseval` | docs/datasets.md | metrics/crosseval.json |
 | `numerals` | docs/numerals.md | experiments/numerals/reports/numerals.json (that pipeline's metrics) |
@@ -181,6 +182,53 @@ def read_quality_table(src: Sources) -> str:
     rows += [row(label(name, src.params), systems_[name]) for name, _ in systems(src.params) if name in systems_]
     return table(["system", "fragments %", "sentences", "more than ref. %", "unsupported %", "numbers %",
                   "names %", "fluency"], rows, right=7)
+
+
+@block("rare-words")
+def rare_words_table(src: Sources) -> str:
+    """README: does a model write the rare words (issue 43)? Per system rare-word recall, its ceiling (the
+    recall of the model's own input), the copy rate (% of summary tokens outside the output vocabulary of V
+    words; a system without a word vocabulary of its own is measured against the transformer's, marked *),
+    the share of those tokens the source holds (copied, not written), the references' figures first as the
+    anchor; then the seed-aware differences in rare-word recall
+    between two trained systems (M2 - M1)."""
+    rare = src.metrics("rare_words")
+    path = src.root / src.params.paths.metrics / "copy_rate.json"
+    copying = src.metrics("copy_rate") if path.is_file() else {}
+    rates = copying.get("systems", {})
+
+    def size(entry: dict[str, Any] | None) -> str:
+        if not entry:
+            return MISSING
+        return f"{entry['vocab_size']:,}" + ("" if entry.get("own_vocabulary", True) else " *")
+
+    rows = []
+    if copying:
+        rows.append(["*references*", MISSING, MISSING, MISSING, with_sd(copying["references"], "copy_rate"),
+                     with_sd(copying["references"], "in_source", 1), size(copying["references"])])
+    for name, _ in systems(src.params):
+        entry = rare.get(name)
+        if entry is None:
+            continue
+        ceiling = f"{entry['ceiling']:.2f} ({entry['input']})" if "ceiling" in entry else MISSING
+        rows.append([label(name, src.params), str(entry.get("n_seeds", 1)), with_interval(entry, "recall"), ceiling,
+                     with_sd(rates.get(name), "copy_rate"), with_sd(rates.get(name), "in_source", 1),
+                     size(rates.get(name))])
+    text = table(["system", "seeds", "rare-word recall", "ceiling (input)", "copy rate %", "in source %", "V"], rows,
+                 right=3)
+    if not copying:
+        text += ("\n\n*Copy rates: not in this checkout's metrics yet: `dvc repro evaluate` writes "
+                 "`metrics/copy_rate.json`, then `sumpipe docs` fills them in.*")
+    else:
+        text += "\n\n\\* the transformer's output vocabulary (the system has no word vocabulary of its own)."
+    trained = set(src.params.models) | set(src.params.ensembles)
+    for c in src.metrics("comparisons").values():
+        d = c.get("rare_word_recall")
+        if d and c["a"] in trained and c["b"] in trained:
+            text += (f"\n\n{c['a']} − {c['b']} ({c['what']}): {d['delta']:+.2f} rare-word recall "
+                     f"[{d['low']:+.2f}, {d['high']:+.2f}], p = {d['p_value']:.3f} (two-level bootstrap, "
+                     f"{c['seeds_a']}/{c['seeds_b']} seeds).")
+    return text
 
 
 @block("comparisons")

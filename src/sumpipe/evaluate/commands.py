@@ -15,6 +15,7 @@ def evaluate(params: ParamsOption = Path("params.yaml")) -> None:
     """ROUGE of every trained model (over its seeds), the extractive systems and the Lead-k / first-N
     baselines on the test split, with seed-aware comparisons."""
     from sumpipe.config import load_params
+    from sumpipe.evaluate.copy_rate import output_vocabularies
     from sumpipe.evaluate.stage import run_evaluate
     from sumpipe.selection.methods import baseline_selections
 
@@ -22,7 +23,8 @@ def evaluate(params: ParamsOption = Path("params.yaml")) -> None:
     extractive = [s for s in p.extractive.systems if s not in p.models]
     result = run_evaluate(p.paths, p.evaluate, p.models, p.seeds_by_model(), extractive,
                           baseline_selections(p.extract.budgets), split=p.decode.split,
-                          ensembles={name: spec.model for name, spec in p.ensembles.items()})
+                          ensembles={name: spec.model for name, spec in p.ensembles.items()},
+                          vocab_sizes=output_vocabularies(p))
     for name in result.skipped:
         echo(f"evaluate: no {p.decode.split} output for {name}, left out", err=True)
     best = max(result.summaries, key=lambda s: result.summaries[s]["rougeL"])

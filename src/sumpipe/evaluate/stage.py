@@ -36,7 +36,14 @@ Outputs:
   interval, p per ROUGE type), so `dvc metrics show` and the README's generated table carry them;
 - `${paths.metrics}/rare_words.json`: per system the mean share (x 100) of the reference's rare words
   that the summary contains, with its interval (`sumpipe.evaluate.rare_words`; word counts from
-  `${paths.vocab}/words.parquet`), and the number of documents with a rare reference word;
+  `${paths.vocab}/words.parquet`), and the number of documents with a rare reference word; for a model
+  or an ensemble also its `input` and `ceiling`, the recall of that input itself (what copying from it
+  can reach); the comparisons of two systems carry the difference in rare-word recall
+  (`rare_word_recall`: the same two-level bootstrap, so M2 - M1 is tested against the seeds' noise);
+- `${paths.metrics}/copy_rate.json`: the share (x 100) of each system's summary tokens outside its output
+  vocabulary, the first V words of `${paths.vocab}/vocab.parquet` (`sumpipe.evaluate.copy_rate`: a model's
+  own V, the transformer's for every other system), models per seed with the mean and sd over seeds, and
+  the references' own share against the same vocabulary as the anchor;
 - `${paths.metrics}/abstractiveness.json`: per system novel n-grams, repetition, length, distinct and
   "twice" shares (`sumpipe.evaluate.abstractiveness`), for models the mean over seeds with `_sd` and
   every seed's figures;
@@ -52,7 +59,7 @@ Outputs:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,6 +71,7 @@ from sumpipe.config import EvaluateConfig, ModelSpec, PathsConfig, ScoringProtoc
 from sumpipe.errors import SumpipeError
 from sumpipe.evaluate.abstractiveness import abstractiveness
 from sumpipe.evaluate.bootstrap import two_level_bootstrap
+from sumpipe.evaluate.copy_rate import OutputVocabularies, copy_figures
 from sumpipe.evaluate.pairs import Pair, baseline_pairs, ensemble_pairs, model_pairs
 from sumpipe.evaluate.rare_words import rare_word_recall
 from sumpipe.evaluate.read_quality import DISCOUNT, UNK_CUTOFF, FluencyModel, name_dots, read_quality
@@ -72,8 +80,9 @@ from sumpipe.evaluate.summary import ScoringSetup, compare_seeds, figure_key, su
 from sumpipe.inputs import present_but_not_a_file
 from sumpipe.io.atomic import open_parquet, read_parquet, write_json, write_parquet
 from sumpipe.names import Seeds, seed_folder, seeds_for, without_rule_file
-from sumpipe.schemas import PROCESSED, RAW, TEXT, Contract, references_of
+from sumpipe.schemas import EXTRACTED, PROCESSED, RAW, TEXT, Contract, references_of
 from sumpipe.vocab.ngrams import WORDS_FILE
+from sumpipe.vocab.vocabulary import VOCAB_FILE, Vocabulary
 
 SPLIT = "test"
 ONE_RUN = 0  # the "seed" of a deterministic system's one set of outputs
@@ -317,22 +326,37 @@ def _no_nan(value: Any) -> Any:
     return None if isinstance(value, float) and value != value else value
 
 
-def rare_words_of(paths: PathsConfig, cfg: EvaluateConfig, systems: dict[str, Runs],
-                  models: list[str]) -> dict[str, dict]:
+RareTables = dict[str, pd.DataFrame]  # {system: recall x 100, documents with a rare reference word x seeds}
+
+
+def rare_words_of(paths: PathsConfig, cfg: EvaluateConfig, systems: dict[str, Runs], models: list[str],
+                  inputs: Mapping[str, str] | None = None, split: str = SPLIT) -> tuple[dict[str, dict], RareTables]:
     """Per system: rare-word recall x 100 with its interval (`sumpipe.evaluate.rare_words`), over the
-    documents whose reference has a rare word (the same documents for every seed)."""
+    documents whose reference has a rare word (the same documents for every seed), and the per-document,
+    per-seed tables behind them (indexed by id, in the first run's order: `rare_word_differences`).
+    A system of `inputs` ({model or ensemble: the selection it reads}) gets its `ceiling` beside: the
+    recall of that input itself (`${paths.extracted}/<input>/<split>.parquet`'s text), all a copy can reach."""
     words = read_parquet(Path(paths.vocab) / WORDS_FILE)
     counts = dict(zip(words["token"], words["count"].astype(int)))
+    inputs = inputs or {}
+
+    def recall(texts: list[str], references: pd.Series) -> np.ndarray:
+        pooled = [" ".join(refs) for refs in references]  # several references: rare words pooled
+        return rare_word_recall(texts, pooled, counts, cfg.rare_word_max_count)
+
     out: dict[str, dict[str, Any]] = {}
+    tables: RareTables = {}
+    ceilings: dict[str, float] = {}
     for name, runs in systems.items():
-        rows = []
-        for df in runs.values():
-            references = [" ".join(refs) for refs in df["references"]]  # several references: rare words pooled
-            rows.append(rare_word_recall(df["prediction"].tolist(), references, counts, cfg.rare_word_max_count))
-        table = np.vstack(rows)
-        table = table[:, ~np.isnan(table[0])] * 100.0
-        if table.size == 0:
+        first = runs[min(runs)]
+        ids = list(first["id"])
+        columns = {seed: pd.Series(recall(df["prediction"].tolist(), df["references"]), index=df["id"]).reindex(ids)
+                   for seed, df in runs.items()}
+        frame = pd.DataFrame(columns).dropna(axis=0, how="all") * 100.0  # rows: documents with a rare word
+        if frame.empty:
             continue
+        tables[name] = frame
+        table = frame.to_numpy().T  # (seeds, documents)
         test = two_level_bootstrap(table, np.zeros((1, table.shape[1])), cfg.bootstrap_samples, cfg.confidence,
                                    cfg.seed)
         out[name] = {"recall": round(float(table.mean()), 2), "recall_low": round(test.low, 2),
@@ -342,7 +366,72 @@ def rare_words_of(paths: PathsConfig, cfg: EvaluateConfig, systems: dict[str, Ru
             if len(runs) > 1:
                 out[name]["recall_sd"] = round(float(table.mean(axis=1).std(ddof=1)), 2)
             out[name]["seeds"] = {str(seed): round(float(v), 2) for seed, v in zip(runs, table.mean(axis=1))}
-    return out
+        if name in inputs:
+            selection = inputs[name]
+            if selection not in ceilings:
+                ceilings[selection] = _input_recall(paths, selection, split, first, recall)
+            out[name] |= {"input": selection, "ceiling": ceilings[selection]}
+    return out, tables
+
+
+def _input_recall(paths: PathsConfig, selection: str, split: str, run: pd.DataFrame,
+                  recall: Callable[[list[str], pd.Series], np.ndarray]) -> float:
+    """Mean rare-word recall x 100 of the `selection` a model reads, on the documents of `run` that have a
+    rare reference word: the ceiling of a model that copies from that input alone."""
+    path = Path(paths.extracted) / selection / f"{split}.parquet"
+    extracted = read_parquet(path, contract=EXTRACTED)
+    texts = dict(zip(extracted["id"], extracted["source"].fillna("")))
+    missing = [i for i in run["id"] if i not in texts]
+    if missing:
+        raise SumpipeError(f"{path}: no input for {len(missing)} example(s) the models summarised, e.g. "
+                           f"{missing[0]!r} (run `sumpipe extract` again)")
+    values = recall([texts[i] for i in run["id"]], run["references"])
+    return round(float(np.nanmean(values) * 100.0), 2)
+
+
+def rare_word_differences(comparisons: list[dict], tables: RareTables, cfg: EvaluateConfig) -> None:
+    """Add to each comparison of two systems with rare-word tables its `rare_word_recall`: A - B in
+    recall x 100 with the two-level bootstrap (seeds, then documents: `two_level_bootstrap`, as the ROUGE
+    comparisons), its interval and two-sided p, on the documents with a rare reference word."""
+    for comparison in comparisons:
+        a, b = tables.get(comparison["a"]), tables.get(comparison["b"])
+        if a is None or b is None:
+            continue
+        test = two_level_bootstrap(a.to_numpy().T, b.reindex(a.index).to_numpy().T, cfg.bootstrap_samples,
+                                   cfg.confidence, cfg.seed)
+        comparison["rare_word_recall"] = {"delta": round(test.delta, 4), "low": round(test.low, 4),
+                                          "high": round(test.high, 4), "p_value": round(test.p_value, 4)}
+
+
+def copy_rates_of(paths: PathsConfig, systems: dict[str, Runs], models: list[str], ensembles: Mapping[str, str],
+                  sizes: OutputVocabularies, anchor_run: pd.DataFrame, split: str) -> dict[str, Any]:
+    """The copy rate of every system and the share of those tokens its source holds
+    (`sumpipe.evaluate.copy_rate`; models: per seed, the mean and sd over seeds), and the same of the
+    references of `anchor_run` (every example of the split, each of its references), the anchor, against
+    the same output vocabulary: `{"references": {"copy_rate", "in_source", "vocab_size"}, "systems":
+    {"<system>": {"copy_rate", "in_source", ..., "vocab_size", "own_vocabulary", "references_copy_rate"}}}`;
+    a figure with nothing to count is null."""
+    itos = Vocabulary.load(Path(paths.vocab) / VOCAB_FILE).itos
+    processed = read_parquet(Path(paths.processed) / f"{split}.parquet", contract=PROCESSED)
+    sources = dict(zip(processed["id"], processed["source"].fillna("")))
+    ids = [i for i, refs in zip(anchor_run["id"], anchor_run["references"]) for _ in refs]  # one per reference
+    references = [reference for refs in anchor_run["references"] for reference in refs]
+    their_sources = [sources[i] for i in ids]
+
+    def figures(texts: Sequence[str], texts_sources: Sequence[str], size: int) -> dict[str, float]:
+        return {key: round(value, 2)
+                for key, value in copy_figures(texts, texts_sources, frozenset(itos[:size])).items()}
+
+    def row(name: str, runs: Runs) -> dict[str, Any]:
+        model = ensembles.get(name, name if name in models else None)  # an ensemble: its model's vocabulary
+        size, own = sizes.size_of(model)
+        each = per_seed(runs, lambda df: figures(list(df["prediction"]), [sources[i] for i in df["id"]], size),
+                        name in models)
+        return {**each, "vocab_size": min(size, len(itos)), "own_vocabulary": own,
+                "references_copy_rate": figures(references, their_sources, size)["copy_rate"]}
+
+    anchor = {**figures(references, their_sources, sizes.shared), "vocab_size": min(sizes.shared, len(itos))}
+    return _no_nan({"references": anchor, "systems": {name: row(name, runs) for name, runs in systems.items()}})
 
 
 def decoding_rule_of(paths: PathsConfig, systems: dict[str, Runs], scores: dict[str, Runs], models: list[str],
@@ -397,10 +486,12 @@ def comparisons_of(pairs: list[Pair], scores: dict[str, Runs], setup: ScoringSet
 
 def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, models: Mapping[str, ModelSpec], seeds: Seeds,
                  extractive: list[str], baselines: list[str], split: str = SPLIT,
-                 ensembles: Mapping[str, str] | None = None) -> EvaluationResult:
+                 ensembles: Mapping[str, str] | None = None,
+                 vocab_sizes: OutputVocabularies | None = None) -> EvaluationResult:
     """Score every system on `split` (the models over `seeds`, the `ensembles` ({name: its model}), the
     extractive systems, Lead-k and the `baselines` selections), write per-example scores, the summary and
-    the metrics (module docstring).
+    the metrics (module docstring); with `vocab_sizes` (`sumpipe.evaluate.copy_rate.output_vocabularies`)
+    also every system's copy rate against those output vocabularies.
     Systems whose outputs carry a true `reads_reference` column (the extractive oracle) are listed as
     such in the summary and never taken for the best extractive system."""
     model_names = list(models)
@@ -411,6 +502,8 @@ def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, models: Mapping[str, M
     for path, contract in ((processed / f"{split}.parquet", PROCESSED), (processed / "train.parquet", PROCESSED),
                            (raw / f"{split}.parquet", RAW), (raw / "train.parquet", RAW)):
         open_parquet(path, contract)
+    if vocab_sizes is not None:  # the copy rate's vocabulary
+        Vocabulary.load(Path(paths.vocab) / VOCAB_FILE)
     systems, skipped = collect_systems(paths, cfg, model_names, seeds, extractive, baselines, split, list(ensembles))
     systems = cut_systems(systems, cfg.protocol.max_bytes)
     setup = setup_of(cfg)
@@ -436,7 +529,14 @@ def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, models: Mapping[str, M
     comparisons = comparisons_of(pairs, scores, setup)
     abstractive = abstractiveness_of(paths, systems, model_names, split)
     reading = read_quality_of(paths, cfg, systems, model_names, split)
-    rare = rare_words_of(paths, cfg, systems, model_names)
+    inputs = {name: spec.input for name, spec in models.items()}
+    inputs |= {name: inputs[model] for name, model in ensembles.items() if model in inputs}  # its model's input
+    rare, rare_tables = rare_words_of(paths, cfg, systems, model_names, inputs, split)
+    rare_word_differences(comparisons, rare_tables, cfg)
+    copying = None
+    if vocab_sizes is not None:
+        anchor = systems[lead][ONE_RUN]  # every example of the split, with its references
+        copying = copy_rates_of(paths, systems, model_names, ensembles, vocab_sizes, anchor, split)
     rule = decoding_rule_of(paths, systems, scores, model_names, split, setup)
     lengths = np.array([len(refs[0].split()) for refs in systems[lead][ONE_RUN]["references"]])
     band = {"p10": float(np.percentile(lengths, 10)), "p90": float(np.percentile(lengths, 90)),
@@ -447,11 +547,13 @@ def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, models: Mapping[str, M
                 "reads_reference": reads_reference, "seeds": {name: seeds_for(seeds, name) for name in model_names},
                 "ensembles": ensembles,
                 "abstractiveness": abstractive, "read_quality": reading, "reference_length": band, "rare_words": rare,
-                "decoding_rule": rule,
+                "decoding_rule": rule, "copy_rate": copying,
                 "rare_word_max_count": cfg.rare_word_max_count, "left_out": skipped}, scores_dir / "summary.json")
     write_json(summaries, Path(paths.metrics) / "rouge.json")
     write_json({f"{c['a']} vs {c['b']}": c for c in comparisons}, Path(paths.metrics) / "comparisons.json")
     write_json(abstractive, Path(paths.metrics) / "abstractiveness.json")
     write_json(reading, Path(paths.metrics) / "read_quality.json")
     write_json(rare, Path(paths.metrics) / "rare_words.json")
+    if copying is not None:
+        write_json(copying, Path(paths.metrics) / "copy_rate.json")
     return EvaluationResult(summaries=summaries, comparisons=comparisons, skipped=skipped)

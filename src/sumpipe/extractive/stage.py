@@ -145,6 +145,7 @@ def system_stage(name: str, paths: PathsConfig, cfg: ExtractiveConfig, split: st
     corpus = load_corpus(paths.extractive) if cls.uses_corpus else None
     method = build_method(name, cfg.options.get(name), corpus, load_state(cls.needs, paths))
     frame = read_parquet(Path(paths.processed) / f"{split}.parquet", contract=PROCESSED)
+    _check_outputs(paths, name, split)
     refs = references_of(frame)
     limit = Limit(sentences=cfg.sentences, tokens=cfg.tokens)
     analyzer = Analyzer()
@@ -167,6 +168,15 @@ def system_stage(name: str, paths: PathsConfig, cfg: ExtractiveConfig, split: st
     result = SystemResult(path, len(frame), binds / max(len(frame), 1), time.perf_counter() - started)
     _record_timings(paths.timings, name, result)
     return result
+
+
+def _check_outputs(paths: PathsConfig, name: str, split: str) -> None:
+    """Before the documents are summarised: the predictions and the run's timings can be written."""
+    from sumpipe.io.bookkeeping import check_replaceable
+    from sumpipe.timings import check_writable
+
+    check_replaceable(Path(paths.predictions) / name / f"{split}.parquet", "the predictions")
+    check_writable(paths.timings, "extractive", name)
 
 
 def _record_timings(timings_dir: str, name: str, result: SystemResult) -> None:

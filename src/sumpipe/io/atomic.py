@@ -23,11 +23,11 @@ import pyarrow.parquet as pq
 
 from sumpipe.errors import SumpipeError
 from sumpipe.inputs import loads_json, read_capped
+from sumpipe.io.bookkeeping import held_lock, refuse_folder, require_folder
 from sumpipe.io.native import native_path
 
 if TYPE_CHECKING:  # pandas costs ~0.3 s to import; `sumpipe decode` never needs it
     import pandas as pd
-    from filelock import BaseFileLock
 
     from sumpipe.schemas import Contract
 
@@ -44,8 +44,11 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
 
     The file system refusing the write (read-only or permission-less folder, full disk, quota, file
     size limit) is a one-line SumpipeError naming `path`; whatever was at `path` before stays intact.
+    A folder at `path` is refused before anything is written; a link there is replaced, never followed
+    (`sumpipe.io.bookkeeping`). The temporary file is created with O_EXCL under a fresh random name, so
+    nothing left beside `path` can redirect it.
     """
-    path = Path(path)
+    path = refuse_folder(path, "the file sumpipe writes there")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         _remove_stale_temporaries(path)
@@ -89,13 +92,25 @@ def _remove_stale_temporaries(path: Path) -> None:
 LOCK_TIMEOUT_S = 120  # a folder's write phase takes seconds; longer means a stuck writer
 
 
-def folder_lock(path: str | os.PathLike, timeout: float | None = None) -> BaseFileLock:
-    """An inter-process lock on writing folder `path` (a `filelock.FileLock` on `.<name>.lock` beside it).
-    Acquiring it past `timeout` seconds (default LOCK_TIMEOUT_S) raises `filelock.Timeout`."""
-    from filelock import FileLock
-
+def folder_lock(path: str | os.PathLike, timeout: float | None = None) -> contextlib.AbstractContextManager[Path]:
+    """Hold the inter-process lock on writing folder `path` (`.<name>.lock` beside it, through
+    `sumpipe.io.bookkeeping.held_lock`); another writer holding it past `timeout` seconds (default
+    LOCK_TIMEOUT_S) is a one-line SumpipeError."""
     path = Path(path)
-    return FileLock(str(path.parent / f".{path.name}.lock"), timeout=LOCK_TIMEOUT_S if timeout is None else timeout)
+    lock = folder_lock_path(path)
+    return held_lock(lock, f"{path}: another process is writing it (lock {lock}); try again when it has finished",
+                     LOCK_TIMEOUT_S if timeout is None else timeout, what="the lock on writing this folder")
+
+
+def folder_lock_path(path: str | os.PathLike) -> Path:
+    """Where `folder_lock(path)` keeps its lock file."""
+    path = _written_folder(Path(path))
+    return path.parent / f".{path.name}.lock"
+
+
+def _written_folder(path: Path) -> Path:
+    """The folder `atomic_folder(path)` replaces: `path`, or where it leads when it is a symbolic link."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
 @contextlib.contextmanager
@@ -110,40 +125,31 @@ def atomic_folder(path: str | os.PathLike) -> Iterator[Path]:
     and the new folder replaces the one it leads to (renaming over the link would silently turn it into
     a plain folder, leaving the store behind).
     """
-    from filelock import Timeout
-
-    path = Path(path)
-    if path.is_symlink():
-        path = Path(os.path.realpath(path))
+    path = _written_folder(Path(path))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        lock = folder_lock(path)
-        lock.acquire()
-    except Timeout:
-        raise SumpipeError(f"{path}: another process is writing it (lock {lock.lock_file}); try again "
-                           "when it has finished") from None
     except OSError as exc:
         raise _write_error(path, exc) from None
-    tmp: Path | None = None
-    try:
-        _remove_stale_temporaries(path)
-        tmp = path.parent / Path(tempfile.mkdtemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp",
-                                                  dir=path.parent)).name  # relative: see atomic_path
-        tmp.chmod(0o777 & ~_current_umask())  # mkdtemp makes it 0700
-        yield tmp
-        _swap_in(tmp, path)
-    except SumpipeError as exc:  # a refused write inside: name the folder the user knows, not the temporary
-        if tmp is None or str(tmp) not in str(exc):
-            raise
-        raise SumpipeError(str(exc).replace(str(tmp), str(path))) from None
-    except OSError as exc:
-        if exc.errno not in WRITE_ERRNOS:
-            raise
-        raise _write_error(path, exc) from None
-    finally:
-        if tmp is not None and tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-        lock.release()
+    with folder_lock(path):
+        tmp: Path | None = None
+        try:
+            _remove_stale_temporaries(path)
+            tmp = path.parent / Path(tempfile.mkdtemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp",
+                                                      dir=path.parent)).name  # relative: see atomic_path
+            tmp.chmod(0o777 & ~_current_umask())  # mkdtemp makes it 0700
+            yield tmp
+            _swap_in(tmp, path)
+        except SumpipeError as exc:  # a refused write inside: name the folder the user knows, not the temporary
+            if tmp is None or str(tmp) not in str(exc):
+                raise
+            raise SumpipeError(str(exc).replace(str(tmp), str(path))) from None
+        except OSError as exc:
+            if exc.errno not in WRITE_ERRNOS:
+                raise
+            raise _write_error(path, exc) from None
+        finally:
+            if tmp is not None and tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
 
 
 # Files in an output folder that belong to version control, not to the writer: DVC lists a stage's
@@ -167,23 +173,9 @@ def _swap_in(new: Path, path: Path) -> None:
 
 
 def require_writable_folder(path: str | os.PathLike) -> Path:
-    """Create folder `path` (and its parents) and prove a file can be written there, before a long
-    stage spends its time: a read-only or impossible output path is a one-line error now, not a
-    traceback after an hour of training."""
-    path = Path(path)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=f".write-test.{os.getpid()}.", suffix=".tmp", dir=path)
-        os.close(fd)
-        os.unlink(probe)
-    except FileExistsError:
-        raise SumpipeError(f"{path}: cannot create the output folder (a file of that name is in the way)") from None
-    except NotADirectoryError:
-        raise SumpipeError(f"{path}: cannot create the output folder (a parent is a file)") from None
-    except OSError as exc:
-        raise SumpipeError(f"{path}: cannot write ({exc.strerror or exc}); found before the stage started, "
-                           "nothing was changed") from None
-    return path
+    """Create output folder `path` (and its parents) and prove a file can be written there, before a long
+    stage spends its time (`sumpipe.io.bookkeeping.require_folder`)."""
+    return require_folder(path)
 
 
 def _process_alive(pid: int) -> bool:

@@ -286,24 +286,70 @@ def _reference_band(summary: dict) -> str:
 
 
 def rare_words_section(summary: dict) -> list[str]:
-    """The thesis's measure for M2: the share of the reference's rare words each summary contains."""
+    """The thesis's measure for M2: the share of the reference's rare words each summary contains, beside
+    the ceiling of a model's input and the copy rate (issue 43), the references' copy rate first as the
+    anchor; then the seed-aware differences in rare-word recall between two models (M2 - M1)."""
     table = summary.get("rare_words") or {}
     if not table:
         return []
     readers = set(summary.get("reads_reference", []))
     max_count = summary.get("rare_word_max_count")
+    copying = summary.get("copy_rate") or {}
+    rates = copying.get("systems", {})
     out = ["## Rare words (seed 001 §2.3.2: what M2 is for)", "",
            f"Per document, the share of the reference's rare content words (seen at most {max_count} times in the "
            "training split, or never: the top band of the rarity score 1/ln(1 + count) + shift) that the summary "
            "contains, exact tokens; mean x 100 (models: over their seeds, ± sd) with its 95% bootstrap interval "
-           "over the documents whose reference has a rare word (n).", "",
-           "| system | rare-word recall | n |", "|---|---|---:|"]
+           "over the documents whose reference has a rare word (n). **ceiling**: the same recall of the model's "
+           "own input (the selection it reads), all that copying can reach. **copy rate**: % of the summary's "
+           "tokens outside the output vocabulary (the first V words of the vocabulary, V as the model card "
+           "says; for a system without a word vocabulary of its own, the extractive systems, the baselines and "
+           "the sentencepiece model, the transformer's), words a generator can only copy; the references' own "
+           "share first, the copying they ask for. **in source**: % of those tokens that the document's source "
+           "holds (the rest are written, not copied).", "",
+           "| system | rare-word recall | ceiling (input) | copy rate % | in source % | V | n |",
+           "|---|---|---|---:|---:|---:|---:|"]
+    if copying:
+        anchor = copying["references"]
+        out.append(f"| *references* | – | – | {_number(anchor.get('copy_rate'))} | {_number(anchor.get('in_source'))} "
+                   f"| {anchor['vocab_size']:,} | – |")
     for name in ordered_systems(summary):
         v = table.get(name)
-        if v is not None:
-            sd = f" ± {v['recall_sd']:.2f}" if "recall_sd" in v else ""
-            out.append(f"| {name}{' ‡' if name in readers else ''} | {v['recall']:.2f}{sd} "
-                       f"[{v['recall_low']:.2f}, {v['recall_high']:.2f}] | {v['n']} |")
+        if v is None:
+            continue
+        sd = f" ± {v['recall_sd']:.2f}" if "recall_sd" in v else ""
+        ceiling = f"{v['ceiling']:.2f} ({v['input']})" if "ceiling" in v else "–"
+        rate = rates.get(name, {})
+        copy, source = (_number(rate.get(key)) + (f" ± {rate[key + '_sd']:.2f}" if f"{key}_sd" in rate else "")
+                        for key in ("copy_rate", "in_source"))
+        size = f"{rate['vocab_size']:,}{'' if rate.get('own_vocabulary') else ' *'}" if rate else "–"
+        recall = f"{v['recall']:.2f}{sd} [{v['recall_low']:.2f}, {v['recall_high']:.2f}]"
+        out.append(f"| {name}{' ‡' if name in readers else ''} | {recall} | {ceiling} | {copy} | {source} | {size} "
+                   f"| {v['n']} |")
+    if rates:
+        out += ["", "\\* the transformer's output vocabulary (not a word vocabulary of the system's own)."]
+    return out + [""] + _rare_word_differences(summary)
+
+
+def _number(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def _rare_word_differences(summary: dict) -> list[str]:
+    """The comparisons between two trained systems (models, ensembles) in rare-word recall: A - B with
+    the two-level bootstrap's interval and p (seeds, then documents)."""
+    trained = set(summary.get("seeds", {})) | set(summary.get("ensembles", {}))
+    rows = [c for c in summary.get("comparisons", [])
+            if "rare_word_recall" in c and c["a"] in trained and c["b"] in trained]
+    if not rows:
+        return []
+    out = ["Differences in rare-word recall (x 100, A - B; 95% interval and two-sided p of the two-level "
+           "bootstrap, seeds then documents):", "",
+           "| A | B | what | Δ rare-word recall [95%] (p) | seeds |", "|---|---|---|---:|---:|"]
+    for c in rows:
+        d = c["rare_word_recall"]
+        out.append(f"| {c['a']} | {c['b']} | {c['what']} | {d['delta']:+.2f} [{d['low']:+.2f}, {d['high']:+.2f}] "
+                   f"({d['p_value']:.3f}) | {c['seeds_a']}/{c['seeds_b']} |")
     return out + [""]
 
 

@@ -32,12 +32,15 @@ from safetensors.torch import load_model
 
 from sumpipe.errors import SumpipeError
 from sumpipe.io.atomic import atomic_path
+from sumpipe.io.bookkeeping import check_replaceable, remove, require_folder
 from sumpipe.io.native import native_write_errors
 from sumpipe.io.weights import checked_safetensors, write_weights
 
 STATE_FILE = "state.pt"
 BEST_FILE = "best.safetensors"
 FORMAT_VERSION = 1
+# what each file holds, for the one-line errors of `sumpipe.io.bookkeeping`
+_WHAT = {STATE_FILE: "the resume checkpoint", BEST_FILE: "the best weights so far (resume checkpoint)"}
 
 
 @dataclass
@@ -182,7 +185,17 @@ def load_best(directory: Path, model: torch.nn.Module) -> bool:
     return True
 
 
+def check_checkpoint_dir(directory: Path) -> Path:
+    """Before training: `directory` can hold a checkpoint (it exists or can be created, takes a file, and
+    neither file's path is a folder); one-line errors (`sumpipe.io.bookkeeping`)."""
+    directory = require_folder(directory, "the resume checkpoint folder")
+    for name, what in _WHAT.items():
+        check_replaceable(directory / name, what)
+    return directory
+
+
 def clear_checkpoint(directory: Path) -> None:
-    """Remove a stale checkpoint (another configuration or input) before starting afresh."""
-    for name in (STATE_FILE, BEST_FILE):
-        (Path(directory) / name).unlink(missing_ok=True)
+    """Remove a stale checkpoint (another configuration or input) before starting afresh; a link is
+    removed, not what it leads to, and a folder in a file's place is refused, never deleted."""
+    for name, what in _WHAT.items():
+        remove(Path(directory) / name, what)

@@ -71,13 +71,16 @@ def _train_side_by_side(params: Path, runs: list, workers: int | None, resume: b
         for path in (inputs.extracted_dir / "train.parquet", inputs.extracted_dir / "valid.parquet"):
             if not path.is_file():
                 raise SumpipeError(f"{path}: no such file (run the stage that writes it first, e.g. `dvc repro`)")
+    from sumpipe.timings import check_writable
+
+    check_writable(runs[0].timings_dir, "pool", "train")  # the pool's schedule, checked before any run starts
     pool = [PoolRun(r.name, r.train.seed, r.train.threads,
                     expected_seconds(r.timings_dir, r.name, r.train.seed, r.family.name)) for r in runs]
     with contextlib.ExitStack() as locks:
         for inputs in runs:
             locks.enter_context(exclusive_model_folder(inputs))
         return run_pool(params.resolve(), pool, worker_count(workers, [r.threads for r in pool]), resume=resume,
-                        timings_dir=runs[0].timings_dir if runs else None)
+                        timings_dir=runs[0].timings_dir)
 
 
 def pretrain(
@@ -90,11 +93,10 @@ def pretrain(
 
     p = load_params(params)
     pin_numerics(p.train.numerics)  # before torch loads (the next imports)
-    from sumpipe.io.atomic import require_writable_folder
-    from sumpipe.train.pretrain import pretrain_encoder, resolve_pretrain_inputs
+    from sumpipe.train.pretrain import check_pretrain_paths, pretrain_encoder, resolve_pretrain_inputs
 
     inputs = resolve_pretrain_inputs(p)
-    require_writable_folder(inputs.out_dir.parent)  # where the folder is built, before training time is spent
+    check_pretrain_paths(inputs)  # where the folder is built and what the run keeps, before training time is spent
     summary = pretrain_encoder(inputs, resume=resume)
     echo(f"pretrain: {summary['steps']} steps, best valid MLM loss {summary['best_valid_loss']:.4f} "
                f"at step {summary['best_step']} -> {inputs.out_dir}")

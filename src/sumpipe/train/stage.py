@@ -38,6 +38,7 @@ from sumpipe.models.registry import Family, TrainPhase, resolve_model
 from sumpipe.names import TRAIN_LOG_FILE, seed_folder
 from sumpipe.schemas import EXTRACTED
 from sumpipe.selection.methods import find_selection
+from sumpipe.train.checkpoint import check_checkpoint_dir
 from sumpipe.train.ddp import context_from_env, init_process_group
 from sumpipe.train.engine import (
     FitResult,
@@ -111,20 +112,19 @@ def exclusive_model_folder(inputs: TrainInputs) -> Iterator[None]:
     """Before any training time is spent: the output and checkpoint folders exist and take a file,
     and no other `sumpipe train` works on this model (a lock beside its folder; a second trainer
     would share the resume checkpoints and race for the folder). One-line errors."""
-    from filelock import FileLock, Timeout
+    from sumpipe.io.atomic import folder_lock_path
+    from sumpipe.io.bookkeeping import check_lock, held_lock
+    from sumpipe.timings import check_writable
 
     require_writable_folder(inputs.out_dir.parent)
-    require_writable_folder(inputs.checkpoint_dir)
-    lock = FileLock(str(inputs.out_dir.parent / f".{inputs.out_dir.name}.train.lock"), timeout=0)
-    try:
-        lock.acquire()
-    except Timeout:
-        raise SumpipeError(f"{inputs.out_dir}: another `sumpipe train` is training this model "
-                           f"(lock {lock.lock_file})") from None
-    try:
+    lock = inputs.out_dir.parent / f".{inputs.out_dir.name}.train.lock"
+    with held_lock(lock, f"{inputs.out_dir}: another `sumpipe train` is training this model (lock {lock})",
+                   what="the lock on training this model"):
+        # every file the run will replace or lock later (sumpipe.io.bookkeeping), checked now
+        check_checkpoint_dir(inputs.checkpoint_dir)
+        check_lock(folder_lock_path(inputs.out_dir), "the lock on writing the model folder")
+        check_writable(inputs.timings_dir, "train", inputs.run, throughput=True)
         yield
-    finally:
-        lock.release()
 
 
 def train_model(inputs: TrainInputs, *, resume: bool = True, progress: bool | None = None,
@@ -205,6 +205,9 @@ def fit_phases(model: torch.nn.Module, task: Any, phases: list[TrainPhase], chec
         phases[0].prepare(model)
         return fit(model, task, phases[0].cfg, checkpoint_dir, fingerprint=fingerprint, description=description,
                    **reports[0], **fit_kwargs)
+    if checkpoint_dir is not None:  # each phase's folder, before the first phase trains
+        for phase in phases:
+            check_checkpoint_dir(Path(checkpoint_dir) / phase.name)
     results: list[FitResult] = []
     for phase, report in zip(phases, reports, strict=True):
         phase.prepare(model)

@@ -11,7 +11,10 @@ the commit step of every atomic artifact write (sumpipe.io.atomic_path). Environ
                      "started"} when it holds (below);
 - RELIABILITY_FAULT: "<stage>:before:<k>" / "<stage>:after:<k>": SIGKILL this process just before / just
                      after its k-th os.replace; "<stage>:hold:<seconds>": sleep that long at start-up
-                     (a stage that holds DVC's lock for a while).
+                     (a stage that holds DVC's lock for a while); "<stage>:enospc:<name>": os.open
+                     fails with ENOSPC when it creates the file <name> or a temporary beside it
+                     (`.<name>.*`), as on a full disk (the create of a lock and of every atomic write's
+                     temporary file is an os.open).
 Other processes (dvc itself, pytest) are left alone.
 """
 
@@ -54,6 +57,8 @@ def _install(label):
     if active and when == "hold":
         _log({"stage": label, "started": True})
         time.sleep(float(arg))
+    if active and when == "enospc":
+        _refuse_creates(arg)
     count = [0]
     real_replace = os.replace
 
@@ -75,6 +80,20 @@ def _install(label):
     import atexit
 
     atexit.register(lambda: _log({"stage": label, "writes": count[0], "seconds": round(time.monotonic() - start, 2)}))
+
+
+def _refuse_creates(name):
+    import errno
+
+    real_open = os.open
+
+    def refusing_open(path, flags, *args, **kwargs):
+        base = os.path.basename(os.fsdecode(path))
+        if flags & os.O_CREAT and (base == name or base.startswith("." + name + ".")):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
+        return real_open(path, flags, *args, **kwargs)
+
+    os.open = refusing_open
 
 
 _LABEL = _label()
