@@ -175,7 +175,7 @@ class EvalCorpus:
         """Write processed/{train,test}, raw/{train,test} (`raw_sources`), extracted/first200/test and
         predictions/<model>/seed-<s>/test under `root` (default models: M1 and M2; a model's predictions as
         a list are its seed 1, or {seed: predictions}); return its PathsConfig. The train split is the
-        test examples again (evaluate's fluency model trains on its references)."""
+        test examples again (evaluate reads the names' dots of its raw texts)."""
         import pandas as pd
 
         from sumpipe.config import PathsConfig

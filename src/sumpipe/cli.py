@@ -72,6 +72,7 @@ app.command("docs", cls=Command)(docs_commands.docs)
 app.add_typer(experiment_commands.numerals, name="numerals")
 app.command("sweep", cls=Command)(experiment_commands.sweep)
 app.command("decoding", cls=Command)(experiment_commands.decoding)
+app.command("meta-eval", cls=Command)(experiment_commands.meta_eval)
 
 
 def _fail(message: str, code: int = 1) -> None:

@@ -538,9 +538,7 @@ class EvaluateConfig:
     and the Lead-k baseline's k (`lead_sentences`, 3 in the thesis). `rare_word_max_count`: a reference
     word seen at most this often in training is rare (`sumpipe.evaluate.rare_words`). `prefix_bytes`:
     a baseline `prefix<B>` per entry, the first B bytes of the preprocessed source (Rush et al. 2015's
-    "prefix" headline baseline: 75). `protocol`: how summaries are scored (`ScoringProtocol`).
-    `fluency_references`: the read-quality fluency language model trains on the first this many references
-    of the train split (`sumpipe.evaluate.read_quality.FluencyModel`; nltk counts ~30,000 tokens a second)."""
+    "prefix" headline baseline: 75). `protocol`: how summaries are scored (`ScoringProtocol`)."""
 
     bootstrap_samples: int = 1000
     confidence: float = 0.95
@@ -550,10 +548,8 @@ class EvaluateConfig:
     rare_word_max_count: int = 5
     prefix_bytes: list[int] = field(default_factory=list)
     protocol: ScoringProtocol = field(default_factory=ScoringProtocol)
-    fluency_references: int = 20000
 
     def check(self, key: str) -> None:
-        require(self.fluency_references >= 1, _k(key, "fluency_references"), "must be >= 1")
         for i, size in enumerate(self.prefix_bytes):
             require(1 <= size <= MAX_POSITIONS, _k(key, f"prefix_bytes[{i}]"), f"must be between 1 and {MAX_POSITIONS}")
         require(len(set(self.prefix_bytes)) == len(self.prefix_bytes), _k(key, "prefix_bytes"), "lists a size twice")

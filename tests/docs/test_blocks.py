@@ -57,18 +57,20 @@ def test_the_results_table(project: Sources) -> None:
 def test_the_read_quality_table_has_the_references_first(project: Sources) -> None:
     assert BLOCKS["read-quality"](project).startswith("*Not in this checkout's metrics yet: `dvc repro evaluate`")
     figures = {"fragment_rate": 0.44, "sentences_mean": 1.11, "more_sentences_than_reference": 0.0,
-               "unsupported_words": 63.24, "unsupported_numbers": 71.43, "unsupported_names": 33.89, "fluency": -6.125}
+               "repeated_words": 1.25, "unsupported_words": 63.24, "unsupported_numbers": 71.43,
+               "unsupported_names": 33.89}
     model = {"fragment_rate": 9.6, "fragment_rate_sd": 1.25, "sentences_mean": 1.2, "sentences_mean_sd": 0.05,
-             "more_sentences_than_reference": 14.0, "unsupported_words": 20.0, "unsupported_numbers": 0.0,
-             "unsupported_names": 12.5, "fluency": None, "n_seeds": 3}
-    reading = {"references": figures, "systems": {"A": model, "lead3": figures}, "fluency_model": {"order": 3}}
+             "more_sentences_than_reference": 14.0, "repeated_words": 4.76, "repeated_words_sd": 0.5,
+             "unsupported_words": 20.0, "unsupported_numbers": 0.0, "unsupported_names": None, "n_seeds": 3}
+    reading = {"references": figures, "systems": {"A": model, "lead3": figures}}
     (project.root / "metrics" / "read_quality.json").write_text(json.dumps(reading))
     assert BLOCKS["read-quality"](project).split("\n") == [
-        "| system | fragments % | sentences | more than ref. % | unsupported % | numbers % | names % | fluency |",
+        "| system | fragments % | sentences | more than ref. % | repeated words % | unsupported % | numbers % "
+        "| names % |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-        "| *references* | 0.4 | 1.11 | 0.0 | 63.2 | 71.4 | 33.9 | -6.12 |",
-        "| A (transformer) | 9.6 ± 1.2 | 1.20 ± 0.05 | 14.0 | 20.0 | 0.0 | 12.5 | – |",
-        "| lead3 | 0.4 | 1.11 | 0.0 | 63.2 | 71.4 | 33.9 | -6.12 |",
+        "| *references* | 0.4 | 1.11 | 0.0 | 1.2 | 63.2 | 71.4 | 33.9 |",
+        "| A (transformer) | 9.6 ± 1.2 | 1.20 ± 0.05 | 14.0 | 4.8 ± 0.5 | 20.0 | 0.0 | – |",
+        "| lead3 | 0.4 | 1.11 | 0.0 | 1.2 | 63.2 | 71.4 | 33.9 |",
     ]
 
 
@@ -241,3 +243,18 @@ def test_the_rare_words_table_with_its_ceiling_copy_rate_and_the_references_anch
         "",
         "B − A (another family): +2.00 rare-word recall [-0.50, +4.25], p = 0.120 (two-level bootstrap, 1/3 seeds).",
     ]
+
+
+def test_the_measures_block_is_the_committed_meta_evaluation(project: Sources) -> None:
+    from sumpipe.config import load_params
+    from sumpipe.errors import SumpipeError
+
+    root = Path(__file__).resolve().parents[2]
+    text = BLOCKS["measures"](Sources(root, load_params(root / "params.yaml")))
+    assert text in (root / "docs" / "measures.md").read_text(encoding="utf-8")   # docs/measures.md is current
+    assert "| *ROUGE-1 (published)* | +0.126 | +0.130 | +0.094 | +0.252 |" in text
+    assert text.splitlines()[-1].startswith("Check: ROUGE-1 per article within 0.01 of the published row: passed")
+    (project.root / "experiments" / "measures").mkdir(parents=True)
+    (project.root / "experiments" / "measures" / "params.yaml").write_text("published: {ROUGE-1: {}}\n")
+    with pytest.raises(SumpipeError, match="meta_eval.json: not found"):
+        BLOCKS["measures"](project)

@@ -27,6 +27,10 @@ def copy(repo_root: Path, tmp_path: Path) -> Path:
     (tmp_path / numerals / "reports").mkdir(parents=True)
     for name in ("params.yaml", "reports/numerals.json"):
         shutil.copy(repo_root / numerals / name, tmp_path / numerals / name)
+    measures = Path("experiments") / "measures"  # the meta-evaluation's committed results (docs/measures.md)
+    (tmp_path / measures / "results").mkdir(parents=True)
+    for name in ("params.yaml", "results/meta_eval.json"):
+        shutil.copy(repo_root / measures / name, tmp_path / measures / name)
     for name in ("gigaword", "cnn"):  # the real-text experiments: their params, and metrics once they have run
         experiment = Path("experiments") / name
         (tmp_path / experiment).mkdir(parents=True)

@@ -1,13 +1,15 @@
-"""Read-quality measures, by hand; the fast Kneser-Ney score against nltk.lm's own."""
-
-import math
+"""Read-quality measures, by hand."""
 
 import pytest
 
 from sumpipe.evaluate.read_quality import (
     KEYS,
-    FluencyModel,
+    LOWER_IS_BETTER,
+    ORIENTED,
+    Casing,
     NameDots,
+    casing,
+    figures,
     fragment,
     is_number,
     name_dots,
@@ -16,6 +18,7 @@ from sumpipe.evaluate.read_quality import (
     repeats_a_word,
     split_sentences,
     stop_words,
+    summary_counts,
 )
 
 
@@ -74,18 +77,59 @@ def test_read_quality_by_hand():
     assert out["adjacent_repeat"] == 33.33                # "the the"
     assert out["repeated_trigrams"] == 25.0               # 5 + 8 + 3 3-grams; the second line repeats 4
     # content words: convert degrees celsius degrees | return dataframe 2017 x2 | pandas file = 12;
-    # unsupported: 2017, 2017 (the source has 2016), pandas (not in its own source) = 3
-    assert out["unsupported_words"] == 25.0
+    # unsupported, clipped by the source's counts: the second "degrees" (its source has one), the second
+    # "return" and "dataframe", both "2017" (the source has 2016), pandas (not in its own source) = 6
+    assert out["unsupported_words"] == 50.0
     assert out["unsupported_numbers"] == 100.0
+    # repeated beyond max(1, the source's count): degrees 2 - 1, return 2 - 1, dataframe 2 - 1, 2017 2 - 1 = 4
+    assert out["repeated_words"] == 33.33
     # names: celsius (Celsius), dataframe x2 (DataFrame), pandas (Pandas in another source; "Convert" and
-    # "Return" open their sentence and say nothing) = 4, of which pandas is unsupported
-    assert out["unsupported_names"] == 25.0
-    assert math.isnan(out["fluency"])
+    # "Return" open their sentence and say nothing) = 4; the second dataframe (clipped) and pandas unsupported
+    assert out["unsupported_names"] == 50.0
 
 
 def test_without_raw_sources_no_word_is_a_name():
     out = read_quality(SUMMARIES, SOURCES, REFERENCES)
-    assert out["unsupported_names"] == 0.0 and out["unsupported_words"] == 25.0
+    assert out["unsupported_names"] == 0.0 and out["unsupported_words"] == 50.0
+
+
+def test_repetition_at_a_distance_is_what_the_source_does_not_repeat():
+    def repeated(summary: str, source: str) -> float:
+        return figures(summary_counts(summary, source, summary), 1)["repeated_words"]
+
+    # content words convert, degrees, degrees: one "degrees" beyond the source's one
+    assert repeated("convert degrees to degrees .", "convert degrees to a temperature .") == pytest.approx(100 / 3)
+    assert repeated("open the path of the path .", "open the path .") == pytest.approx(100 / 3)
+    # the source repeats "path": the summary may too, and no more; a word the source lacks still counts once
+    assert repeated("the path and the path .", "a path .\nthe path .") == 0.0
+    assert repeated("path , path , path .", "a path .\nthe path .") == pytest.approx(100 / 3)
+    assert repeated("mars mars .", "the moon .") == 50.0
+    # stop words and punctuation are no content words: nothing repeated, nothing counted
+    assert repeated("the the . .", "x .") == 0.0
+    assert repeated("", "x .") == 0.0
+
+
+def test_unsupported_words_are_clipped_by_the_source_s_counts():
+    counts = summary_counts("in 2017 and 2017 growth .", "sales in 2017 .", "x .")
+    # content words 2017, 2017, growth: the second 2017 is beyond the source's one, "growth" is not in it
+    assert (counts["word"], counts["word_unsupported"]) == (3, 2)
+    assert (counts["number"], counts["number_unsupported"]) == (2, 1)
+    assert figures(counts, 1)["unsupported_numbers"] == 50.0
+    # without clipping a repeated supported word would be supported every time
+    assert figures(summary_counts("rates rates rates .", "rates rose .", "x ."), 1)["unsupported_words"] == \
+        pytest.approx(200 / 3)
+
+
+def test_one_summary_s_figures_pool_into_the_system_s():
+    names = casing("\n".join(RAW))
+    total = sum((summary_counts(s, src, ref, NameDots(), casing(raw), names)
+                 for s, src, ref, raw in zip(SUMMARIES, SOURCES, REFERENCES, RAW)), start=summary_counts("", "", ""))
+    pooled = {key: round(value, 2) for key, value in figures(total, len(SUMMARIES)).items()}
+    assert pooled == read_quality(SUMMARIES, SOURCES, REFERENCES, raw_sources=RAW)
+    one = figures(summary_counts(SUMMARIES[0], SOURCES[0], REFERENCES[0], NameDots(), casing(RAW[0]), names), 1)
+    assert (one["fragment_rate"], one["sentences_mean"], one["unsupported_words"]) == (100.0, 2.0, 25.0)
+    assert summary_counts("a .", "a .", "a .", own=Casing(frozenset(), frozenset()))["name"] == 0
+    assert set(ORIENTED) == set(KEYS) - {"sentences_mean"} and LOWER_IS_BETTER == set(ORIENTED)
 
 
 def test_a_word_s_own_input_spelling_comes_first():
@@ -105,49 +149,6 @@ def test_the_references_anchor_and_empty_input():
     assert empty["sentences_mean"] == 0.0 and empty["unsupported_words"] == 0.0
     with pytest.raises(ValueError, match="differ in number"):
         read_quality(["a ."], [], ["a ."])
-
-
-def test_kneser_ney_bigram_by_hand():
-    # vocabulary: b and c are seen once -> <UNK>; the text is twice "<s> a <UNK> . </s>", 4 bigram types,
-    # each word after exactly one context, so the continuation unigram is 1/4 each.
-    # P(a | <s>) = (2 - 0.75) / 2 + 0.75 * 1 / 2 * 1/4 = 0.71875, the same for every bigram of the text
-    model = FluencyModel.fit(["a b .", "a c ."], order=2)
-    assert model.logscore("a", ["<s>"]) == pytest.approx(math.log2(0.71875))
-    assert model.logscore("zzz", ["a"]) == pytest.approx(math.log2(0.71875))   # unseen word -> <UNK>
-    assert model.logscore(".", ["a"]) == pytest.approx(math.log2(0.75 / 2 * 0.25))  # only the lower order
-    assert model.score(["a zzz ."]) == pytest.approx(math.log2(0.71875))   # 4 tokens with </s>
-    assert math.isnan(model.score(["", "\n"]))
-
-
-CORPUS = ["return the index of the frame .", "return the sum of two numbers .", "convert the file to a string .",
-          "return a string .\nthe file is read .", "split the dataset into two parts .", "return the file .",
-          "convert degrees to a temperature in celsius .", "read the index file ."]
-
-
-@pytest.mark.parametrize("order", [2, 3, 4])
-def test_the_fast_score_is_nltk_s(order):
-    model = FluencyModel.fit(CORPUS, order=order)
-    sentences = [["return", "the", "string", "."], ["convert", "a", "zzz", "file", "."], ["the", "the"],
-                 ["split", "."], ["numbers", "read", "degrees", "return", "index"]]
-    for sentence in sentences:
-        padded = ["<s>"] * (order - 1) + sentence + ["</s>"]
-        for i in range(order - 1, len(padded)):
-            context = padded[i - order + 1:i]
-            assert model.logscore(padded[i], context) == pytest.approx(model.lm.logscore(padded[i], context),
-                                                                       abs=1e-9)
-    last = ["return", "the", "file", "."]
-    assert model.sentence_logscores(last)[-1] == pytest.approx(model.lm.logscore("</s>", last[-(order - 1):]),
-                                                               abs=1e-9)
-
-
-def test_fluency_in_read_quality_prefers_the_genre():
-    model = FluencyModel.fit(CORPUS)
-    fluent = read_quality(["return the index of the file ."], ["x"], ["x"], lm=model)["fluency"]
-    shuffled = read_quality(["file the of index the return ."], ["x"], ["x"], lm=model)["fluency"]
-    assert fluent == round(model.score(["return the index of the file ."]), 3)
-    assert fluent > shuffled
-    with pytest.raises(ValueError, match="order must be >= 2"):
-        FluencyModel.fit(CORPUS, order=1)
 
 
 def test_the_dot_of_a_name_the_tokenizer_split_ends_no_sentence() -> None:

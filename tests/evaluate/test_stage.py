@@ -216,8 +216,7 @@ def test_the_pipelines_75_byte_prefix_on_the_real_test_sets(shared_data: Path, t
         (Path(paths.raw) / f"{split}.parquet").unlink()
     preprocess(paths.raw, paths.processed, PreprocessConfig(workers=1), tmp_path / "preprocess.json")
     write_parquet(pd.DataFrame({"token": ["the"], "count": [1000]}), Path(paths.vocab) / "words.parquet")
-    # read quality's fluency model and names' dots come from the train split: the test split stands in for it
-    write_parquet(read_parquet(Path(paths.processed) / "test.parquet"), Path(paths.processed) / "train.parquet")
+    # read quality's names' dots come from the train split's raw texts: the test split stands in for it
     write_parquet(read_parquet(Path(paths.raw) / "test.parquet"), Path(paths.raw) / "train.parquet")
     cfg = EvaluateConfig(bootstrap_samples=20, lead_sentences=1, prefix_bytes=[75],
                          protocol=ScoringProtocol(**protocol))
@@ -278,7 +277,7 @@ def test_read_quality_per_seed_and_the_references_anchor(tmp_path: Path, eval_co
     paths = eval_corpus.make_tree(tmp_path, models={"M1": {1: eval_corpus.m1, 2: second}, "M2": eval_corpus.m2})
     evaluate(paths, ["M1", "M2"], ["first200"], seeds=[1, 2])  # M2 has seed 1 only
     reading = json.loads((Path(paths.metrics) / "read_quality.json").read_text())
-    assert set(reading) == {"references", "systems", "fluency_model"}
+    assert set(reading) == {"references", "systems"}
     assert list(reading["systems"]) == ["M1", "M2", "first200", "lead3"]  # JSON keys are sorted
     assert reading == json.loads((Path(paths.scores) / "summary.json").read_text())["read_quality"]
     # the anchor: one sentence each, every content word (and "mars") in the source
@@ -299,8 +298,8 @@ def test_read_quality_per_seed_and_the_references_anchor(tmp_path: Path, eval_co
     assert m2["n_seeds"] == 1 and "fragment_rate_sd" not in m2
     lead = reading["systems"]["lead3"]
     assert (lead["sentences_mean"], lead["unsupported_words"], lead["fragment_rate"]) == (3.0, 0.0, 0.0)
-    # the fluency model trained on these very references: they read better than M2's one-word summaries
-    assert refs["fluency"] > m2["fluency"] and reading["fluency_model"]["train_rows"] == 6
+    # no summary here uses a content word twice
+    assert refs["repeated_words"] == m1["repeated_words"] == m2["repeated_words"] == lead["repeated_words"] == 0.0
 
 
 def test_read_quality_needs_the_train_split_and_the_raw_sources(tmp_path: Path, eval_corpus) -> None:
@@ -308,8 +307,9 @@ def test_read_quality_needs_the_train_split_and_the_raw_sources(tmp_path: Path, 
     (Path(paths.raw) / "test.parquet").unlink()
     with pytest.raises(SumpipeError, match=r"raw/test.parquet: no such file"):
         evaluate(paths, ["M1"], ["first200"])
-    (Path(paths.processed) / "train.parquet").unlink()
-    with pytest.raises(SumpipeError, match=r"processed/train.parquet: no such file"):
+    paths = eval_corpus.make_tree(tmp_path / "no-train")
+    (Path(paths.raw) / "train.parquet").unlink()
+    with pytest.raises(SumpipeError, match=r"raw/train.parquet: no such file"):
         evaluate(paths, ["M1"], ["first200"])
     assert not (Path(paths.scores) / "summary.json").exists()
 

@@ -15,6 +15,7 @@ the docs are regenerated. Where each block is used:
 | `extractive-results` | docs/extractive.md | metrics/rouge.json of `extractive.systems` |
 | `crosseval` | docs/datasets.md | metrics/crosseval.json |
 | `numerals` | docs/numerals.md | experiments/numerals/reports/numerals.json (that pipeline's metrics) |
+| `measures` | docs/measures.md | experiments/measures/results/meta_eval.json (`sumpipe meta-eval`) |
 | `realtext-gigaword` | docs/realtext.md | experiments/gigaword/metrics/{rouge,crosseval}.json, beside the thesis's |
 | `realtext-cnn` | docs/realtext.md | experiments/cnn/metrics/{rouge,rare_words,coverage}.json, beside the thesis's |
 | `extractive-methods` | docs/extractive.md | the extractive-method registry (class flags, docstrings) |
@@ -162,8 +163,8 @@ def results_table(src: Sources) -> str:
 
 @block("read-quality")
 def read_quality_table(src: Sources) -> str:
-    """README: what a reader gets (evaluate's `read_quality`): fragments, sentences, unsupported words
-    (and numbers, names), fluency, per system (a model's: mean ± sd over its seeds), the references' own
+    """README: what a reader gets (evaluate's `read_quality`): fragments, sentences, repeated words,
+    unsupported words (and numbers, names), per system (a model's: mean ± sd over its seeds), the references' own
     figures first as the anchor."""
     path = src.root / src.params.paths.metrics / "read_quality.json"
     if not path.is_file():  # made by an evaluate stage newer than the checkout's last run
@@ -173,15 +174,15 @@ def read_quality_table(src: Sources) -> str:
 
     def row(name: str, entry: dict[str, Any] | None) -> list[str]:
         return [name, with_sd(entry, "fragment_rate", 1), with_sd(entry, "sentences_mean"),
-                with_sd(entry, "more_sentences_than_reference", 1), with_sd(entry, "unsupported_words", 1),
-                with_sd(entry, "unsupported_numbers", 1), with_sd(entry, "unsupported_names", 1),
-                with_sd(entry, "fluency")]
+                with_sd(entry, "more_sentences_than_reference", 1), with_sd(entry, "repeated_words", 1),
+                with_sd(entry, "unsupported_words", 1), with_sd(entry, "unsupported_numbers", 1),
+                with_sd(entry, "unsupported_names", 1)]
 
     systems_ = reading.get("systems", {})
     rows = [row("*references*", reading.get("references"))]
     rows += [row(label(name, src.params), systems_[name]) for name, _ in systems(src.params) if name in systems_]
-    return table(["system", "fragments %", "sentences", "more than ref. %", "unsupported %", "numbers %",
-                  "names %", "fluency"], rows, right=7)
+    return table(["system", "fragments %", "sentences", "more than ref. %", "repeated words %", "unsupported %",
+                  "numbers %", "names %"], rows, right=7)
 
 
 @block("rare-words")
@@ -279,6 +280,25 @@ def numerals_table(src: Sources) -> str:
     flat = json.loads(path.read_text(encoding="utf-8"))
     metrics = {run: {length: flat[f"{run}-{length}"] for length in cfg.max_lengths} for run in cfg.runs}
     return markdown_table(metrics, cfg.max_lengths).strip()
+
+
+MEASURES = Path("experiments") / "measures"
+
+
+@block("measures")
+def measures_table(src: Sources) -> str:
+    """docs/measures.md: the meta-evaluation's tables (`results/meta_eval.json` of `sumpipe meta-eval` in
+    experiments/measures, `sumpipe.evaluate.meta_eval.markdown_table`): every measure against every human
+    score, with the published rows beside. The judgments stay outside the project, so the results are
+    committed and this block reads them, never the judgments."""
+    from sumpipe.config import load_config
+    from sumpipe.evaluate.meta_eval import RESULTS_JSON, MetaEvaluation, markdown_table
+
+    cfg = load_config(src.root / MEASURES / "params.yaml", MetaEvaluation)
+    path = src.root / MEASURES / cfg.out / RESULTS_JSON
+    if not path.is_file():
+        raise SumpipeError(f"{path}: not found (`cd {MEASURES} && sumpipe meta-eval` writes it)")
+    return markdown_table(json.loads(path.read_text(encoding="utf-8")))
 
 
 # --------------------------------------------------------------------------------------------

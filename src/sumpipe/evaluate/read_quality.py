@@ -1,9 +1,11 @@
-"""What a reader gets from a system's summaries, beside ROUGE: fragments, sentences, repetition,
-unsupported words and fluency (issue 37).
+"""What a reader gets from a system's summaries, beside ROUGE: fragments, sentences, repetition and
+unsupported words (issues 37, 45).
 
 Summaries are in the text convention (lowercased tokens joined by spaces; the decoders and the
 extractive systems break the line after each sentence). The units, defined once here:
-- a word is a token holding a letter or digit (punctuation is not a word), as abstractiveness counts;
+- a word is a token holding a letter or digit (punctuation is not a word), as abstractiveness counts; a
+  content word is a word that is no stop word (scikit-learn's English list plus the possessive "'s" the
+  tokenizer splits off: `stop_words`);
 - `split_sentences`: a sentence ends after a sentence-final token (".", "!", "?": `SENTENCE_END`) and at
   each line break, except after the dot of a name the tokenizer split ("numpy.ndarray" becomes "numpy .
   ndarray"; "setup.py", "a .npy file": a dot that a word follows directly in the raw text or in the
@@ -17,40 +19,46 @@ The figures of `read_quality`, for one system's summaries over a split (fixed ke
   sentences than their reference;
 - `adjacent_repeat` %: summaries with a word twice in a row; `repeated_trigrams` %: of the summaries'
   3-grams (within lines), those repeating an earlier 3-gram of the same summary (pooled);
-- `unsupported_words` %: of the summaries' content words (every occurrence; stop words aside:
-  scikit-learn's English list plus the possessive "'s" the tokenizer splits off), those that the source
-  does not contain (pooled); `unsupported_numbers` %: the same over numbers only (tokens with a digit and
-  no letter: "2017", "3.5"); `unsupported_names` %: over names only: content words capitalised in the
-  input's spelling (`sumpipe.decode.readable.spellings` of the raw source, sentence starts aside; a word
-  the source lacks takes its spelling from the split's other raw sources). A figure with nothing to count
-  (no number, no raw sources given) is 0.0;
-- `fluency`: mean log2 probability per token (bits, <= 0; nearer 0 is more fluent) under `FluencyModel`,
-  NaN when no model is given.
+- `repeated_words` %: repetition at any distance: of the summaries' content words (every occurrence),
+  those beyond the first that the source does not repeat as often: a content word used c times in a
+  summary and s times in its source counts max(0, c - max(1, s)) ("convert degrees to degrees ." of a
+  source with one "degrees": 1 of 3; a name the source repeats may recur as often) (pooled). This is the
+  table's fluency signal: on SummEval's expert judgments (docs/measures.md) it tracks fluency (per-article
+  Kendall 0.26, system level 0.31) where a Kneser-Ney language model of references did not (-0.02 and
+  -0.14: it rewards repetitive, highlight-like text);
+- `unsupported_words` %: of the summaries' content words (every occurrence), those that the source does
+  not support, clipped as ROUGE clips its matches: the k-th occurrence of a word is unsupported when the
+  source holds it fewer than k times ("2017 ... 2017" of a source with one "2017": the second) (pooled);
+  `unsupported_numbers` %: the same over numbers only (tokens with a digit and no letter: "2017", "3.5");
+  `unsupported_names` %: over names only: content words capitalised in the input's spelling
+  (`sumpipe.decode.readable.spellings` of the raw source, sentence starts aside; a word the source lacks
+  takes its spelling from the split's other raw sources). A figure with nothing to count (no number, no raw
+  sources given) is 0.0.
+
+What each is validated for (docs/measures.md, SummEval): `unsupported_words` for faithfulness (per-article
+Kendall 0.36 with the experts' consistency), `repeated_words` for fluency; neither says anything about
+coherence or relevance, and no measure here does.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from sumpipe.decode.readable import spellings
 from sumpipe.names import SENTENCE_END
 
-if TYPE_CHECKING:
-    from nltk.lm import KneserNeyInterpolated
-
 FRAGMENT_WORDS = 2
 KEYS = ("fragment_rate", "sentences_mean", "more_sentences_than_reference", "adjacent_repeat",
-        "repeated_trigrams", "unsupported_words", "unsupported_numbers", "unsupported_names", "fluency")
-ORDER = 3           # the language model's n-gram order
-DISCOUNT = 0.75     # Kneser-Ney's absolute discount (Chen & Goodman's usual D; nltk's default is 0.1)
-UNK_CUTOFF = 2      # training words seen fewer times become <UNK>
-BOS, EOS = "<s>", "</s>"  # nltk's padding symbols
+        "repeated_trigrams", "repeated_words", "unsupported_words", "unsupported_numbers", "unsupported_names")
+# the figures with a better direction (the meta-evaluation reads these; `sentences_mean` has none), and those
+# for which lower is better
+ORIENTED = ("fragment_rate", "more_sentences_than_reference", "adjacent_repeat", "repeated_trigrams",
+            "repeated_words", "unsupported_words", "unsupported_numbers", "unsupported_names")
+LOWER_IS_BETTER = frozenset(ORIENTED)
 
 
 def is_word(token: str) -> bool:
@@ -147,10 +155,6 @@ def is_number(token: str) -> bool:
     return any(c.isdigit() for c in token) and not any(c.isalpha() for c in token)
 
 
-def _percent(part: float, whole: float) -> float:
-    return round(100 * part / whole, 2) if whole else 0.0
-
-
 @dataclass(frozen=True)
 class Casing:
     """Which lowercase words a raw text spells (`spelled`: outside sentence starts) and which of those it
@@ -167,36 +171,61 @@ def casing(raw: str) -> Casing:
     return Casing(frozenset(spelled), frozenset(w for w, s in spelled.items() if any(c.isupper() for c in s)))
 
 
-@dataclass
-class _Support:
-    """Pooled counts of content words, numbers and names, and how many the sources lack."""
+def summary_counts(summary: str, source: str, reference: str, dots: NameDots = NameDots(),
+                   own: Casing = Casing(frozenset(), frozenset()),
+                   everywhere: Casing = Casing(frozenset(), frozenset())) -> Counter[str]:
+    """What one summary contributes to its system's figures (`figures` turns counts into them): whether
+    it holds a fragment, its sentences and its reference's, whether it repeats a word back to back, its
+    3-grams and the repeated ones, its content words, numbers and names with the unsupported ones
+    (clipped by the source's counts) and its content words repeated beyond the source's count (`own`: the
+    casing of its raw source, `everywhere`: of the split's; an empty `Casing`: no names)."""
+    sentences = split_sentences(summary, dots)
+    repeated, grams = repeated_trigrams(summary)
+    counts: Counter[str] = Counter(
+        fragment=any(sum(map(is_word, s)) <= FRAGMENT_WORDS for s in sentences), sentences=len(sentences),
+        more_sentences=len(sentences) > len(split_sentences(reference, dots)),
+        adjacent_repeat=repeats_a_word(summary), trigrams=grams, trigrams_repeated=repeated)
+    have, stop = Counter(source.split()), stop_words()
+    used: Counter[str] = Counter()  # each content word's occurrences so far
+    for token in (summary or "").split():
+        if not is_word(token) or token in stop:
+            continue
+        used[token] += 1
+        kinds = ["word"]
+        if is_number(token):
+            kinds.append("number")
+        elif token in own.names or (token not in own.spelled and token in everywhere.names):
+            kinds.append("name")
+        for kind in kinds:
+            counts[kind] += 1
+            counts[f"{kind}_unsupported"] += used[token] > have[token]
+        counts["repeated"] += used[token] > max(1, have[token])
+    return counts
 
-    counts: Counter[str] = field(default_factory=Counter)
 
-    def add(self, summary: str, source: str, own: Casing, everywhere: Casing) -> None:
-        have, stop = set(source.split()), stop_words()
-        for token in summary.split():
-            if not is_word(token) or token in stop:
-                continue
-            kinds = ["word"]
-            if is_number(token):
-                kinds.append("number")
-            elif token in own.names or (token not in own.spelled and token in everywhere.names):
-                kinds.append("name")
-            for kind in kinds:
-                self.counts[kind] += 1
-                self.counts[f"{kind}_unsupported"] += token not in have
+def figures(counts: Counter[str], n: int) -> dict[str, float]:
+    """The figures of the module docstring (`KEYS`), unrounded, from the `summary_counts`
+    of `n` summaries added up (n = 1: one summary's own figures, as the meta-evaluation reads them)."""
+    def share(part: str, whole: str) -> float:
+        return 100 * counts[part] / counts[whole] if counts[whole] else 0.0
 
-    def share(self, kind: str) -> float:
-        return _percent(self.counts[f"{kind}_unsupported"], self.counts[kind])
+    per = max(n, 1)
+    return {"fragment_rate": 100 * counts["fragment"] / per, "sentences_mean": counts["sentences"] / per,
+            "more_sentences_than_reference": 100 * counts["more_sentences"] / per,
+            "adjacent_repeat": 100 * counts["adjacent_repeat"] / per,
+            "repeated_trigrams": share("trigrams_repeated", "trigrams"),
+            "repeated_words": share("repeated", "word"),
+            "unsupported_words": share("word_unsupported", "word"),
+            "unsupported_numbers": share("number_unsupported", "number"),
+            "unsupported_names": share("name_unsupported", "name")}
 
 
 def read_quality(summaries: Sequence[str], sources: Sequence[str], references: Sequence[str],
-                 lm: FluencyModel | None = None, raw_sources: Sequence[str] | None = None,
+                 raw_sources: Sequence[str] | None = None,
                  raw_references: Sequence[str] | None = None,
                  corpus_dots: frozenset[tuple[str, str]] = frozenset()) -> dict[str, float]:
     """The figures of the module docstring (`KEYS`) for one system: summaries, their processed sources
-    and references (one each, in the text convention), the fluency model, and the raw sources (their
+    and references (one each, in the text convention) and the raw sources (their
     casing says which words are names, and their names' dots are no sentence ends: `NameDots`; without
     them `unsupported_names` is 0.0). The raw references, when given, add their own names' dots (to
     measure the references as a system); `corpus_dots`: the train split's (`name_dots` of its raw texts)."""
@@ -204,138 +233,12 @@ def read_quality(summaries: Sequence[str], sources: Sequence[str], references: S
     if not n == len(sources) == len(references) or any(
             raw is not None and len(raw) != n for raw in (raw_sources, raw_references)):
         raise ValueError("read_quality: summaries, sources, references and raw texts differ in number")
-    count = max(n, 1)
     raws = [raw for raw in (raw_sources, raw_references) if raw is not None]
     own = [name_dots("\n".join(texts)) for texts in zip(*raws)] if raws else [frozenset()] * n
-    dots = [NameDots(pairs, corpus_dots) for pairs in own]
-    split = [split_sentences(s, d) for s, d in zip(summaries, dots)]
-    fragments = sum(any(sum(map(is_word, s)) <= FRAGMENT_WORDS for s in sentences) for sentences in split)
-    more = sum(len(s) > len(split_sentences(r, d)) for s, r, d in zip(split, references, dots))
-    repeated = [repeated_trigrams(s) for s in summaries]
-    support = _Support()
-    if raw_sources is not None:
-        everywhere = casing("\n".join(raw_sources))
-        for summary, source, raw in zip(summaries, sources, raw_sources):
-            support.add(summary, source, casing(raw), everywhere)
-    else:
-        nothing = Casing(frozenset(), frozenset())
-        for summary, source in zip(summaries, sources):
-            support.add(summary, source, nothing, nothing)
-    return {
-        "fragment_rate": _percent(fragments, count),
-        "sentences_mean": round(sum(map(len, split)) / count, 2),
-        "more_sentences_than_reference": _percent(more, count),
-        "adjacent_repeat": _percent(sum(map(repeats_a_word, summaries)), count),
-        "repeated_trigrams": _percent(sum(r for r, _ in repeated), sum(n for _, n in repeated)),
-        "unsupported_words": support.share("word"),
-        "unsupported_numbers": support.share("number"),
-        "unsupported_names": support.share("name"),
-        "fluency": round(lm.score(summaries), 3) if lm is not None else math.nan,
-    }
-
-
-@dataclass(frozen=True)
-class FluencyModel:
-    """An interpolated Kneser-Ney word n-gram language model of the references' genre (nltk.lm's
-    `KneserNeyInterpolated`), scored fast.
-
-    Choices: trained on the sentences (`split_sentences`) of the train split's references, each padded
-    with `order - 1` <s> and </s> (nltk's `padded_everygram_pipeline`); order 3 and discount 0.75 by
-    default; words seen fewer than `UNK_CUTOFF` (2) times in training map to <UNK> (nltk's `Vocabulary`
-    unk_cutoff), so a word the model never saw gets the probability of a rare word, not 0. A sentence is
-    scored token by token, words and punctuation and one closing </s>, each given the `order - 1` tokens
-    before it (<s> padding at the start). A probability of 0 (possible only for <UNK> when no training
-    word was seen once) counts as 1 / |vocabulary|.
-
-    nltk's own `logscore` recomputes the continuation counts by scanning every (n+1)-gram context at each
-    call (seconds per summary); `fit` reads nltk's counts once into per-context tables and `logscore`
-    computes the same interpolated probability from them (tests/evaluate/test_read_quality.py checks
-    it against nltk's). `lm` is the fitted nltk model.
-    """
-
-    lm: KneserNeyInterpolated
-    order: int
-    discount: float
-    known: frozenset[str]
-    # per context length k: {context: (denominator, gamma numerator N1+(context .), {word: count})};
-    # k = order - 1 holds raw counts, lower k continuation counts (distinct left extensions)
-    tables: tuple[dict[tuple[str, ...], tuple[int, int, dict[str, int]]], ...]
-
-    @classmethod
-    def fit(cls, references: Iterable[str], order: int = ORDER, discount: float = DISCOUNT) -> FluencyModel:
-        """Train on `references` (text convention); see the class docstring."""
-        from nltk.lm import KneserNeyInterpolated, Vocabulary
-        from nltk.lm.preprocessing import padded_everygram_pipeline
-
-        if order < 2:  # nltk's Kneser-Ney needs a context: its unigram continuation counts are bigrams
-            raise ValueError(f"FluencyModel: order must be >= 2, got {order}")
-        sentences = [sentence for text in references for sentence in split_sentences(text)]
-        ngrams, words = padded_everygram_pipeline(order, sentences)
-        lm = KneserNeyInterpolated(order, discount=discount, vocabulary=Vocabulary(unk_cutoff=UNK_CUTOFF))
-        lm.fit(ngrams, words)
-        return cls(lm, order, discount, frozenset(lm.vocab), _tables(lm, order))
-
-    def logscore(self, word: str, context: Sequence[str] = ()) -> float:
-        """log2 P(word | context), as nltk's `lm.logscore(word, context)` (unknown words as <UNK>)."""
-        unk = self.lm.vocab.unk_label
-        word = word if word in self.known else unk
-        ctx = tuple(t if t in self.known else unk for t in context)[max(len(context) - self.order + 1, 0):]
-        p = self._probability(word, ctx)
-        return math.log2(p if p > 0 else 1 / len(self.known))
-
-    def _probability(self, word: str, context: tuple[str, ...]) -> float:
-        # nltk's InterpolatedLanguageModel.unmasked_score with KneserNey's alpha_gamma, from the tables
-        if not context:
-            total, _, counts = self.tables[0][()]
-            return counts.get(word, 0) / total if total else 0.0
-        lower = self._probability(word, context[1:])
-        entry = self.tables[len(context)].get(context)
-        if entry is None or not entry[0]:  # unseen context: nltk's alpha 0, gamma 1
-            return lower
-        total, followers, counts = entry
-        alpha = max(counts.get(word, 0) - self.discount, 0.0) / total
-        return alpha + self.discount * followers / total * lower
-
-    def sentence_logscores(self, sentence: Sequence[str]) -> list[float]:
-        """log2 probability of each token of `sentence` and of its closing </s>."""
-        padded = [BOS] * (self.order - 1) + list(sentence) + [EOS]
-        start = self.order - 1
-        return [self.logscore(padded[i], padded[i - start:i]) for i in range(start, len(padded))]
-
-    def score(self, summaries: Iterable[str]) -> float:
-        """Mean log2 probability per token (bits) over every token of every summary, each sentence's
-        </s> included (pooled over the summaries); NaN when there is no token."""
-        total = tokens = 0.0
-        for summary in summaries:
-            for sentence in split_sentences(summary):
-                scores = self.sentence_logscores(sentence)
-                total += sum(scores)
-                tokens += len(scores)
-        return total / tokens if tokens else math.nan
-
-
-def _tables(lm: Any, order: int) -> tuple[dict[tuple[str, ...], tuple[int, int, dict[str, int]]], ...]:
-    """nltk's counts as per-context tables (see `FluencyModel.tables`): for the highest order the raw
-    counts c(context, w), their sum and the number of distinct w; for a lower context length k the
-    continuation counts N1+(. context w) (distinct words before), their sum N1+(. context .) and the
-    number of distinct w after the context in the raw (k+1)-gram counts, as nltk's KneserNey computes."""
-    tables: list[dict[tuple[str, ...], tuple[int, int, dict[str, int]]]] = []
-    for k in range(order):
-        if k == order - 1:
-            table = {ctx: (dist.N(), sum(1 for c in dist.values() if c > 0), dict(dist))
-                     for ctx, dist in lm.counts[k + 1].items() if dist.N()}
-        else:
-            continuation: dict[tuple[str, ...], Counter[str]] = {}
-            for longer, dist in lm.counts[k + 2].items():
-                ctx = tuple(longer[1:])
-                seen = continuation.setdefault(ctx, Counter())
-                for word, count in dist.items():
-                    if count > 0:
-                        seen[word] += 1
-            raw = lm.counts[k + 1] if k else None
-            table = {}
-            for ctx, seen in continuation.items():
-                followers = sum(1 for c in raw[ctx].values() if c > 0) if raw is not None and ctx in raw else 0
-                table[ctx] = (sum(seen.values()), followers, dict(seen))
-        tables.append(table)
-    return tuple(tables)
+    nothing = Casing(frozenset(), frozenset())
+    everywhere = casing("\n".join(raw_sources)) if raw_sources is not None else nothing
+    casings = [casing(raw) for raw in raw_sources] if raw_sources is not None else [nothing] * n
+    total: Counter[str] = Counter()
+    for summary, source, reference, pairs, own_casing in zip(summaries, sources, references, own, casings):
+        total.update(summary_counts(summary, source, reference, NameDots(pairs, corpus_dots), own_casing, everywhere))
+    return {key: round(value, 2) for key, value in figures(total, n).items()}

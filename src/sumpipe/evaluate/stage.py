@@ -48,11 +48,11 @@ Outputs:
   "twice" shares (`sumpipe.evaluate.abstractiveness`), for models the mean over seeds with `_sd` and
   every seed's figures;
 - `${paths.metrics}/read_quality.json`: what a reader gets (`sumpipe.evaluate.read_quality`: fragments,
-  sentences, repetition, unsupported words, numbers and names, fluency): `{"references": {..}, "systems":
-  {"<system>": {..}}, "fluency_model": {..}}`, the references' own figures as the anchor of each, for
-  models the mean over seeds with `_sd` and every seed's figures. The fluency language model trains on
-  the first `evaluate.fluency_references` references of `${paths.processed}/train.parquet`; which words
-  are names comes from the raw sources' spelling (`${paths.raw}/<split>.parquet`);
+  sentences, repetition back to back and at a distance, unsupported words, numbers and names):
+  `{"references": {..}, "systems": {"<system>": {..}}}`, the references' own figures as the anchor of
+  each, for models the mean over seeds with `_sd` and every seed's figures. Which words are names comes
+  from the raw sources' spelling (`${paths.raw}/<split>.parquet`), and the names' dots from those of the
+  train split's raw texts (`${paths.raw}/train.parquet`);
 - with `decode.block_adjacent_repeat` on, `summary.json`'s `decoding_rule`: each model's figures with
   and without that decoding rule (the decode stage keeps both), so the rule's effect is never hidden.
 """
@@ -74,7 +74,7 @@ from sumpipe.evaluate.bootstrap import two_level_bootstrap
 from sumpipe.evaluate.copy_rate import OutputVocabularies, copy_figures
 from sumpipe.evaluate.pairs import Pair, baseline_pairs, ensemble_pairs, model_pairs
 from sumpipe.evaluate.rare_words import rare_word_recall
-from sumpipe.evaluate.read_quality import DISCOUNT, UNK_CUTOFF, FluencyModel, name_dots, read_quality
+from sumpipe.evaluate.read_quality import name_dots, read_quality
 from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, MultiReference, cut_bytes, score_pairs
 from sumpipe.evaluate.summary import ScoringSetup, compare_seeds, figure_key, summarize, summarize_seeds
 from sumpipe.inputs import present_but_not_a_file
@@ -263,15 +263,6 @@ def abstractiveness_of(paths: PathsConfig, systems: dict[str, Runs], models: lis
     return {name: per_seed(runs, figures, name in models) for name, runs in systems.items()}
 
 
-def fluency_model(paths: PathsConfig, cfg: EvaluateConfig) -> tuple[FluencyModel, int]:
-    """The read-quality language model, trained on the first `cfg.fluency_references` rows' references
-    of the processed train split (every reference of a row), and the number of rows it read."""
-    train = read_parquet(Path(paths.processed) / "train.parquet", contract=PROCESSED).head(cfg.fluency_references)
-    if train.empty:
-        raise SumpipeError(f"{paths.processed}/train.parquet has no examples (the fluency model trains on them)")
-    return FluencyModel.fit(r for refs in references_of(train) for r in refs), len(train)
-
-
 def raw_texts_of(paths: PathsConfig, split: str) -> dict[str, tuple[str, str]]:
     """{id: (raw source, raw reference)} of `split` as downloaded (cased: read quality's names and the
     dots of names), bytes decoded."""
@@ -302,25 +293,21 @@ def read_quality_of(paths: PathsConfig, cfg: EvaluateConfig, systems: dict[str, 
     if missing:
         raise SumpipeError(f"{paths.raw}/{split}.parquet: no raw source for {len(missing)} example(s) of "
                            f"{paths.processed}/{split}.parquet, e.g. {missing[0]!r} (run `sumpipe preprocess` again)")
-    lm, rows = fluency_model(paths, cfg)
     corpus = corpus_name_dots(paths)
 
     def figures(df: pd.DataFrame, with_raw_references: bool = False) -> dict:
         ids = list(df["id"])
         return read_quality(df["prediction"].tolist(), [sources[i] for i in ids],
-                            [refs[0] for refs in df["references"]], lm, [raw[i][0] for i in ids],
+                            [refs[0] for refs in df["references"]], [raw[i][0] for i in ids],
                             [raw[i][1] for i in ids] if with_raw_references else None, corpus)
 
     anchor = systems[f"lead{cfg.lead_sentences}"][ONE_RUN]  # every example of the split, its references
-    return _no_nan({
-        "references": figures(anchor.assign(prediction=[refs[0] for refs in anchor["references"]]), True),
-        "systems": {name: per_seed(runs, figures, name in models) for name, runs in systems.items()},
-        "fluency_model": {"order": lm.order, "discount": DISCOUNT, "unk_cutoff": UNK_CUTOFF, "train_rows": rows,
-                          "vocabulary": len(lm.known), "unit": "log2 probability per token"}})
+    return {"references": figures(anchor.assign(prediction=[refs[0] for refs in anchor["references"]]), True),
+            "systems": {name: per_seed(runs, figures, name in models) for name, runs in systems.items()}}
 
 
 def _no_nan(value: Any) -> Any:
-    """`value` with every NaN (the fluency of summaries without a token) as None: JSON has no NaN."""
+    """`value` with every NaN (a rate over no token, e.g. of empty summaries) as None: JSON has no NaN."""
     if isinstance(value, dict):
         return {key: _no_nan(v) for key, v in value.items()}
     return None if isinstance(value, float) and value != value else value
@@ -497,10 +484,10 @@ def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, models: Mapping[str, M
     model_names = list(models)
     ensembles = dict(ensembles or {})
     processed, raw = Path(paths.processed), Path(paths.raw)
-    # the split, then read quality's inputs (the fluency model's train split, the cased raw sources and the
-    # train split's, whose names' dots end no sentence), before any work
-    for path, contract in ((processed / f"{split}.parquet", PROCESSED), (processed / "train.parquet", PROCESSED),
-                           (raw / f"{split}.parquet", RAW), (raw / "train.parquet", RAW)):
+    # the split, then read quality's inputs (the cased raw sources and the train split's, whose names' dots
+    # end no sentence), before any work
+    for path, contract in ((processed / f"{split}.parquet", PROCESSED), (raw / f"{split}.parquet", RAW),
+                           (raw / "train.parquet", RAW)):
         open_parquet(path, contract)
     if vocab_sizes is not None:  # the copy rate's vocabulary
         Vocabulary.load(Path(paths.vocab) / VOCAB_FILE)

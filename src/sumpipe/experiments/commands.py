@@ -85,3 +85,20 @@ def decoding(params: ParamsOption = Path("params.yaml")) -> None:
                    f"R-1 {figures['rouge1']['mean']:.2f}, one lead sentence R-1 {model['lead1_rouge1']:.2f}, "
                    f"fragments {figures['fragment_rate']['mean']:.1f} %)")
     echo(f"-> {cfg.out}/{RESULTS_MD}")
+
+
+def meta_eval(params: ParamsOption = Path("params.yaml")) -> None:
+    """Does each read-quality measure track what people judge? Correlations of every measure and of ROUGE
+    with every human score of a judgments file (experiments/measures), with bootstrap intervals, and the
+    check that the published ROUGE row is reproduced."""
+    from sumpipe.config import load_config
+    from sumpipe.errors import SumpipeError
+    from sumpipe.evaluate.meta_eval import RESULTS_MD, MetaEvaluation, markdown_table, run_meta_eval
+
+    cfg = load_config(params, MetaEvaluation)
+    results = run_meta_eval(cfg, Path(params).resolve().parent)
+    echo(markdown_table(results, levels=("article", "system")), lines=True)
+    echo(f"-> {cfg.out}/{RESULTS_MD}")
+    if not results["check"]["passed"]:
+        raise SumpipeError(f"meta-eval: the published {cfg.reproduce} row is not reproduced within {cfg.tolerance} "
+                           f"(largest difference {results['check']['max_difference']:.4f}): the protocol is wrong")

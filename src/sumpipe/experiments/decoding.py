@@ -38,7 +38,7 @@ RESULTS_MD = "decoding.md"
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
 SHAPE_FIGURES = ("mean_words", "distinct")                 # sumpipe.evaluate.abstractiveness
 READ_FIGURES = ("fragment_rate", "sentences_mean", "more_sentences_than_reference", "adjacent_repeat",
-                "unsupported_words")                       # sumpipe.evaluate.read_quality
+                "repeated_words", "unsupported_words")     # sumpipe.evaluate.read_quality
 FIGURES = ROUGE_TYPES + SHAPE_FIGURES + READ_FIGURES
 
 
@@ -46,18 +46,24 @@ FIGURES = ROUGE_TYPES + SHAPE_FIGURES + READ_FIGURES
 class Guards:
     """The read-quality guards a setting must pass to be chosen: its fragment rate at most the
     references' + `fragments` points, its sentences per summary at most the references' mean +
-    `sentences` (means over the seeds)."""
+    `sentences`, and, when `repeated_words` is set, its repeated words (`read_quality`'s repetition at a
+    distance, the measure validated for fluency: docs/measures.md) at most the references' + that many
+    points (means over the seeds). Off by default: the default run's choice was made without it."""
 
     fragments: float = 1.0
     sentences: float = 0.1
+    repeated_words: float | None = None
 
     def check(self, key: str) -> None:
         require(self.fragments >= 0, f"{key}.fragments", "must be >= 0")
         require(self.sentences >= 0, f"{key}.sentences", "must be >= 0")
+        require(self.repeated_words is None or self.repeated_words >= 0, f"{key}.repeated_words", "must be >= 0")
 
     def passes(self, figures: dict[str, Any], anchor: dict[str, float]) -> bool:
         return (figures["fragment_rate"]["mean"] <= anchor["fragment_rate"] + self.fragments
-                and figures["sentences_mean"]["mean"] <= anchor["sentences_mean"] + self.sentences)
+                and figures["sentences_mean"]["mean"] <= anchor["sentences_mean"] + self.sentences
+                and (self.repeated_words is None
+                     or figures["repeated_words"]["mean"] <= anchor["repeated_words"] + self.repeated_words))
 
 
 @dataclass(frozen=True)
@@ -230,17 +236,21 @@ def render(results: dict[str, Any]) -> str:
                  f"{ref['sentences_mean']:.2f} sentences, {ref['unsupported_words']:.1f} % unsupported words. "
                  f"Guards: fragment rate <= {ref['fragment_rate'] + guards['fragments']:.1f} % (the references' "
                  f"+ {guards['fragments']:g}), sentences <= {ref['sentences_mean'] + guards['sentences']:.2f} "
-                 f"(the references' + {guards['sentences']:g}); chosen (**bold**): the best {by} among the "
+                 f"(the references' + {guards['sentences']:g})"
+             + (f", repeated words <= {ref['repeated_words'] + guards['repeated_words']:.1f} % (the references' + "
+                f"{guards['repeated_words']:g})" if guards.get("repeated_words") is not None else "")
+             + f"; chosen (**bold**): the best {by} among the "
                  "settings that pass. Settings (over params.yaml's `decode:`): "
              + "; ".join(f"`{name}` {keys or 'as is'}" for name, keys in results["settings"].items()) + ".", "",
              "| model | setting | R-1 | R-2 | R-L | words | fragments % | sentences | more sentences than "
-             "the reference % | word twice % | unsupported % | distinct % | guards | one lead sentence R-1 |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
+             "the reference % | word twice % | repeated words % | unsupported % | distinct % | guards "
+             "| one lead sentence R-1 |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
 
     def cell(figure: dict[str, Any]) -> str:
         return f"{figure['mean']:.2f}" + (f" ± {figure['sd']:.2f}" if figure["sd"] is not None else "")
 
-    limits = Guards(guards["fragments"], guards["sentences"])
+    limits = Guards(**guards)
     for name, model in results["models"].items():
         for setting, f in model["settings"].items():
             label = f"**{setting}**" if results["chosen"].get(name) == setting else setting
@@ -248,7 +258,8 @@ def render(results: dict[str, Any]) -> str:
             lines.append(f"| {name} | {label} | {cell(f['rouge1'])} | {cell(f['rouge2'])} | {cell(f['rougeL'])} | "
                          f"{f['mean_words']['mean']:.1f} | {f['fragment_rate']['mean']:.1f} | "
                          f"{f['sentences_mean']['mean']:.2f} | {f['more_sentences_than_reference']['mean']:.1f} | "
-                         f"{f['adjacent_repeat']['mean']:.1f} | {f['unsupported_words']['mean']:.1f} | "
+                         f"{f['adjacent_repeat']['mean']:.1f} | {f['repeated_words']['mean']:.1f} | "
+                         f"{f['unsupported_words']['mean']:.1f} | "
                          f"{f['distinct']['mean']:.1f} | {verdict} | {model['lead1_rouge1']:.2f} |")
     shared = results["chosen"].get("all models")
     lines += ["", f"For every model at once (params.yaml's one `decode:`): **{shared}**." if shared

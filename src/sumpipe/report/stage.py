@@ -204,8 +204,8 @@ def abstractiveness_section(summary: dict) -> list[str]:
 READ_QUALITY_COLUMNS = (("fragment_rate", "fragments %", 1), ("sentences_mean", "sentences", 2),
                         ("more_sentences_than_reference", "more sentences than ref. %", 1),
                         ("adjacent_repeat", "word twice %", 1), ("repeated_trigrams", "repeated 3-grams %", 1),
-                        ("unsupported_words", "unsupported words %", 1), ("unsupported_numbers", "numbers %", 1),
-                        ("unsupported_names", "names %", 1), ("fluency", "fluency (bits/token)", 2))
+                        ("repeated_words", "repeated words %", 1), ("unsupported_words", "unsupported words %", 1),
+                        ("unsupported_numbers", "numbers %", 1), ("unsupported_names", "names %", 1))
 
 
 def _figure(values: dict, key: str, decimals: int) -> str:
@@ -224,7 +224,6 @@ def read_quality_section(summary: dict) -> list[str]:
     if not reading:
         return []
     systems, measure, readers = ordered_systems(summary), measure_of(summary), set(summary.get("reads_reference", []))
-    lm = reading.get("fluency_model", {})
     out = ["## What a reader gets (read quality)", "",
            "Per system on the evaluated split, the references' own figures first (the anchor); a model's figure is "
            "the mean over its seeds ± their standard deviation. Sentences end at \".\", \"!\", \"?\" and at line "
@@ -235,11 +234,13 @@ def read_quality_section(summary: dict) -> list[str]:
            "their reference;",
            "- word twice: % of summaries with a word twice in a row; repeated 3-grams: % of 3-grams repeating an "
            "earlier one of the same summary;",
-           "- unsupported words: % of the summaries' content words (stop words aside) that the source does not "
-           "contain; numbers, names: the same over numbers and over names (words capitalised in the raw input) only;",
-           f"- fluency: mean log2 probability per token under a Kneser-Ney {lm.get('order', 3)}-gram language model "
-           f"of the train split's references ({lm.get('train_rows', '?')} rows); nearer 0 reads more like a "
-           "reference.", "",
+           "- repeated words: % of the summaries' content words (stop words aside) that repeat an earlier one more "
+           "often than the source does (\"Convert degrees to degrees.\"): repetition at any distance, the fluency "
+           "signal (on SummEval's expert judgments it tracks fluency; docs/measures.md);",
+           "- unsupported words: % of the summaries' content words that the source does not contain, clipped as "
+           "ROUGE clips (a word used more often than the source uses it is unsupported beyond the source's count): "
+           "the faithfulness signal; numbers, names: the same over numbers and over names (words capitalised in the "
+           "raw input) only. Neither says anything about coherence or relevance.", "",
            f"| system | R-1 {MEASURES[measure]} | " + " | ".join(c for _, c, _ in READ_QUALITY_COLUMNS) + " |",
            "|---|---:|" + "---:|" * len(READ_QUALITY_COLUMNS)]
     anchor = reading.get("references", {})

@@ -1,0 +1,327 @@
+"""Meta-evaluation: does a measure track what people judge? `sumpipe meta-eval` (issue 45).
+
+    experiments/measures/params.yaml ─► run_meta_eval(cfg, folder) ─► <out>/meta_eval.json, <out>/meta_eval.md
+
+Reads a set of human-scored summaries (gzipped JSON Lines, one article a line: `id`, `source`,
+`references` (a list), `system_outputs` {system: text}, `human_scores` {system: {score: value}}; every
+article the same systems and scores; SummEval's layout, ../shared/judgments/README.md), scores every
+summary with ROUGE-1/2/L and every read-quality measure, and correlates each measure with each human
+score in SummEval's published protocols (Fabbri et al. 2021; G-Eval's Table 1):
+
+- `article`: Kendall's tau-b (`scipy.stats.kendalltau`) between the measure and the human score across
+  the systems of each article, averaged over the articles (SummEval's "summary level"). An article whose
+  human scores are all equal ranks nothing and is left out, for every measure alike; an article where the
+  measure gives every system the same value ranks nothing right, and counts as tau 0 (leaving it out
+  instead would flatter a measure that is rarely non-zero: `adjacent_repeat` on SummEval).
+- `system`: Kendall's tau-b between the systems' means over the articles (SummEval's "system level").
+- `pooled`: Spearman's rho (`scipy.stats.spearmanr`) over every (article, system) pair.
+A constant measure correlates 0 at every level (scipy's NaN would drop it from an average).
+
+Each with a 95 % percentile interval from `bootstrap` resamples of the articles (numpy's default_rng
+seeded with `seed`; every measure and score sees the same resamples). A measure for which lower is better
+(`read_quality.LOWER_IS_BETTER`: unsupported words, fragments, ...) is negated first, so a positive
+correlation always means the measure agrees with the people. ROUGE is rouge-score's F1 (stemmed; Porter
+stems as `sumpipe.evaluate.rouge`), averaged over an article's references, as the published ROUGE-1 row
+was computed; the run checks that row (`reproduce`, within `tolerance`) and says so.
+
+How the read-quality measures see a judged summary: every text (summary, source, references) goes through
+the pipeline's own preprocessing (`sumpipe.text.preprocess.preprocess_text`: lowercase, the project's
+tokenizer, one sentence a line), so each measure reads SummEval's summaries exactly as it reads the
+pipeline's; the source as given (cased) is the raw source that says which words are names; a measure that
+compares with "the reference" (`more_sentences_than_reference`) reads the article's first reference (the
+highlights). `sentences_mean` has no better direction and is not meta-evaluated.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sumpipe.validation import require, require_finite
+
+RESULTS_JSON = "meta_eval.json"
+RESULTS_MD = "meta_eval.md"
+ROUGE_ROWS = {"ROUGE-1": "rouge1", "ROUGE-2": "rouge2", "ROUGE-L": "rougeL"}
+LEVELS = ("article", "system", "pooled")
+RECORD_KEYS = ("id", "source", "references", "system_outputs", "human_scores")
+
+
+@dataclass(frozen=True)
+class MetaEvaluation:
+    """experiments/measures/params.yaml: the `judgments` file (relative to the params file's folder), the
+    number of `bootstrap` resamples of the articles and their `seed`, ROUGE's `use_stemmer`, the
+    `published` per-article Kendall rows ({measure: {human score: tau}}) shown beside the measured ones, the
+    row the protocol must reproduce (`reproduce`, a key of `published` and of `ROUGE_ROWS`) within `tolerance`,
+    and the `out` folder of the results."""
+
+    judgments: str = "../../../shared/judgments/summeval_cnndm_test100.jsonl.gz"
+    bootstrap: int = 1000
+    seed: int = 0
+    use_stemmer: bool = True
+    published: dict[str, dict[str, float]] = field(default_factory=dict)
+    reproduce: str = "ROUGE-1"
+    tolerance: float = 0.01
+    out: str = "results"
+
+    def check(self, key: str) -> None:
+        key = f"{key}." if key else ""
+        require(self.bootstrap >= 1, f"{key}bootstrap", "must be >= 1")
+        require(self.seed >= 0, f"{key}seed", "must be >= 0")
+        require_finite(self.tolerance, f"{key}tolerance")
+        require(self.tolerance > 0, f"{key}tolerance", "must be > 0")
+        require(self.reproduce in ROUGE_ROWS, f"{key}reproduce", f"must be one of {', '.join(ROUGE_ROWS)}")
+        require(self.reproduce in self.published, f"{key}reproduce", f"{self.reproduce!r} has no row in published")
+        for name, row in self.published.items():
+            for score, tau in row.items():
+                require_finite(tau, f"{key}published.{name}.{score}")
+                require(-1 <= tau <= 1, f"{key}published.{name}.{score}", "must be a Kendall tau in [-1, 1]")
+
+
+@dataclass(frozen=True)
+class Judgments:
+    """A judgments file as arrays: `systems` (sorted), `scores` (the human scores' names, sorted), and per
+    article its `ids`, `sources`, `references` and `outputs` [article][system]; `human`: {score: array
+    (articles, systems)}."""
+
+    systems: tuple[str, ...]
+    scores: tuple[str, ...]
+    ids: list[str]
+    sources: list[str]
+    references: list[list[str]]
+    outputs: list[list[str]]
+    human: dict[str, np.ndarray]
+
+
+def read_judgments(path: Path) -> Judgments:
+    """The judgments of `path` (gzipped or plain JSON Lines, read within `sumpipe.inputs`' limits), checked
+    whole before any scoring: a missing field, a system or score missing from an article, an empty text or
+    a non-numeric score is one line naming the file, the line and the key."""
+    from sumpipe.errors import SumpipeError
+    from sumpipe.io.userfiles import iter_jsonl
+
+    if not path.is_file():
+        raise SumpipeError(f"{path}: no such judgments file (judgments: in the meta-evaluation's params)")
+    systems: tuple[str, ...] = ()
+    scores: tuple[str, ...] = ()
+    ids, sources, references, outputs, human = [], [], [], [], []
+    for line, record, _ in iter_jsonl(path):
+        where = f"{path}:{line}"
+        missing = [key for key in RECORD_KEYS if key not in record]
+        if missing:
+            raise SumpipeError(f"{where}: no {missing[0]!r} field (an article needs {', '.join(RECORD_KEYS)})")
+        outs, judged = record["system_outputs"], record["human_scores"]
+        if not isinstance(outs, dict) or not isinstance(judged, dict) or not outs:
+            raise SumpipeError(f"{where}: system_outputs and human_scores must be non-empty objects")
+        if not systems:
+            systems = tuple(sorted(outs))
+            first = judged.get(systems[0])
+            scores = tuple(sorted(first)) if isinstance(first, dict) else ()
+            if not scores:
+                raise SumpipeError(f"{where}: human_scores.{systems[0]} names no score")
+        if tuple(sorted(outs)) != systems or tuple(sorted(judged)) != systems:
+            raise SumpipeError(f"{where}: the systems differ from the first article's ({', '.join(systems)})")
+        refs = record["references"]
+        if not isinstance(refs, list) or not refs or not all(isinstance(r, str) and r.strip() for r in refs):
+            raise SumpipeError(f"{where}: references must be a non-empty list of non-empty texts")
+        texts = [record["source"], *(outs[s] for s in systems)]
+        if not all(isinstance(t, str) and t.strip() for t in texts):
+            raise SumpipeError(f"{where}: source and every system output must be non-empty texts")
+        row = []
+        for system in systems:
+            given = judged[system]
+            if not isinstance(given, dict) or tuple(sorted(given)) != scores:
+                raise SumpipeError(f"{where}: human_scores.{system} must score exactly {', '.join(scores)}")
+            values = [given[s] for s in scores]
+            if not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in values):
+                raise SumpipeError(f"{where}: human_scores.{system}: every score must be a finite number")
+            row.append(values)
+        ids.append(str(record["id"]))
+        sources.append(record["source"])
+        references.append(refs)
+        outputs.append([outs[s] for s in systems])
+        human.append(row)
+    if not ids:
+        raise SumpipeError(f"{path}: no article")
+    table = np.asarray(human, dtype=np.float64)  # (articles, systems, scores)
+    return Judgments(systems, scores, ids, sources, references, outputs,
+                     {score: table[:, :, k] for k, score in enumerate(scores)})
+
+
+def rouge_measures(judgments: Judgments, use_stemmer: bool) -> dict[str, np.ndarray]:
+    """{"ROUGE-1": F1 (articles, systems), ...}: each summary's F1 averaged over its article's references."""
+    from sumpipe.evaluate.rouge import FastRouge
+
+    scorer = FastRouge(list(ROUGE_ROWS.values()), use_stemmer, references="average")
+    shape = (len(judgments.ids), len(judgments.systems))
+    predictions = [text for row in judgments.outputs for text in row]
+    references = [refs for refs, row in zip(judgments.references, judgments.outputs) for _ in row]
+    arrays = scorer.score_arrays(predictions, references)
+    return {name: arrays[:, k, 2].reshape(shape) for k, name in enumerate(ROUGE_ROWS)}
+
+
+def read_quality_measures(judgments: Judgments) -> dict[str, np.ndarray]:
+    """{measure: value (articles, systems)} for every read-quality measure with a better direction
+    (`read_quality.ORIENTED`), each summary alone, read as the module docstring says."""
+    from sumpipe.evaluate.read_quality import ORIENTED, NameDots, casing, figures, summary_counts
+    from sumpipe.text.preprocess import preprocess_text
+
+    everywhere = casing("\n".join(judgments.sources))
+    out = {key: np.zeros((len(judgments.ids), len(judgments.systems))) for key in ORIENTED}
+    for a, (raw, refs, row) in enumerate(zip(judgments.sources, judgments.references, judgments.outputs)):
+        source, reference, own = preprocess_text(raw), preprocess_text(refs[0]), casing(raw)
+        for s, output in enumerate(row):
+            counts = summary_counts(preprocess_text(output), source, reference, NameDots(), own, everywhere)
+            values = figures(counts, 1)
+            for key in ORIENTED:
+                out[key][a, s] = values[key]
+    return out
+
+
+def article_taus(measure: np.ndarray, human: np.ndarray) -> np.ndarray:
+    """Kendall's tau-b per article (row) across the systems: NaN where the human scores are all equal (the
+    article ranks nothing), 0 where the measure's are (it ranks nothing right)."""
+    taus = np.full(len(measure), np.nan)
+    for a, (m, h) in enumerate(zip(measure, human)):
+        if np.ptp(h) > 0:
+            taus[a] = _kendall(m, h)
+    return taus
+
+
+def _kendall(a: np.ndarray, b: np.ndarray) -> float:
+    """Kendall's tau-b; 0 where either side is constant (it ranks nothing: scipy would give NaN)."""
+    from scipy.stats import kendalltau
+
+    return float(kendalltau(a, b).statistic) if np.ptp(a) > 0 and np.ptp(b) > 0 else 0.0
+
+
+def _spearman(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman's rho; 0 where either side is constant."""
+    from scipy.stats import spearmanr
+
+    return float(spearmanr(a, b).statistic) if np.ptp(a) > 0 and np.ptp(b) > 0 else 0.0
+
+
+def correlations(measure: np.ndarray, human: np.ndarray) -> dict[str, float]:
+    """The three published correlations (module docstring) of one measure (articles, systems), oriented so
+    higher is better, with one human score of the same shape; a constant measure correlates 0."""
+    return {"article": float(np.nanmean(article_taus(measure, human))),
+            "system": _kendall(measure.mean(axis=0), human.mean(axis=0)),
+            "pooled": _spearman(measure.ravel(), human.ravel())}
+
+
+def bootstrap_intervals(measure: np.ndarray, human: np.ndarray, resamples: np.ndarray) -> dict[str, list[float]]:
+    """95 % percentile intervals of `correlations` over `resamples` (resamples, articles) of article
+    indices; an article drawn k times counts k times. A resample without an article whose human scores
+    differ has no per-article figure and is left out of that interval."""
+    taus = article_taus(measure, human)
+    draws: dict[str, list[float]] = {level: [] for level in LEVELS}
+    for rows in resamples:
+        m, h, t = measure[rows], human[rows], taus[rows]
+        if not np.isnan(t).all():
+            draws["article"].append(float(np.nanmean(t)))
+        draws["system"].append(_kendall(m.mean(axis=0), h.mean(axis=0)))
+        draws["pooled"].append(_spearman(m.ravel(), h.ravel()))
+    return {level: [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))] if v else [math.nan, math.nan]
+            for level, v in draws.items()}
+
+
+def meta_evaluate(judgments: Judgments, measures: dict[str, np.ndarray], bootstrap: int, seed: int,
+                  progress: Any = None) -> dict[str, dict[str, dict[str, Any]]]:
+    """{measure: {human score: {level: value, f"{level}_interval": [low, high]}}} for already oriented
+    `measures` (higher is better); `progress(done)` is called after each measure."""
+    resamples = np.random.default_rng(seed).integers(0, len(judgments.ids), size=(bootstrap, len(judgments.ids)))
+    table: dict[str, dict[str, dict[str, Any]]] = {}
+    for name, values in measures.items():
+        table[name] = {}
+        for score in judgments.scores:
+            human = judgments.human[score]
+            point = correlations(values, human)
+            intervals = bootstrap_intervals(values, human, resamples)
+            table[name][score] = {level: round(point[level], 4) for level in LEVELS} | {
+                f"{level}_interval": [round(x, 4) for x in intervals[level]] for level in LEVELS}
+        if progress is not None:
+            progress(1)
+    return table
+
+
+def oriented(measures: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """`measures` with every lower-is-better read-quality measure negated (`read_quality.LOWER_IS_BETTER`)."""
+    from sumpipe.evaluate.read_quality import LOWER_IS_BETTER
+
+    return {name: -values if name in LOWER_IS_BETTER else values for name, values in measures.items()}
+
+
+def reproduction_check(table: dict[str, dict[str, dict[str, Any]]], published: dict[str, float],
+                       name: str, tolerance: float) -> dict[str, Any]:
+    """Whether `name`'s measured per-article taus are within `tolerance` of the `published` row."""
+    measured = {score: table[name][score]["article"] for score in published if score in table[name]}
+    worst = max(abs(measured[s] - published[s]) for s in measured) if measured else math.inf
+    return {"measure": name, "published": published, "measured": measured, "max_difference": round(worst, 4),
+            "tolerance": tolerance, "passed": bool(worst <= tolerance)}
+
+
+def run_meta_eval(cfg: MetaEvaluation, folder: Path) -> dict[str, Any]:
+    """Read the judgments (`cfg.judgments`, relative to `folder`), score and correlate every measure,
+    write `<folder>/<out>/meta_eval.{json,md}` and return the results (module docstring)."""
+    from tqdm import tqdm
+
+    from sumpipe.errors import SumpipeError
+    from sumpipe.io.atomic import require_writable_folder, write_json, write_text
+
+    judgments = read_judgments(folder / cfg.judgments)
+    out = require_writable_folder(folder / cfg.out)
+    ranked = [s for s in judgments.scores if np.all(np.ptp(judgments.human[s], axis=1) == 0)]
+    if ranked:
+        raise SumpipeError(f"{cfg.judgments}: no article's systems differ in {ranked[0]!r}: nothing to correlate")
+    unknown = [(row, s) for row, scores in cfg.published.items() for s in scores if s not in judgments.scores]
+    if unknown:
+        raise SumpipeError(f"published.{unknown[0][0]}.{unknown[0][1]}: no such human score in {cfg.judgments} "
+                           f"({', '.join(judgments.scores)})")
+    measures = oriented(rouge_measures(judgments, cfg.use_stemmer) | read_quality_measures(judgments))
+    with tqdm(total=len(measures), desc="meta-eval: bootstrap", unit="measure", disable=None, leave=False) as bar:
+        table = meta_evaluate(judgments, measures, cfg.bootstrap, cfg.seed, bar.update)
+    results = {"judgments": Path(cfg.judgments).name, "articles": len(judgments.ids),
+               "systems": list(judgments.systems), "scores": list(judgments.scores),
+               "left_out_articles": {s: int(np.sum(np.ptp(judgments.human[s], axis=1) == 0)) for s in judgments.scores},
+               "bootstrap": cfg.bootstrap, "seed": cfg.seed, "use_stemmer": cfg.use_stemmer,
+               "measures": table, "published": cfg.published,
+               # JSON objects are written with sorted keys: the row order of the tables, kept
+               "rows": list(measures), "published_rows": list(cfg.published),
+               "check": reproduction_check(table, cfg.published[cfg.reproduce], cfg.reproduce, cfg.tolerance)}
+    write_json(results, out / RESULTS_JSON)
+    write_text(markdown_table(results) + "\n", out / RESULTS_MD)
+    return results
+
+
+def _cell(entry: dict[str, Any], level: str) -> str:
+    low, high = entry[f"{level}_interval"]
+    return f"{entry[level]:+.3f} [{low:+.3f}, {high:+.3f}]"
+
+
+def markdown_table(results: dict[str, Any], levels: Sequence[str] = LEVELS) -> str:
+    """The results as Markdown: one table per correlation level (measure x human score, the 95 % interval
+    in brackets); the per-article table has the published rows below the measured ones (in italics)."""
+    scores = results["scores"]
+    header = "| measure | " + " | ".join(scores) + " |\n|---|" + "---:|" * len(scores)
+    titles = {"article": "Kendall's tau per article across the systems, averaged over the articles (summary level)",
+              "system": "Kendall's tau over the systems' means (system level)",
+              "pooled": "Spearman's rho over every (article, system) pair (pooled)"}
+    parts = []
+    for level in levels:
+        measured, published = results["measures"], results["published"]
+        rows = [f"| {name} | " + " | ".join(_cell(measured[name][s], level) for s in scores) + " |"
+                for name in results["rows"]]
+        if level == "article":
+            rows += [f"| *{name} (published)* | " + " | ".join(
+                f"{published[name][s]:+.3f}" if s in published[name] else "–" for s in scores) + " |"
+                for name in results["published_rows"]]
+        parts.append(f"**{titles[level]}**\n\n{header}\n" + "\n".join(rows))
+    check = results["check"]
+    parts.append(f"Check: {check['measure']} per article within {check['tolerance']} of the published row: "
+                 f"{'passed' if check['passed'] else 'FAILED'} (largest difference {check['max_difference']:.4f}).")
+    return "\n\n".join(parts)

@@ -1,0 +1,150 @@
+"""The meta-evaluation: hand-computed taus on a tiny judgments file, its boundary checks, and the real
+SummEval file (skipped when ../shared is absent)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import rankdata
+
+from sumpipe.config import ConfigError
+from sumpipe.errors import SumpipeError
+from sumpipe.evaluate.meta_eval import (
+    MetaEvaluation,
+    article_taus,
+    correlations,
+    markdown_table,
+    meta_evaluate,
+    oriented,
+    read_judgments,
+    run_meta_eval,
+)
+from sumpipe.validation import from_dict
+
+SUMMEVAL = Path(__file__).resolve().parents[2].parent / "shared" / "judgments" / "summeval_cnndm_test100.jsonl.gz"
+
+# 3 articles x 3 systems. Article 1: m = 1 2 3, h = 1 3 2: pairs (0,1) and (0,2) concordant, (1,2)
+# discordant: tau = (2 - 1) / 3. Article 2: the measure is constant: 0. Article 3: the human scores are
+# constant: left out. Mean over the two articles: 1/6.
+MEASURE = np.array([[1.0, 2.0, 3.0], [5.0, 5.0, 5.0], [1.0, 2.0, 3.0]])
+HUMAN = np.array([[1.0, 3.0, 2.0], [2.0, 1.0, 3.0], [4.0, 4.0, 4.0]])
+
+
+def test_per_article_taus_by_hand() -> None:
+    taus = article_taus(MEASURE, HUMAN)
+    assert taus[0] == pytest.approx(1 / 3) and taus[1] == 0.0 and np.isnan(taus[2])
+    out = correlations(MEASURE, HUMAN)
+    assert out["article"] == pytest.approx(1 / 6)
+    # the systems' means: measure 7/3, 3, 11/3; human 7/3, 8/3, 3: the same order, tau 1
+    assert out["system"] == pytest.approx(1.0)
+    # pooled: Pearson's r of the 9 pairs' average ranks
+    expected = np.corrcoef(rankdata(MEASURE.ravel()), rankdata(HUMAN.ravel()))[0, 1]
+    assert out["pooled"] == pytest.approx(expected)
+
+
+def test_a_lower_is_better_measure_is_negated() -> None:
+    measures = oriented({"unsupported_words": MEASURE, "ROUGE-1": MEASURE})
+    assert correlations(measures["unsupported_words"], HUMAN)["article"] == pytest.approx(-1 / 6)
+    assert correlations(measures["ROUGE-1"], HUMAN)["article"] == pytest.approx(1 / 6)
+
+
+ARTICLES = [
+    {"id": "a1", "source": "The cat sat on the mat . It was a sunny day .",
+     "references": ["the cat sat on the mat .", "a cat sat on a mat on a sunny day ."],
+     "system_outputs": {"S1": "the cat sat on the mat .", "S2": "the dog dog barked at the mat .",
+                        "S3": "a sunny day ."},
+     "human_scores": {"S1": {"consistency": 5, "fluency": 5}, "S2": {"consistency": 1, "fluency": 2},
+                      "S3": {"consistency": 4, "fluency": 4}}},
+    {"id": "a2", "source": "Stocks fell on Monday . Investors worried about rates .",
+     "references": ["stocks fell as investors worried .", "stocks fell on monday ."],
+     "system_outputs": {"S1": "stocks fell on monday .", "S2": "stocks stocks fell on friday .",
+                        "S3": "investors worried about rates ."},
+     "human_scores": {"S1": {"consistency": 5, "fluency": 5}, "S2": {"consistency": 2, "fluency": 3},
+                      "S3": {"consistency": 5, "fluency": 5}}},
+]
+
+
+def write_judgments(path: Path, articles: list[dict]) -> Path:
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        f.write("\n".join(json.dumps(a) for a in articles) + "\n")
+    return path
+
+
+def test_read_judgments(tmp_path: Path) -> None:
+    judgments = read_judgments(write_judgments(tmp_path / "j.jsonl.gz", ARTICLES))
+    assert judgments.systems == ("S1", "S2", "S3") and judgments.scores == ("consistency", "fluency")
+    assert judgments.ids == ["a1", "a2"] and judgments.outputs[1][1] == "stocks stocks fell on friday ."
+    assert judgments.human["fluency"].tolist() == [[5, 2, 4], [5, 3, 5]]
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda a: a.pop("references"), r"j.jsonl.gz:2: no 'references' field"),
+    (lambda a: a["system_outputs"].pop("S3"), r"j.jsonl.gz:2: the systems differ from the first article's"),
+    (lambda a: a["human_scores"]["S2"].update(fluency="good"), r":2: human_scores.S2: every score must be a finite"),
+    (lambda a: a["human_scores"]["S2"].pop("fluency"), r":2: human_scores.S2 must score exactly consistency, fluency"),
+    (lambda a: a["system_outputs"].update(S1=" "), r":2: source and every system output must be non-empty texts"),
+    (lambda a: a.update(references=[]), r":2: references must be a non-empty list"),
+])
+def test_a_bad_article_is_one_line_naming_the_file_and_line(tmp_path: Path, change, message) -> None:
+    articles = json.loads(json.dumps(ARTICLES))
+    change(articles[1])
+    with pytest.raises(SumpipeError, match=message):
+        read_judgments(write_judgments(tmp_path / "j.jsonl.gz", articles))
+
+
+def test_a_missing_file_and_bad_params_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(SumpipeError, match="no such judgments file"):
+        run_meta_eval(MetaEvaluation(judgments="nothing.jsonl.gz", published={"ROUGE-1": {}}), tmp_path)
+    assert not (tmp_path / "results").exists()
+    with pytest.raises(ConfigError, match=r"reproduce: 'ROUGE-1' has no row in published"):
+        from_dict(MetaEvaluation, {"published": {"UniEval": {"fluency": 0.371}}})
+    with pytest.raises(ConfigError, match=r"published.R.fluency: must be a Kendall tau in \[-1, 1\]"):
+        from_dict(MetaEvaluation, {"published": {"ROUGE-1": {}, "R": {"fluency": 3}}})
+    with pytest.raises(ConfigError, match=r"bootstrap: must be >= 1"):
+        from_dict(MetaEvaluation, {"bootstrap": 0, "published": {"ROUGE-1": {}}})
+
+
+def test_the_run_writes_the_tables_and_checks_the_published_row(tmp_path: Path) -> None:
+    write_judgments(tmp_path / "j.jsonl.gz", ARTICLES)
+    cfg = MetaEvaluation(judgments="j.jsonl.gz", bootstrap=20, published={"ROUGE-1": {"fluency": 0.9}, "X": {}})
+    results = run_meta_eval(cfg, tmp_path)
+    assert results["check"]["passed"] is False and results["check"]["measured"] == {
+        "fluency": results["measures"]["ROUGE-1"]["fluency"]["article"]}
+    # repeated words: S2 repeats "dog" (article 1) and "stocks" (article 2), the others nothing; oriented
+    # (negated), the measure ranks S2 below S1 and S3, as the fluency scores do: article 1 (5, 2, 4) against
+    # (0, -x, 0): one tie in the measure, tau-b = 2 / sqrt(2 * 3); article 2 (5, 3, 5) against (0, -y, 0): 1
+    repeated = results["measures"]["repeated_words"]["fluency"]
+    assert repeated["article"] == pytest.approx(round((2 / np.sqrt(6) + 1) / 2, 4))
+    low, high = repeated["article_interval"]
+    assert low <= repeated["article"] <= high
+    assert results["rows"][:3] == ["ROUGE-1", "ROUGE-2", "ROUGE-L"] and "sentences_mean" not in results["rows"]
+    saved = json.loads((tmp_path / "results" / "meta_eval.json").read_text())
+    assert saved["rows"] == results["rows"] and saved["published_rows"] == ["ROUGE-1", "X"]
+    table = (tmp_path / "results" / "meta_eval.md").read_text()
+    assert "| *ROUGE-1 (published)* | – | +0.900 |" in table and "FAILED" in table
+    assert table == markdown_table(saved) + "\n"
+
+
+def test_the_bootstrap_is_seeded(tmp_path: Path) -> None:
+    judgments = read_judgments(write_judgments(tmp_path / "j.jsonl.gz", ARTICLES))
+    measures = {"m": np.array([[1.0, 0.0, 2.0], [2.0, 0.0, 2.0]])}
+    first = meta_evaluate(judgments, measures, bootstrap=50, seed=3)
+    assert first == meta_evaluate(judgments, measures, bootstrap=50, seed=3)
+
+
+@pytest.mark.skipif(not SUMMEVAL.is_file(), reason="../shared/judgments (research data) is not here")
+def test_summeval_reproduces_the_published_rouge_row_and_the_goals(tmp_path: Path) -> None:
+    cfg = MetaEvaluation(judgments=str(SUMMEVAL), bootstrap=10, out=str(tmp_path),
+                         published={"ROUGE-1": {"coherence": 0.126, "consistency": 0.130, "fluency": 0.094,
+                                                "relevance": 0.252}})
+    results = run_meta_eval(cfg, tmp_path)
+    assert results["articles"] == 100 and len(results["systems"]) == 16
+    assert results["check"]["passed"] and results["check"]["max_difference"] <= 0.01
+    measures = results["measures"]
+    assert measures["unsupported_words"]["consistency"]["article"] >= 0.35      # issue 45's goals
+    assert measures["repeated_words"]["fluency"]["article"] >= 0.25
+    assert measures["repeated_words"]["fluency"]["system"] > 0
