@@ -141,11 +141,31 @@ def test_stage_deps_list_the_code_it_runs(name):
     _check_code_deps(name, STAGES[name])
 
 
+# The experiments keep a stage per training run (their dvc.lock records them so); the main pipeline trains its
+# runs side by side in one stage, with the same command for all of them (issue 44)
+ONE_RUN_OF = {"sumpipe train --model ${item.model} --seed ${item.seed}": "sumpipe train"}
+
+
 @pytest.mark.parametrize(("experiment", "name"), sorted(EXPERIMENT_STAGES))
 def test_experiment_stage_deps_list_the_code_it_runs(experiment, name):
     body = EXPERIMENT_STAGES[(experiment, name)]
-    assert _stage_body(body)["cmd"] == _stage_body(STAGES[name])["cmd"]  # the project's stage, not a copy
+    cmd = _stage_body(body)["cmd"]
+    assert ONE_RUN_OF.get(cmd, cmd) == _stage_body(STAGES[name])["cmd"]  # the project's stage, not a copy
     _check_code_deps(name, body, prefix="../../")
+
+
+def test_one_train_stage_trains_every_run_and_plots_each_log():
+    """`sumpipe train` trains every run of params.yaml side by side into the models folder, which persists (a run
+    whose finished checkpoint matches is not trained again); the top-level plot draws each run's log."""
+    params = yaml.safe_load((SRC.parent / "params.yaml").read_text(encoding="utf-8"))
+    train = STAGES["train"]
+    assert train["cmd"] == "sumpipe train" and "foreach" not in train and "matrix" not in train
+    assert train["outs"] == [{"${paths.models}": {"persist": True}}]
+    assert {"models", "runs", "train"} <= set(train["params"])
+    plots = yaml.safe_load((SRC.parent / "dvc.yaml").read_text(encoding="utf-8"))["plots"]
+    curves = next(entry["training_loss"] for entry in plots if isinstance(entry, dict) and "training_loss" in entry)
+    assert list(curves["y"]) == [f"{params['paths']['models']}/{run['model']}/seed-{run['seed']}/train_log.csv"
+                                 for run in params["runs"].values()]
 
 
 def test_the_decode_stage_runs_the_models_and_the_report_none():

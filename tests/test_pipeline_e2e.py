@@ -32,7 +32,7 @@ TINY = {
                  "bert2stage": {"max_source_tokens": 40, "max_summary_tokens": 12}},  # seed 003
     "models": {"PG-cov": {"arch": {"coverage_phase_steps": 2}, "train": {"max_steps": 3}},
                "M2-20": {"family": "transformer", "input": "ngram20", "rarity": True, "seeds": [1]}},
-    # two seeds: a stage per model and seed (train@M1-1, train@M1-2), scored as a mean over them; a model
+    # two seeds: a model per seed (trained side by side by the train stage), scored as a mean over them; a model
     # with seeds of its own (BERT2S in params.yaml, M2-20 here: one) keeps them (`runs` is made below)
     "train": {"max_steps": 3, "batch_size": 8, "checkpoint_every": 2, "log_every": 1, "device": "cpu",
               "seeds": [1, 2]},
@@ -123,6 +123,27 @@ def test_ensembles_are_systems_of_the_run(pipeline: Path) -> None:
     assert {"M1", "M1-ens", "lead3"} <= set(reading["systems"]) and "fragment_rate" in reading["references"]
 
 
+def test_a_changed_model_retrains_its_runs_alone(pipeline: Path, tmp_path: Path) -> None:
+    """One train stage trains every run (issue 44): after a change to one model, `dvc repro` runs it again, the
+    changed model's run trains afresh and every other run finds its finished checkpoint (same bytes, no
+    training); then only that model's decode stages follow."""
+    work = tmp_path / "copy"
+    shutil.copytree(pipeline, work, symlinks=True)
+    weights = {p.relative_to(work): p.read_bytes() for p in (work / "models").rglob("model.safetensors")}
+    params = yaml.safe_load((work / "params.yaml").read_text())
+    params["models"]["M2-20"]["train"] = {"max_steps": 2}
+    (work / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    out = run([sys.executable, "-m", "dvc", "repro", "train", "decode@M2-20-1", "decode@M1-1"], work)
+    assert "Running stage 'train'" in out and "Running stage 'decode@M2-20-1'" in out
+    assert "decode@M1-1" not in out.replace("Stage 'decode@M1-1' didn't change", "")
+    for card in (work / "models").glob("*/seed-*/config.json"):  # a finished run resumes from its last step
+        label = f"{card.parent.parent.name}/{card.parent.name}"
+        resumed = json.loads((work / f"timings/train/{label}.json").read_text())["resumed_from_step"]
+        assert resumed == (0 if label == "M2-20/seed-1" else json.loads(card.read_text())["training"]["steps"]), label
+    after = {p.relative_to(work): p.read_bytes() for p in (work / "models").rglob("model.safetensors")}
+    assert [str(k) for k in after if after[k] != weights[k]] == ["models/M2-20/seed-1/model.safetensors"]
+
+
 def test_the_decoding_sweep_chooses_under_the_guards_on_the_trained_models(pipeline: Path) -> None:
     sweep = {"repo": ".", "models": ["M1", "BERT2S"], "ensembles": ["M1"], "split": "valid", "out": "sweep",
              "settings": {"min0": {"min_length": 0}, "min3": {"min_length": 3, "length_penalty": 2.0}}}
@@ -146,7 +167,7 @@ def test_forced_rerun_from_scratch_leaves_dvc_lock_unchanged(pipeline: Path) -> 
     lock = (pipeline / "dvc.lock").read_text()
     shutil.rmtree(pipeline / "checkpoints")
     out = run([sys.executable, "-m", "dvc", "repro", "-f"], pipeline)
-    assert "Running stage 'train@M1-2'" in out and "Running stage 'decode@M1-2'" in out
+    assert "Running stage 'train'" in out and "Running stage 'decode@M1-2'" in out
     assert (pipeline / "dvc.lock").read_text() == lock
     assert json.loads((pipeline / "timings/train/M1/seed-2.json").read_text())["resumed_from_step"] == 0
     assert json.loads((pipeline / "timings/decode/M1/seed-2.json").read_text())["documents"] > 0

@@ -291,6 +291,9 @@ class TrainConfig:
     `numerics` (`train.numerics` only: one setting for the process) pins torch's CPU kernels before
     torch loads, for train, pretrain and decode: `native` (this CPU's fastest) or `portable` (the
     generic kernels, the same on every x86-64 CPU; `sumpipe.numerics`, docs/reproducibility.md).
+    `workers` (`train.workers` only) is how many training runs `sumpipe train` trains side by side, each
+    in its own process on `threads` threads (null: as many as the available cores hold;
+    `sumpipe.train.pool`); a run's weights do not depend on it.
 
     `ema_decay` turns on Polyak averaging: the loop keeps an exponential moving average of the
     weights, avg <- decay · avg + (1 - decay) · weights after every update, and validates, keeps
@@ -336,9 +339,13 @@ class TrainConfig:
     numerics: Literal["native", "portable"] = "native"
     unk_target_weight: float = 0.0
     copy_attention_weight: float = 1.0
+    workers: int | None = None
 
     def check(self, key: str) -> None:
         require(self.lr > 0, _k(key, "lr"), "must be > 0")
+        require(self.workers is None or self.workers >= 1, _k(key, "workers"), "must be >= 1 (or null: one per core)")
+        if self.workers is not None:
+            require_at_most(self.workers, MAX_WORKERS, _k(key, "workers"))
         require(self.ema_decay is None or 0.0 < self.ema_decay < 1.0, _k(key, "ema_decay"),
                 "must be in (0, 1) (or null: no weight averaging)")
         require(0 <= self.seed < MAX_SEED, _k(key, "seed"), f"must be in [0, {MAX_SEED})")
@@ -668,13 +675,14 @@ class Params:
     model: dict[str, Any] = field(default_factory=dict)
     families: dict[str, dict[str, Any]] = field(default_factory=dict)
     models: dict[str, ModelSpec] = field(default_factory=dict)
-    # dvc.yaml's train/decode stages, one per run (`train@M1-2`): every model with each of its seeds
-    # (`seeds_of`), spelled out because DVC cannot cross a model with a list the model itself holds
+    # the runs dvc.yaml's train stage trains side by side, and its decode stages (one per run, `decode@M1-2`):
+    # every model with each of its seeds (`seeds_of`), spelled out because DVC cannot cross a model with a
+    # list the model itself holds
     runs: dict[str, Run] = field(default_factory=dict)
     # systems made of one model's seeds decoded as one (dvc.yaml's decode-ensemble@<name>)
     ensembles: dict[str, EnsembleSpec] = field(default_factory=dict)
     train: TrainConfig = field(
-        default_factory=lambda: TrainConfig(seeds=[1, 2, 3], threads=2, epochs=5, ema_decay=0.99))
+        default_factory=lambda: TrainConfig(seeds=[1, 2, 3], threads=1, epochs=5, ema_decay=0.99))
     decode: DecodeConfig = field(default_factory=lambda: DecodeConfig(length_penalty=2.0, block_adjacent_repeat=True))
     evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
     report: ReportConfig = field(default_factory=ReportConfig)
@@ -702,6 +710,8 @@ class Params:
             for seed_key in ("seed", "seeds"):
                 require(seed_key not in spec.train, _k(key, f"models.{name}.train.{seed_key}"),
                         f"a model's own seeds are models.{name}.seeds (default: train.seeds)")
+            require("workers" not in spec.train, _k(key, f"models.{name}.train.workers"),
+                    "runs side by side is one setting for the stage: train.workers")
         self._check_runs(key)
         self._check_ensembles(key)
         self.crosseval.decode_config(self.decode)  # its overrides of `decode:` are checked here, at load
@@ -737,7 +747,7 @@ class Params:
         for label, run in self.runs.items():
             require(run.model in self.models, _k(key, f"runs.{label}.model"), f"no model {run.model!r} in models:")
             require(label == f"{run.model}-{run.seed}", _k(key, f"runs.{label}"),
-                    f"name it {run.model}-{run.seed} (the stage train@{run.model}-{run.seed})")
+                    f"name it {run.model}-{run.seed} (the stage decode@{run.model}-{run.seed})")
             seeds = ", ".join(map(str, self.seeds_of(run.model)))
             require(label in wanted, _k(key, f"runs.{label}"),
                     f"seed {run.seed} is not among {run.model}'s seeds ({seeds})")

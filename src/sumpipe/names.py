@@ -8,7 +8,7 @@
   train stage writes it into each model directory, the numerals experiment into each run; the report
   and `dvc plots` read it.
 - The folder of one training seed of a model: `models/M1/seed-2/` holds the model M1 trained with
-  seed 2 (dvc.yaml's `train@M1-2`), `predictions/M1/seed-2/` its summaries, `checkpoints/M1/seed-2/`
+  seed 2 (run M1-2 of dvc.yaml's train stage), `predictions/M1/seed-2/` its summaries, `checkpoints/M1/seed-2/`
   its resume state.
 - The tokens that end a sentence of the text convention (".", "!", "?"): the decoders break the line
   after them and their minimum-length rule counts a sentence end as an end, and evaluate's

@@ -40,6 +40,9 @@ SEED = int(os.environ.get("RELIABILITY_SEED", "14"))
 # checkpoints: each is killed twice in a row from scratch, and its final weights must equal the
 # uninterrupted run's.
 TRAINING_STAGES = ("train", "pretrain")
+# The train stage trains every run side by side, one worker process each (sumpipe.train.pool): each run is
+# killed on its own (its worker, labelled `train@<run>` by the fault injector) inside `dvc repro -s train`.
+POOL_STAGES = ("train",)
 
 
 def dvc_stages() -> dict[str, int]:
@@ -61,6 +64,8 @@ def dvc_stages() -> dict[str, int]:
         if "matrix" in stage:  # DVC joins a matrix item's values with "-": train@M1-1
             axes = [value_of(reference) for reference in stage["matrix"].values()]
             items = ["@" + "-".join(map(str, combo)) for combo in itertools.product(*axes)]
+        if name in POOL_STAGES:  # one stage, a worker per run: each run's worker is killed
+            items = [f"@{run}" for run in params["runs"]]
         for item in items:
             out[name + item] = 2 if name in TRAINING_STAGES else 1
     return out
@@ -209,15 +214,19 @@ def test_sigkill_then_repro(stage: str, kills: int, repo: Repo) -> None:
     assert writes, f"stage {stage} made no atomic write in the baseline run ({repo.writes})"
     rng = random.Random(f"{SEED}-{stage}")
     repo.lock = (repo.root / "dvc.lock").read_text()
-    if stage.split("@")[0] in TRAINING_STAGES:  # from scratch, so the first run makes the baseline's writes
+    kind = stage.split("@")[0]
+    target = kind if kind in POOL_STAGES else stage  # a pool's run is killed inside its stage
+    if kind in TRAINING_STAGES:  # from scratch, so the first run makes the baseline's writes
         shutil.rmtree(repo.root / "checkpoints" / _checkpoint_folder(stage), ignore_errors=True)
+    if kind in POOL_STAGES:  # the models folder persists: without the run's folder, DVC sees the stage unfinished
+        shutil.rmtree(repo.root / "models" / _checkpoint_folder(stage), ignore_errors=True)
     for attempt in range(kills):
         # a resumed run has fewer commits left: a later kill falls among its first RESUMED_WRITES
         k = rng.randint(1, writes if attempt == 0 else min(writes, RESUMED_WRITES))
         when = rng.choice(["before", "after"])
         print(f"kill {stage} #{attempt + 1}: {when} write {k} of {writes}")
         n_killed = sum("killed_at" in rec for rec in repo.records())
-        done = repo.dvc("repro", "-f", "-s", stage, fault=f"{stage}:{when}:{k}")
+        done = repo.dvc("repro", "-f", "-s", target, fault=f"{stage}:{when}:{k}")
         assert done.returncode != 0, "the stage was not killed"
         assert sum("killed_at" in rec for rec in repo.records()) == n_killed + 1, done.stderr[-2000:]
         assert (repo.root / "dvc.lock").read_text() == repo.lock, "a killed stage was recorded in dvc.lock"

@@ -275,3 +275,15 @@ def test_a_seed_outside_train_seeds_is_refused(tmp_path: Path, cli, write_fixtur
     result = cli("train", "--model", "T1", "--seed", "5", "-p", str(write_fixture(tmp_path)))
     assert result.exit_code == 1
     assert result.stderr.startswith("error: --seed 5: not among T1's seeds (1); add it to train.seeds (and runs:)")
+
+
+@pytest.mark.parametrize(("name", "expected"), [("T1", 12), ("R1", 17)])
+def test_on_step_counts_the_updates_across_the_phases(tmp_path: Path, name: str, expected: int,
+                                                     write_rnn_fixture) -> None:
+    """The pool's progress report: after every update, the step counted over the whole run, and the most the
+    phases can take (T1: 2 epochs of 6 updates; R1: those, then 5 with coverage)."""
+    calls: list[tuple[int, int]] = []
+    summary = train_model(resolve_inputs(load(write_rnn_fixture(tmp_path)), name, 1), progress=False,
+                          on_step=lambda step, total: calls.append((step, total)))
+    assert calls == [(step, expected) for step in range(1, expected + 1)]
+    assert summary["steps"] == expected

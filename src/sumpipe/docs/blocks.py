@@ -94,7 +94,8 @@ def with_sd(entry: dict[str, Any] | None, key: str, digits: int = 2) -> str:
     """`4.50 ± 0.31`: a mean and, over several training seeds, its sd (missing or null: "–")."""
     if not entry or entry.get(key) is None:
         return MISSING
-    return f"{entry[key]:.{digits}f}" + (f" ± {entry[key + '_sd']:.{digits}f}" if f"{key}_sd" in entry else "")
+    sd = entry.get(f"{key}_sd")  # null where a seed's figure is undefined (no word outside the vocabulary)
+    return f"{entry[key]:.{digits}f}" + (f" ± {sd:.{digits}f}" if sd is not None else "")
 
 
 def figure(entry: dict[str, Any] | None, key: str, digits: int = 2) -> str:

@@ -45,7 +45,8 @@ def copy_figures(texts: Sequence[str], sources: Sequence[str], vocabulary: froze
         rare = [token for token in tokens if token not in vocabulary]
         if rare:
             outside += len(rare)
-            found += sum(token in set(source.split()) for token in rare)
+            held = set(source.split())
+            found += sum(token in held for token in rare)
     return {"copy_rate": 100.0 * outside / total if total else float("nan"),
             "in_source": 100.0 * found / outside if outside else float("nan")}
 

@@ -321,8 +321,7 @@ def rare_words_section(summary: dict) -> list[str]:
         sd = f" ± {v['recall_sd']:.2f}" if "recall_sd" in v else ""
         ceiling = f"{v['ceiling']:.2f} ({v['input']})" if "ceiling" in v else "–"
         rate = rates.get(name, {})
-        copy, source = (_number(rate.get(key)) + (f" ± {rate[key + '_sd']:.2f}" if f"{key}_sd" in rate else "")
-                        for key in ("copy_rate", "in_source"))
+        copy, source = (_figure(rate, key, 2) for key in ("copy_rate", "in_source"))
         size = f"{rate['vocab_size']:,}{'' if rate.get('own_vocabulary') else ' *'}" if rate else "–"
         recall = f"{v['recall']:.2f}{sd} [{v['recall_low']:.2f}, {v['recall_high']:.2f}]"
         out.append(f"| {name}{' ‡' if name in readers else ''} | {recall} | {ceiling} | {copy} | {source} | {size} "

@@ -500,7 +500,7 @@ class _Loop:
 # What a training stage records: resume fingerprint, summary, log (train and pretrain stages)
 # --------------------------------------------------------------------------------------------
 # settings that change neither the weights nor the data order: a checkpoint survives changing them
-_RESUME_NEUTRAL = ("device", "log_every", "checkpoint_every")
+_RESUME_NEUTRAL = ("device", "log_every", "checkpoint_every", "workers")
 
 
 def fingerprint_of(settings: dict[str, Any], train: TrainConfig, files: list[Path], packages: list[Any]) -> str:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -127,11 +127,14 @@ def exclusive_model_folder(inputs: TrainInputs) -> Iterator[None]:
         yield
 
 
-def train_model(inputs: TrainInputs, *, resume: bool = True, progress: bool | None = None) -> dict[str, Any]:
+def train_model(inputs: TrainInputs, *, resume: bool = True, progress: bool | None = None,
+                on_step: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Train one model and write its directory (see the module docstring); returns the training summary
     with this run's figures (`run_figures`: seconds, tokens/s, `resumed_from_step`).
 
-    Under torchrun (WORLD_SIZE > 1) every rank calls this; rank 0 alone writes files.
+    `on_step(step, total)` is called after every update with the step counted across the family's
+    phases and the most the phases can take (early stopping ends sooner): the pool's progress report
+    (`sumpipe.train.pool`). Under torchrun (WORLD_SIZE > 1) every rank calls this; rank 0 alone writes files.
     """
     from sumpipe.models.card import ModelCard
     from sumpipe.models.io import save_pretrained
@@ -158,9 +161,11 @@ def train_model(inputs: TrainInputs, *, resume: bool = True, progress: bool | No
         seed_everything(cfg.seed + ctx.rank)  # own dropout masks per rank; DDP copies rank 0's weights
     vocab_files = sorted(p for p in inputs.vocab_dir.iterdir() if p.is_file())
     fingerprint = run_fingerprint(inputs, [train_path, valid_path, *vocab_files, *started_from])
-    phases = family.training_phases(arch, cfg, len(task.epoch_batches(0)))
+    n_batches = len(task.epoch_batches(0))
+    phases = family.training_phases(arch, cfg, n_batches)
     result = fit_phases(model, task, phases, inputs.checkpoint_dir, fingerprint=fingerprint, resume=resume,
-                        ctx=ctx, progress=progress, description=inputs.run)
+                        ctx=ctx, progress=progress, description=inputs.run,
+                        on_step=None if on_step is None else (on_step, n_batches))
     summary = training_summary(result, model, cfg, len(train_df), len(valid_df), device)
     if ctx.is_main:
         vocab_size = model.vocab_size  # Decodable's V; nn.Module types an attribute as Tensor | Module
@@ -185,30 +190,59 @@ def _record_timings(inputs: TrainInputs, result: FitResult) -> None:
 
 
 def fit_phases(model: torch.nn.Module, task: Any, phases: list[TrainPhase], checkpoint_dir: Path | None, *,
-               fingerprint: str, description: str, **fit_kwargs: Any) -> FitResult:
+               fingerprint: str, description: str,
+               on_step: tuple[Callable[[int, int], None], int] | None = None, **fit_kwargs: Any) -> FitResult:
     """Train through a family's phases in order (`sumpipe.models.registry.TrainPhase`).
 
     One phase keeps its checkpoint in `checkpoint_dir` itself; several each get `<checkpoint_dir>/<phase>`
     and their own fingerprint, so a kill in any phase resumes exactly: a finished phase is recognised from
     its checkpoint and only hands its best weights on. The result spans all phases (log rows numbered on
-    from the phases before, steps and epochs added up).
+    from the phases before, steps and epochs added up). `on_step`: (callback(step, total), batches per
+    epoch), the callback called after every update with the step counted across the phases (`train_model`).
     """
+    reports = _step_reports(phases, on_step)
     if len(phases) == 1:
         phases[0].prepare(model)
         return fit(model, task, phases[0].cfg, checkpoint_dir, fingerprint=fingerprint, description=description,
-                   **fit_kwargs)
+                   **reports[0], **fit_kwargs)
     if checkpoint_dir is not None:  # each phase's folder, before the first phase trains
         for phase in phases:
             check_checkpoint_dir(Path(checkpoint_dir) / phase.name)
     results: list[FitResult] = []
-    for phase in phases:
+    for phase, report in zip(phases, reports, strict=True):
         phase.prepare(model)
         sub = None if checkpoint_dir is None else Path(checkpoint_dir) / phase.name
         results.append(fit(model, task, phase.cfg, sub, fingerprint=f"{fingerprint}/{phase.name}",
-                           description=f"{description} ({phase.name})", **fit_kwargs))
+                           description=f"{description} ({phase.name})", **report, **fit_kwargs))
         if results[-1].stopped_early:
             break
     return _combined(results)
+
+
+def planned_updates(cfg: TrainConfig, n_batches: int) -> int:
+    """The updates a phase makes when nothing stops it early: `epochs` of ceil(batches / accumulate),
+    capped by `max_steps` (as the engine counts them)."""
+    total = -(-n_batches // cfg.accumulate) * cfg.epochs
+    return total if cfg.max_steps is None else min(total, cfg.max_steps)
+
+
+def _step_reports(phases: list[TrainPhase], on_step: tuple[Callable[[int, int], None], int] | None,
+                  ) -> list[dict[str, Any]]:
+    """Per phase, the `fit` keyword that reports its updates to `on_step` as steps of the whole run:
+    `should_stop`, which the engine calls after every update (and which never stops here)."""
+    if on_step is None:
+        return [{} for _ in phases]
+    callback, n_batches = on_step
+    planned = [planned_updates(phase.cfg, n_batches) for phase in phases]
+    total = sum(planned)
+
+    def report(offset: int) -> Callable[[Any], bool]:
+        def should_stop(position: Any) -> bool:
+            callback(offset + position.step, total)
+            return False
+        return should_stop
+
+    return [{"should_stop": report(sum(planned[:i]))} for i in range(len(phases))]
 
 
 def _combined(results: list[FitResult]) -> FitResult:

@@ -27,6 +27,10 @@ import time
 
 def _label():
     argv = getattr(sys, "argv", None) or []
+    if os.environ.get("SUMPIPE_RUN") and os.environ.get("DVC_STAGE") and "--multiprocessing-fork" in argv:
+        # a worker of the train stage's pool (sumpipe.train.pool) trains one run: train@M1-1, as that run's
+        # stage was named when each run was a stage of its own
+        return f"{os.environ['DVC_STAGE']}@{os.environ['SUMPIPE_RUN']}"
     if not argv or not os.path.basename(argv[0]).startswith("sumpipe") or len(argv) < 2:
         return None
     if os.environ.get("DVC_STAGE"):  # set by `dvc repro` for every stage command
