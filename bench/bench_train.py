@@ -197,6 +197,9 @@ def run_setting(args, raw: dict, train_df, valid_df, vocab, batch_size: int, com
         task, model, cfg = family_setting(args, raw, train_df, valid_df, vocab, batch_size)
     else:
         task, model, cfg = transformer_setting(raw, train_df, valid_df, vocab, batch_size, args.rarity)
+    # Time ends a benchmark run, not early stopping: a fast machine would otherwise finish a tiny run's
+    # epochs before its timed window closes (and there would be no window to measure).
+    cfg = replace(cfg, patience=None)
     device = training_device(cfg.device)
     marks: dict[str, float] = {}
     profiler: list = []
@@ -235,6 +238,10 @@ def run_setting(args, raw: dict, train_df, valid_df, vocab, batch_size: int, com
 
     started = time.perf_counter()
     result = fit(model, task, cfg, None, should_stop=stop, progress=False, compile_model=compiled)
+    if "end" not in marks:
+        raise SystemExit(f"error: training ended after {result.log_rows[-1]['step'] if result.log_rows else 0} "
+                         f"updates, before the timed window of {args.seconds} s (after {args.warmup} warm-up "
+                         "updates) closed: raise the epochs or lower --seconds")
     elapsed = marks["end"] - marks["t"]
     name, peak = peak_flops(device)
     flops_per_s = marks["flops"] / elapsed
