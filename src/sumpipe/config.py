@@ -434,9 +434,10 @@ class EncoderConfig:
 
 
 def _pretrain_train() -> TrainConfig:
-    # a short masked-LM run without early stopping; keys `pretrain.train:` leaves out keep these
+    # a short masked-LM run without early stopping; keys `pretrain.train:` leaves out keep these. One thread:
+    # a fixed count gives the same encoder on any core count (all cores did not: docs/reproducibility.md)
     return TrainConfig(lr=0.002, warmup_steps=30, label_smoothing=0.0, batch_size=64, epochs=1, patience=None,
-                       max_steps=100)
+                       max_steps=100, threads=1)
 
 
 @dataclass(frozen=True)
