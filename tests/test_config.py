@@ -60,6 +60,7 @@ def test_repository_params_file_validates(repo_root: Path) -> None:
         ({"train": {"unk_target_weight": 1.5}}, "train.unk_target_weight: must be in [0, 1]"),
         ({"train": {"unk_target_weight": "none"}}, "train.unk_target_weight: expected float, got 'none'"),
         ({"train": {"copy_attention_weight": -1}}, "train.copy_attention_weight: must be in [0, 100]"),
+        ({"train": {"copy_target_weight": 0.5}}, "train.copy_target_weight: must be in [1, 100]"),
     ],
 )
 def test_bad_values_name_the_key(data: dict, message: str) -> None:

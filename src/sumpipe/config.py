@@ -307,7 +307,9 @@ class TrainConfig:
     (`sumpipe.models.loss.target_weights`; issue 43). BERT2S's pieces spell every word: it has none.
     `copy_attention_weight` λ adds λ·(−log of the copy distribution's mass on the target word's source
     positions) at every target word the source holds, for the pointer families (transformer, rnn; 0: off;
-    `sumpipe.models.loss.copy_attention_nll`). BERT2S's loss reads neither key.
+    `sumpipe.models.loss.copy_attention_nll`). `copy_target_weight` weighs the targets only the pointer
+    can write (a reference word outside the vocabulary that the source holds; 1: as any word;
+    `sumpipe.models.loss.target_weights`). BERT2S's loss reads none of the three keys.
 
     `seed` seeds one training run (weights, dropout, batch order). `seeds` is the train stage's list:
     one model per seed (dvc.yaml's `train` matrix, `models/<name>/seed-<s>/`), each run with
@@ -339,6 +341,7 @@ class TrainConfig:
     numerics: Literal["native", "portable"] = "native"
     unk_target_weight: float = 0.0
     copy_attention_weight: float = 1.0
+    copy_target_weight: float = 6.0
     workers: int | None = None
 
     def check(self, key: str) -> None:
@@ -365,6 +368,7 @@ class TrainConfig:
         require(0.0 <= self.label_smoothing < 1.0, _k(key, "label_smoothing"), "must be in [0, 1)")
         require(0.0 <= self.unk_target_weight <= 1.0, _k(key, "unk_target_weight"), "must be in [0, 1]")
         require(0.0 <= self.copy_attention_weight <= 100.0, _k(key, "copy_attention_weight"), "must be in [0, 100]")
+        require(1.0 <= self.copy_target_weight <= 100.0, _k(key, "copy_target_weight"), "must be in [1, 100]")
         require(self.grad_clip >= 0, _k(key, "grad_clip"), "must be >= 0")
         for name, limit in (("batch_size", MAX_BATCH), ("accumulate", MAX_BATCH), ("epochs", MAX_COUNT),
                             ("max_steps", MAX_COUNT), ("threads", MAX_WORKERS), ("warmup_steps", MAX_COUNT)):

@@ -77,6 +77,20 @@ def test_unk_weight_one_is_the_plain_loss() -> None:
     assert weighted.item() == pytest.approx(plain.item(), rel=1e-6) and n_weighted.item() == n_plain.item() == 2
 
 
+def test_copied_targets_weighted_by_hand() -> None:
+    # 3 vocabulary columns: position 1's target (id 3) is an extended id, a word only the pointer can copy
+    weight = target_weights(TARGET, 1.0, copy_weight=4.0, vocab_size=3)
+    assert weight is not None and weight.tolist() == [[1.0, 4.0, 4.0]]  # padding's garbage id 99 is masked below
+    loss, n = label_smoothed_nll(_log_probs(), TARGET, MASK, weight=weight)
+    assert n.item() == 5.0
+    assert loss.item() == pytest.approx((-math.log(0.5) - 4 * math.log(0.4)) / 5, rel=1e-6)
+    both = target_weights(TARGET, 0.0, copy_weight=4.0, vocab_size=3)  # <unk> dropped, the copy kept at 4
+    assert both is not None and both.tolist()[0][:2] == [0.0, 4.0]
+    assert target_weights(TARGET, 1.0, copy_weight=1.0, vocab_size=3) is None
+    with pytest.raises(ValueError, match="vocab_size"):
+        target_weights(TARGET, 1.0, copy_weight=4.0)
+
+
 def test_copy_attention_nll_by_hand() -> None:
     from sumpipe.models.loss import copy_attention_nll
 

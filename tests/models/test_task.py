@@ -32,9 +32,9 @@ class Planted(torch.nn.Module):
         return (log_probs, info) if with_info else log_probs
 
 
-def _task(unk: float, copy: float) -> SummarizationTask:
+def _task(unk: float, copy: float, copy_target: float = 1.0) -> SummarizationTask:
     return SummarizationTask([], [], batch_size=1, seed=1, label_smoothing=0.0, vocab_size=V,
-                             unk_target_weight=unk, copy_attention_weight=copy)
+                             unk_target_weight=unk, copy_attention_weight=copy, copy_target_weight=copy_target)
 
 
 def test_the_loss_by_hand() -> None:
@@ -48,3 +48,13 @@ def test_the_loss_by_hand() -> None:
     total, n = _task(0.0, 2.0).loss(Planted(), batch)
     assert n.item() == 3
     assert total.item() == pytest.approx(3 * nll + 2.0 * (-math.log(0.25) - math.log(0.5)), rel=1e-6)
+
+
+def test_copied_targets_weighted() -> None:
+    # "zeta" (extended id V) counts 3 times: total 3 + 1 + 1 (+ the <unk> target at weight 1)
+    batch = collate([_example()])
+    nll = math.log(V + 1)
+    total, n = _task(1.0, 0.0, copy_target=3.0).loss(Planted(), batch)
+    assert n.item() == pytest.approx(6.0) and total.item() == pytest.approx(6 * nll, rel=1e-6)
+    total, n = _task(0.0, 0.0, copy_target=3.0).loss(Planted(), batch)
+    assert n.item() == pytest.approx(5.0) and total.item() == pytest.approx(5 * nll, rel=1e-6)

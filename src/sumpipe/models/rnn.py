@@ -418,7 +418,7 @@ class RNNSummarizationTask(SummarizationTask):
         target = batch.trg_ext if self.pointer else batch.trg_ext.masked_fill(batch.trg_ext >= self.vocab_size, UNK)
         mean, n_tokens = label_smoothed_nll(out.log_probs, target, batch.trg_mask,
                                             smoothing=self.label_smoothing, n_smooth=self.vocab_size,
-                                            weight=target_weights(target, self.unk_target_weight))
+                                            weight=self.target_weights(target))
         total = mean * n_tokens
         if self.copy_attention_weight > 0 and out.attn is not None and self.pointer:
             aux, _ = copy_attention_nll(out.attn, batch.src_ext[:, None], batch.src_mask[:, None], target,
@@ -446,6 +446,7 @@ def make_task(data: TaskData) -> RNNSummarizationTask:
                                 label_smoothing=cfg.label_smoothing, vocab_size=len(data.vocab),
                                 unk_target_weight=cfg.unk_target_weight,
                                 copy_attention_weight=cfg.copy_attention_weight,
+                                copy_target_weight=cfg.copy_target_weight,
                                 pointer=arch.pointer, coverage_weight=arch.coverage_weight)
 
 

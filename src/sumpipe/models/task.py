@@ -4,7 +4,8 @@ Training batches come from `sumpipe.models.batching.bucket_batches` (length-buck
 function of (seed, epoch), which exact resume relies on); validation batches are sorted by length
 without randomness. The loss is the label-smoothed cross-entropy of `sumpipe.models.loss` over the
 extended vocabulary, padding ignored, with the smoothing mass spread over the V fixed words, and
-`<unk>` targets weighted by `train.unk_target_weight` (`sumpipe.models.loss.target_weights`). The
+`<unk>` targets weighted by `train.unk_target_weight` and copied ones by `train.copy_target_weight`
+(`sumpipe.models.loss.target_weights`). The
 model computes its output layer at the real target positions only (`forward(batch, targets_only=True)`).
 """
 
@@ -32,12 +33,14 @@ class SummarizationTask:
         vocab_size: int,
         unk_target_weight: float = 1.0,
         copy_attention_weight: float = 0.0,
+        copy_target_weight: float = 1.0,
     ) -> None:
         self.examples = {"train": train, "valid": valid}
         self.batch_size, self.seed = batch_size, seed
         self.label_smoothing, self.vocab_size = label_smoothing, vocab_size
         self.unk_target_weight = unk_target_weight  # `<unk>` targets' weight in the loss (loss.target_weights)
         self.copy_attention_weight = copy_attention_weight  # λ of the copy-attention term (loss.copy_attention_nll)
+        self.copy_target_weight = copy_target_weight  # copied (extended-id) targets' weight (loss.target_weights)
         self._train_lengths = example_lengths(train)
         self._valid_batches = bucket_batches(example_lengths(valid), batch_size, seed, 0, shuffle=False)
 
@@ -65,7 +68,7 @@ class SummarizationTask:
             log_probs, info = model(batch, targets_only=True), None  # (N, V + n_oov): the N real target tokens
         mean, n_tokens = label_smoothed_nll(log_probs, target, every,
                                             smoothing=self.label_smoothing, n_smooth=self.vocab_size,
-                                            weight=target_weights(target, self.unk_target_weight))
+                                            weight=self.target_weights(target))
         total = mean * n_tokens
         if info is not None:
             rows = batch.trg_positions // batch.trg_ext.shape[1]  # each target position's own source
@@ -73,6 +76,10 @@ class SummarizationTask:
                                         batch.src_mask.index_select(0, rows), target, every)
             total = total + self.copy_attention_weight * aux
         return total, n_tokens
+
+    def target_weights(self, target: torch.Tensor) -> torch.Tensor | None:
+        """Each target token's weight in the loss: `<unk>` and copied targets (`loss.target_weights`)."""
+        return target_weights(target, self.unk_target_weight, self.copy_target_weight, self.vocab_size)
 
     def token_accuracy(self, model: torch.nn.Module, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         """(target tokens whose argmax prediction under teacher forcing is right, target tokens): the

@@ -377,7 +377,8 @@ def make_task(data: TaskData) -> SummarizationTask:
     return SummarizationTask(encode(data.train), encode(data.valid), batch_size=cfg.batch_size, seed=cfg.seed,
                              label_smoothing=cfg.label_smoothing, vocab_size=len(data.vocab),
                              unk_target_weight=cfg.unk_target_weight,
-                             copy_attention_weight=cfg.copy_attention_weight)
+                             copy_attention_weight=cfg.copy_attention_weight,
+                             copy_target_weight=cfg.copy_target_weight)
 
 
 def shared_arch(params: Params) -> ArchConfig:

@@ -528,7 +528,7 @@ def training_summary(result: FitResult, model: torch.nn.Module, cfg: TrainConfig
     return {
         "optimizer": cfg.optimizer, "lr": cfg.lr, "warmup_steps": cfg.warmup_steps, "batch_size": cfg.batch_size,
         "label_smoothing": cfg.label_smoothing, "unk_target_weight": cfg.unk_target_weight,
-        "copy_attention_weight": cfg.copy_attention_weight,
+        "copy_attention_weight": cfg.copy_attention_weight, "copy_target_weight": cfg.copy_target_weight,
         "ema_decay": cfg.ema_decay, "epochs": cfg.epochs,
         "max_steps": cfg.max_steps, "seed": cfg.seed,
         "steps": pos.step, "epochs_completed": rows[-1]["epoch"] if rows else 0.0,

@@ -76,6 +76,7 @@ PAPER_OVERRIDES: dict[str, Any] = {
     "families.rnn.oov_slots": 0,
     "train.unk_target_weight": 1.0,
     "train.copy_attention_weight": 0.0,
+    "train.copy_target_weight": 1.0,
     # --- the recurrent family ---
     # See et al. 2017: BiLSTM encoder 256, embedding 128, vocabulary 50k, 400 -> 100 tokens, AdaGrad 0.15
     # (accumulator 0.1, the shared `train:` above), batch 16, no label smoothing, ~13 epochs (230k updates)
