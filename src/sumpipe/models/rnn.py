@@ -51,7 +51,7 @@ from torch import nn
 from sumpipe.config import TrainConfig
 from sumpipe.models.batching import Batch, WordCodec, decoder_input, encode_examples
 from sumpipe.models.layers import AdditiveAttention, OOVSlots, coverage_loss, embed_words, pointer_mix
-from sumpipe.models.loss import copy_attention_nll, label_smoothed_nll, target_weights
+from sumpipe.models.loss import copy_attention_nll, label_smoothed_nll
 from sumpipe.models.registry import Family, TaskData, TrainPhase, register_family
 from sumpipe.models.task import SummarizationTask
 from sumpipe.names import PAD, UNK
