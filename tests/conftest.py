@@ -11,9 +11,12 @@ from __future__ import annotations
 import dataclasses
 import io
 import os
+import shutil
+import subprocess
 import sys
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -301,3 +304,30 @@ def ngram_doc() -> list[list[str]]:
         "police arrested the man .".split(),  # 3: (police arrested man) 500 -> 0.370
         "it was .".split(),  # 4: no 3-gram -> 0
     ]
+
+
+@contextmanager
+def _read_only(folder: Path) -> Iterator[Path]:
+    """`folder` refusing every new file, root included (chattr +i: EPERM); chmod a-w for a user who is not
+    root; the test is skipped where neither works."""
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        try:
+            yield folder
+        finally:
+            folder.chmod(0o755)
+        return
+    if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(folder)],
+                                                        capture_output=True).returncode != 0:
+        pytest.skip("root, and no chattr +i here: a read-only folder cannot be built")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+
+
+@pytest.fixture(scope="session")
+def read_only() -> Callable[[Path], AbstractContextManager[Path]]:
+    """`with read_only(folder):` the folder refuses every new file inside the block (tests/io's bookkeeping
+    and the fault suite's obstacle matrix)."""
+    return _read_only

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -214,23 +212,12 @@ def test_a_lock_file_whose_create_fails_names_the_lock(tmp_path: Path, monkeypat
 
 
 @pytest.fixture
-def immutable_folder(tmp_path: Path):
-    """A folder nobody can create a file in, root included: `chattr +i` (EPERM), else chmod a-w for a
-    user who is not root; skipped where neither works."""
+def immutable_folder(tmp_path: Path, read_only):
+    """A folder nobody can create a file in, root included (the `read_only` fixture)."""
     folder = tmp_path / "frozen"
     folder.mkdir()
-    if os.geteuid() != 0:
-        folder.chmod(0o555)
+    with read_only(folder):
         yield folder
-        folder.chmod(0o755)
-        return
-    if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(folder)],
-                                                        capture_output=True).returncode != 0:
-        pytest.skip("root, and no chattr +i here: a read-only folder cannot be built")
-    try:
-        yield folder
-    finally:
-        subprocess.run(["chattr", "-i", str(folder)], check=True)
 
 
 def test_a_read_only_folder_is_one_line_before_any_write(immutable_folder: Path) -> None:

@@ -68,25 +68,6 @@ def _clear(path: Path) -> None:
         path.unlink()
 
 
-@contextmanager
-def _read_only(folder: Path) -> Iterator[None]:
-    """`folder` refusing every new file, root included (chattr +i: EPERM); chmod a-w for others."""
-    if os.geteuid() != 0:
-        folder.chmod(0o555)
-        try:
-            yield
-        finally:
-            folder.chmod(0o755)
-        return
-    if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(folder)],
-                                                        capture_output=True).returncode != 0:
-        pytest.skip("root, and no chattr +i here: a read-only folder cannot be built")
-    try:
-        yield
-    finally:
-        subprocess.run(["chattr", "-i", str(folder)], check=True)
-
-
 def _full_disk(monkeypatch, path: Path) -> None:
     """ENOSPC from os.open when it creates `path` (a lock) or a temporary beside it (`.<name>.*.tmp`)."""
     real_open = os.open
@@ -149,7 +130,7 @@ CASES = [pytest.param(kind, obstacle, id=f"{kind} x {obstacle}")
 
 @pytest.mark.parametrize(("kind", "obstacle"), CASES)
 def test_a_bookkeeping_path_meets_an_obstacle(kind: str, obstacle: str, pipeline: Path, tmp_path: Path,
-                                              monkeypatch, capsys) -> None:
+                                              monkeypatch, capsys, read_only) -> None:
     relative, use, argv = KINDS[kind]
     root = _copy(pipeline, tmp_path)
     path = root / relative
@@ -161,7 +142,7 @@ def test_a_bookkeeping_path_meets_an_obstacle(kind: str, obstacle: str, pipeline
     expected = expected.format(path=relative, parent=str(Path(relative).parent))
 
     if obstacle == "read-only folder":
-        with _read_only(path.parent):
+        with read_only(path.parent):
             result = run_inprocess(argv, root, monkeypatch, capsys)
     elif obstacle == "held by another process":
         with _held(path, monkeypatch):
