@@ -25,8 +25,22 @@ from sumpipe.evaluate.crosseval import decode_corpus, load_corpus, run_crosseval
 from sumpipe.io.atomic import read_parquet
 
 
-def _paths(tmp_path: Path) -> PathsConfig:
-    return PathsConfig(**{name: str(tmp_path / name) for name in PathsConfig.__dataclass_fields__})
+def _paths(tmp_path: Path, counts: dict[str, int] | None = None) -> PathsConfig:
+    """Every folder under tmp_path; the vocab stage's training word counts where `counts` is given."""
+    import pandas as pd
+
+    from sumpipe.io.atomic import write_parquet
+
+    paths = PathsConfig(**{name: str(tmp_path / name) for name in PathsConfig.__dataclass_fields__})
+    if counts is not None:
+        write_parquet(pd.DataFrame({"id": range(len(counts)), "token": list(counts), "count": list(counts.values())}),
+                      Path(paths.vocab) / "words.parquet")
+    return paths
+
+
+def _counts(eval_corpus) -> dict[str, int]:
+    """Every source word seen 10 times in training, but "mars" and "probe" once: the Mars story's rare words."""
+    return {w: 10 for text in eval_corpus.sources for w in text.split()} | {"mars": 1, "probe": 1}
 
 
 @pytest.mark.parametrize(("data", "message"), [
@@ -80,7 +94,7 @@ def test_decode_corpus_refuses_cuda_without_a_gpu(tmp_path: Path):
 
 
 def test_crosseval_on_a_multi_reference_corpus(tmp_path: Path, eval_corpus, make_eval_model) -> None:
-    paths = _paths(tmp_path)
+    paths = _paths(tmp_path, _counts(eval_corpus))
     for seed in (1, 2):  # two seeds of one model (the same untrained weights): every seed is tested
         make_eval_model(Path(paths.models) / "M1" / f"seed-{seed}", Budget("first", 200), seed=seed)
     corpus = tmp_path / "duc.jsonl"
@@ -100,6 +114,12 @@ def test_crosseval_on_a_multi_reference_corpus(tmp_path: Path, eval_corpus, make
     # degeneracy on the unseen corpus: Lead-3 of four different stories is four distinct summaries
     lead3 = summaries["lead3 (tiny-duc)"]
     assert lead3["distinct"] == 100.0 and lead3["adjacent_repeat"] == 0.0
+    # rare-word recall over the pooled references of the 4 documents kept (d0, d2, d4, d5): each has the three
+    # unseen content words of its third reference ("something else entirely"); the Mars story (d4) also "mars"
+    # and "probe". Its lead sentence holds "mars" (1/5), its Lead-3 "probe" as well (2/5); the others none
+    assert summaries["lead1 (tiny-duc)"]["rare_word_recall"] == 5.0
+    assert lead3["rare_word_recall"] == 10.0
+    assert m1["seeds"]["1"]["rare_word_recall"] == m1["rare_word_recall"] and m1["rare_word_recall_sd"] == 0.0
     assert {"distinct", "adjacent_repeat", "mean_length"} <= set(summaries["M1 (tiny-duc)"])
     frame = read_parquet(tmp_path / "crosseval" / "M1.parquet")
     assert len(frame) == 8 and all(len(refs) == 3 for refs in frame["references"])
@@ -122,7 +142,7 @@ def test_crosseval_under_the_duc_protocol(tmp_path: Path, eval_corpus, make_eval
     from sumpipe.config import ModelSpec, ScoringProtocol
     from sumpipe.evaluate.rouge import FastRouge
 
-    paths = _paths(tmp_path)
+    paths = _paths(tmp_path, _counts(eval_corpus))
     for name in ("M1", "M2"):
         make_eval_model(Path(paths.models) / name / "seed-1", Budget("first", 200), seed=1)
     corpus = tmp_path / "duc.jsonl"
@@ -152,3 +172,17 @@ def test_crosseval_under_the_duc_protocol(tmp_path: Path, eval_corpus, make_eval
     assert summary["references_note"] == ("2 reference(s) per example; with several, P, R and F1 averaged over the "
                                           "references (ROUGE-1.5.5 -f A); every summary cut to its first 15 bytes.")
     assert summary["order"] == list(result.summaries) and summary["measure"] == "recall"
+
+
+def test_missing_training_word_counts_are_one_line_before_any_decoding(tmp_path: Path, make_eval_model,
+                                                                        monkeypatch) -> None:
+    import sumpipe.evaluate.crosseval as crosseval
+
+    paths = _paths(tmp_path)  # no words.parquet: the vocab stage has not run
+    make_eval_model(Path(paths.models) / "M1" / "seed-1", Budget("first", 200), seed=1)
+    monkeypatch.setattr(crosseval, "decode_corpus", lambda *a, **k: pytest.fail("decoded before the check"))
+    corpus = tmp_path / "duc.jsonl"
+    corpus.write_text(json.dumps({"id": "d0", "split": "test", "source": "a probe .", "references": ["x ."]}) + "\n")
+    cfg = CrossEvalConfig(models=["M1"], data=DataConfig(dataset="local", path=str(corpus)))
+    with pytest.raises(SumpipeError, match=r"words\.parquet: no training word counts .*; run `sumpipe vocab` first$"):
+        run_crosseval(paths, cfg, DecodeConfig(), EvaluateConfig(), [1])

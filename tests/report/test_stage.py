@@ -191,6 +191,21 @@ def test_a_recall_protocol_leads_the_tables_with_recall_and_keeps_f1_beside(tmp_
     assert "| M1 (duc) | lead1 (duc) | against lead1 (duc) | +1.00 [+0.50, +1.50] (0.010) †" in section
 
 
+def test_the_crosseval_degeneracy_table_shows_rare_word_recall_when_measured() -> None:
+    from sumpipe.report.stage import crosseval_degeneracy
+
+    figures = {"distinct": 99.0, "adjacent_repeat": 0.5, "mean_length": 8.25}
+    summary = {"rare_word_max_count": 5, "reference_length": {"p10": 6, "p90": 12},
+               "systems": {"M1 (duc)": {**figures, "rare_word_recall": 12.345, "rare_word_recall_sd": 1.5},
+                           "lead1 (duc)": {**figures, "rare_word_recall": None}}}
+    lines = crosseval_degeneracy(summary)
+    assert "content words seen at most 5 times in training" in lines[0]
+    assert lines[2:] == ["| system | distinct | word twice | length | rare-word recall |", "|---|---:|---:|---:|---:|",
+                         "| M1 (duc) | 99.0 | 0.5 | 8.2 | 12.35 ± 1.50 |", "| lead1 (duc) | 99.0 | 0.5 | 8.2 | – |", ""]
+    older = {"systems": {"M1 (duc)": figures}}  # a summary.json written before the stage measured it
+    assert crosseval_degeneracy(older)[2] == "| system | distinct | word twice | length |"
+
+
 def test_the_decoding_rule_table_shows_both_sides() -> None:
     from sumpipe.report.stage import decoding_rule_section
 

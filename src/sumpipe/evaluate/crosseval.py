@@ -12,7 +12,11 @@ averages recall over the four references (ROUGE-1.5.5 `-b 75 -f A`), F1 beside i
 
 Beside ROUGE, each model's summaries of this unseen text are checked for degeneracy: % distinct
 summaries, % with a word repeated back to back and mean length (`sumpipe.evaluate.abstractiveness`),
-next to the corpus's reference lengths (10th-90th percentile) and its Lead-3 baseline.
+next to the corpus's reference lengths (10th-90th percentile) and its Lead-3 baseline; and every
+system gets the thesis's measure, rare-word recall x 100 (`sumpipe.evaluate.rare_words`: the references'
+content words seen at most `evaluate.rare_word_max_count` times in the training split, the vocab
+stage's words.parquet; several references pooled, as the evaluate stage pools them), on the text the
+protocol scores (the first `max_bytes` bytes under DUC's).
 
 Every seed of `train.seeds` of each model is tested; a model's figures are the mean over its seeds
 (sd and every seed's value beside it, as in the evaluate stage). Baselines: the one-sentence lead,
@@ -31,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -39,11 +44,13 @@ from sumpipe.config import CrossEvalConfig, DecodeConfig, EvaluateConfig, ModelS
 from sumpipe.errors import SumpipeError
 from sumpipe.evaluate.abstractiveness import abstractiveness
 from sumpipe.evaluate.pairs import Pair, baseline_pairs, model_pairs
+from sumpipe.evaluate.rare_words import rare_word_recall
 from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, cut_bytes, multi_reference_note, score_pairs
 from sumpipe.evaluate.stage import ONE_RUN, best_extractive, comparisons_of, lead_sentences, setup_of, source_prefix
 from sumpipe.evaluate.summary import summarize, summarize_seeds
-from sumpipe.io.atomic import write_json, write_parquet
+from sumpipe.io.atomic import read_parquet, write_json, write_parquet
 from sumpipe.names import Seeds, seed_folder, seeds_for
+from sumpipe.vocab.ngrams import WORDS_FILE
 
 
 def load_corpus(cfg: CrossEvalConfig) -> pd.DataFrame:
@@ -78,6 +85,24 @@ def decode_corpus(model_dir: Path, sources: list[str], vocab_dir: str, decode_cf
     for i, s in zip(keep, summaries):
         out[i] = s.text
     return out
+
+
+def train_word_counts(paths: PathsConfig) -> dict[str, int]:
+    """Every training word's count (the vocab stage's words.parquet): which reference words are rare."""
+    words_file = Path(paths.vocab) / WORDS_FILE
+    if not words_file.is_file():
+        raise SumpipeError(f"{words_file}: no training word counts (rare-word recall needs them); "
+                           "run `sumpipe vocab` first")
+    words = read_parquet(words_file)
+    return dict(zip(words["token"], words["count"].astype(int)))
+
+
+def rare_recall(predictions: list[str], references: list[list[str]], counts: Mapping[str, int],
+                max_count: int) -> float | None:
+    """Rare-word recall x 100 over the documents whose references (pooled) hold a rare word; None where
+    none does."""
+    recall = rare_word_recall(predictions, [" ".join(refs) for refs in references], counts, max_count)
+    return None if np.isnan(recall).all() else round(100 * float(np.nanmean(recall)), 2)
 
 
 def degeneracy(summaries: list[str]) -> dict[str, float]:
@@ -117,7 +142,12 @@ def run_crosseval(paths: PathsConfig, cfg: CrossEvalConfig, decode_cfg: DecodeCo
             raise SumpipeError(f"crosseval.models: no trained model {name!r} seed {missing[0]} in "
                                f"{paths.models}/ (run `sumpipe train --model {name} --seed {missing[0]}`)")
     corpus = load_corpus(cfg)
+    counts = train_word_counts(paths)  # before any decoding
     references = [[preprocess_text(r) for r in refs] for refs in corpus["references"]]
+
+    def rare(predictions: list[str]) -> float | None:
+        return rare_recall(predictions, references, counts, eval_cfg.rare_word_max_count)
+
     protocol = cfg.protocol
     setup = setup_of(eval_cfg, protocol)
     scorer = FastRouge(ROUGE_TYPES, eval_cfg.use_stemmer, protocol.references)
@@ -141,7 +171,10 @@ def run_crosseval(paths: PathsConfig, cfg: CrossEvalConfig, decode_cfg: DecodeCo
                                      scores], axis=1))
             predicted[seed] = predictions
         write_parquet(pd.concat(frames, ignore_index=True), out_dir / f"{name}.parquet")
-        summaries[label[name]] = {**summarize_seeds(scored, setup), **_mean_degeneracy(predicted)}
+        figures = summarize_seeds(scored, setup)
+        summaries[label[name]] = {**figures, **_mean_degeneracy(predicted),
+                                  **_seed_rare_recall(figures["seeds"], {seed: rare(texts) for seed, texts in
+                                                                         predicted.items()})}
         scored_runs[label[name]] = scored
     sources = [preprocess_text(s) for s in corpus["source"]]
     baselines = {f"lead{k}": [lead_sentences(s, k) for s in sources]  # the one-sentence lead and Lead-k
@@ -151,7 +184,8 @@ def run_crosseval(paths: PathsConfig, cfg: CrossEvalConfig, decode_cfg: DecodeCo
         cut = [cut_bytes(text, protocol.max_bytes) for text in texts]
         scores = pd.concat([corpus[["id"]].reset_index(drop=True), score_pairs(cut, references, scorer=scorer)],
                            axis=1)
-        summaries[f"{base} ({cfg.name})"] = {**summarize(scores, setup), **degeneracy(cut)}
+        summaries[f"{base} ({cfg.name})"] = {**summarize(scores, setup), **degeneracy(cut),
+                                             "rare_word_recall": rare(cut)}
         scored_runs[f"{base} ({cfg.name})"] = {ONE_RUN: scores}
     lead = f"lead{eval_cfg.lead_sentences} ({cfg.name})"
     named = [f"{base} ({cfg.name})" for base in baselines]
@@ -168,9 +202,22 @@ def run_crosseval(paths: PathsConfig, cfg: CrossEvalConfig, decode_cfg: DecodeCo
                 "seeds": {name: seeds_for(seeds, name) for name in cfg.models},
                 "config": setup.as_dict(), "measure": protocol.measure, "references_note": note + ".",
                 "reference_length": band, "order": list(summaries), "systems": summaries,
-                "comparisons": comparisons, "lead": lead, "best_baseline": best}, out_dir / "summary.json")
+                "comparisons": comparisons, "lead": lead, "best_baseline": best,
+                "rare_word_max_count": eval_cfg.rare_word_max_count}, out_dir / "summary.json")
     write_json(summaries, Path(paths.metrics) / "crosseval.json")
     return CrossEvalResult(summaries, notes, comparisons)
+
+
+def _seed_rare_recall(seeds: dict[str, dict], recall: dict[int, float | None]) -> dict[str, Any]:
+    """A model's rare-word recall: the mean over its seeds, their sd (with 2 or more), and each seed's
+    beside its ROUGE in `seeds`."""
+    for seed, value in recall.items():
+        seeds[str(seed)]["rare_word_recall"] = value
+    values = [v for v in recall.values() if v is not None]
+    out: dict[str, Any] = {"rare_word_recall": round(float(np.mean(values)), 2) if values else None, "seeds": seeds}
+    if len(values) > 1:
+        out["rare_word_recall_sd"] = round(float(np.std(values, ddof=1)), 2)
+    return out
 
 
 def _mean_degeneracy(predicted: dict[int, list[str]]) -> dict[str, float]:

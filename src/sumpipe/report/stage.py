@@ -581,18 +581,32 @@ def crosseval_section(summary: dict | None) -> list[str]:
 
 
 def crosseval_degeneracy(summary: dict) -> list[str]:
-    """Distinct summaries, words repeated back to back and length on the unseen corpus."""
+    """Distinct summaries, words repeated back to back and length on the unseen corpus; rare-word recall
+    where the stage measured it."""
     rows = {name: v for name, v in summary["systems"].items() if "distinct" in v}
     if not rows:
         return []
     band = summary.get("reference_length") or {}
+    rare = any("rare_word_recall" in v for v in rows.values())
     out = ["Degeneracy on this unseen text: % distinct summaries, % with a word repeated back to back, mean "
            "length in tokens" + (f" (references: {band['p10']:.0f}-{band['p90']:.0f} tokens, 10th-90th percentile)"
-                                  if band else "") + ".", "",
-           "| system | distinct | word twice | length |", "|---|---:|---:|---:|"]
+                                  if band else "")
+           + ("; rare-word recall %: the share of the references' content words seen at most "
+              f"{summary.get('rare_word_max_count', '?')} times in training that the scored summary holds "
+              "(references pooled; models: mean ± sd over seeds)" if rare else "")
+           + ".", "",
+           "| system | distinct | word twice | length |" + (" rare-word recall |" if rare else ""),
+           "|---|---:|---:|---:|" + ("---:|" if rare else "")]
     out += [f"| {name} | {v['distinct']:.1f} | {v['adjacent_repeat']:.1f} | {v['mean_length']:.1f} |"
-            for name, v in rows.items()]
+            + (f" {_rare_cell(v)} |" if rare else "") for name, v in rows.items()]
     return out + [""]
+
+
+def _rare_cell(figures: dict) -> str:
+    value, sd = figures.get("rare_word_recall"), figures.get("rare_word_recall_sd")
+    if value is None:
+        return "–"
+    return f"{value:.2f}" + (f" ± {sd:.2f}" if sd is not None else "")
 
 
 def config_section(summary: dict) -> list[str]:
