@@ -179,7 +179,9 @@ def test_the_experiment_params_validate(name: str) -> None:
         assert params.evaluate.prefix_bytes == [75] and params.evaluate.lead_sentences == 1
         protocol = params.crosseval.protocol
         assert (protocol.max_bytes, protocol.references, protocol.measure) == (75, "average", "recall")
-        assert params.crosseval.decode_config(params.decode).min_length == 13
+        # DUC is decoded as the Gigaword test pairs, under the read-quality guards: no forced length (issue 43)
+        assert params.crosseval.decode_config(params.decode) == params.decode
+        assert list(params.ensembles) == ["M1-ens", "M2-ens", "PG-cov-ens"]
     else:
         assert list(params.models) == ["M1", "M2", "M1-200", "M2-200", "M1-400", "M2-400"]
         assert [f"{b.method}{b.tokens}" for b in params.extract.budgets] == ["first400", "ngram200", "ngram400"]
