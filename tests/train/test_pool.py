@@ -145,9 +145,12 @@ def test_a_stopped_pool_stops_its_workers_and_resumes_to_the_same_bytes(tmp_path
 
 @pytest.mark.slow  # worker processes, each importing torch
 def test_ctrl_c_stops_the_workers(tmp_path: Path, write_fixture, kill_at_checkpoint) -> None:
-    params = write_fixture(tmp_path, epochs=12, checkpoint_every=5, seeds=[1, 2])
+    # 360 updates a run (about 5 s), never reached: Ctrl-C comes at the first checkpoint (step 5). With 72 (about
+    # 1 s) a CI machine once finished the whole pool before the signal landed (exit 0).
+    params = write_fixture(tmp_path, epochs=60, checkpoint_every=5, seeds=[1, 2])
     proc = _pool_in_a_child(params)
-    kill_at_checkpoint(proc, tmp_path / "checkpoints/T1/seed-1/state.pt", signal.SIGINT)
+    step = kill_at_checkpoint(proc, tmp_path / "checkpoints/T1/seed-1/state.pt", signal.SIGINT)["step"]
+    assert 0 < step < 360, "Ctrl-C should land mid-training"
     _stopped(proc, tmp_path)
 
 
