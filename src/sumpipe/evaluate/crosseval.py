@@ -46,9 +46,17 @@ from sumpipe.evaluate.abstractiveness import abstractiveness
 from sumpipe.evaluate.pairs import Pair, baseline_pairs, model_pairs
 from sumpipe.evaluate.rare_words import rare_word_recall
 from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, cut_bytes, multi_reference_note, score_pairs
-from sumpipe.evaluate.stage import ONE_RUN, best_extractive, comparisons_of, lead_sentences, setup_of, source_prefix
+from sumpipe.evaluate.stage import (
+    ONE_RUN,
+    best_extractive,
+    comparisons_of,
+    lead_sentences,
+    setup_of,
+    source_prefix,
+    train_word_counts,
+)
 from sumpipe.evaluate.summary import summarize, summarize_seeds
-from sumpipe.io.atomic import read_parquet, write_json, write_parquet
+from sumpipe.io.atomic import write_json, write_parquet
 from sumpipe.names import Seeds, seed_folder, seeds_for
 from sumpipe.vocab.ngrams import WORDS_FILE
 
@@ -87,14 +95,12 @@ def decode_corpus(model_dir: Path, sources: list[str], vocab_dir: str, decode_cf
     return out
 
 
-def train_word_counts(paths: PathsConfig) -> dict[str, int]:
-    """Every training word's count (the vocab stage's words.parquet): which reference words are rare."""
+def check_word_counts(paths: PathsConfig) -> None:
+    """The vocab stage's words.parquet is there, before any decoding (rare-word recall reads it)."""
     words_file = Path(paths.vocab) / WORDS_FILE
     if not words_file.is_file():
         raise SumpipeError(f"{words_file}: no training word counts (rare-word recall needs them); "
                            "run `sumpipe vocab` first")
-    words = read_parquet(words_file)
-    return dict(zip(words["token"], words["count"].astype(int)))
 
 
 def rare_recall(predictions: list[str], references: list[list[str]], counts: Mapping[str, int],
@@ -142,7 +148,8 @@ def run_crosseval(paths: PathsConfig, cfg: CrossEvalConfig, decode_cfg: DecodeCo
             raise SumpipeError(f"crosseval.models: no trained model {name!r} seed {missing[0]} in "
                                f"{paths.models}/ (run `sumpipe train --model {name} --seed {missing[0]}`)")
     corpus = load_corpus(cfg)
-    counts = train_word_counts(paths)  # before any decoding
+    check_word_counts(paths)
+    counts = train_word_counts(paths)
     references = [[preprocess_text(r) for r in refs] for refs in corpus["references"]]
 
     def rare(predictions: list[str]) -> float | None:

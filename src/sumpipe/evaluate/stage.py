@@ -313,6 +313,12 @@ def _no_nan(value: Any) -> Any:
     return None if isinstance(value, float) and value != value else value
 
 
+def train_word_counts(paths: PathsConfig) -> dict[str, int]:
+    """Every training word's count (the vocab stage's words.parquet): which reference words are rare."""
+    words = read_parquet(Path(paths.vocab) / WORDS_FILE)
+    return dict(zip(words["token"], words["count"].astype(int)))
+
+
 RareTables = dict[str, pd.DataFrame]  # {system: recall x 100, documents with a rare reference word x seeds}
 
 
@@ -323,8 +329,7 @@ def rare_words_of(paths: PathsConfig, cfg: EvaluateConfig, systems: dict[str, Ru
     per-seed tables behind them (indexed by id, in the first run's order: `rare_word_differences`).
     A system of `inputs` ({model or ensemble: the selection it reads}) gets its `ceiling` beside: the
     recall of that input itself (`${paths.extracted}/<input>/<split>.parquet`'s text), all a copy can reach."""
-    words = read_parquet(Path(paths.vocab) / WORDS_FILE)
-    counts = dict(zip(words["token"], words["count"].astype(int)))
+    counts = train_word_counts(paths)
     inputs = inputs or {}
 
     def recall(texts: list[str], references: pd.Series) -> np.ndarray:
