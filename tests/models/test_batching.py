@@ -15,6 +15,8 @@ from sumpipe.models.batching import (
     encode_example,
     encode_examples,
     example_lengths,
+    spelling_hashes,
+    spelling_table,
 )
 from sumpipe.names import BOS, EOS, PAD, UNK
 
@@ -22,11 +24,16 @@ from sumpipe.names import BOS, EOS, PAD, UNK
 class TinyVocab:
     """Duck-typed stand-in for sumpipe.vocab.vocabulary.Vocabulary (ids 0..3 are the specials)."""
 
-    def __init__(self, words: list[str], rarity: list[float], unknown_rarity: float) -> None:
+    def __init__(self, words: list[str], rarity: list[float], unknown_rarity: float,
+                 oov_scores: dict[str, float] | None = None) -> None:
         self.itos = ["<unk>", "<pad>", "<s>", "</s>", *words]
         self.stoi = {w: i for i, w in enumerate(self.itos)}
         self.rarity = np.array([unknown_rarity, 0.0, 1.0, 1.0, *rarity], dtype=np.float32)
         self.unknown_rarity = unknown_rarity
+        self.oov_scores = oov_scores or {}
+
+    def oov_rarity(self, word: str) -> float:
+        return self.oov_scores.get(word, self.unknown_rarity)
 
     def __len__(self) -> int:
         return len(self.itos)
@@ -55,6 +62,25 @@ def test_encode_example_matches_table_4_4_by_hand() -> None:
     # "retires", not in the source, stays <unk>
     inp = decoder_input(torch.from_numpy(ex.trg_inp)[None], torch.from_numpy(ex.trg_ext)[None])
     assert inp.tolist() == [[BOS, V, 5, UNK, 8]]
+
+
+def test_an_oov_word_with_a_train_count_scores_by_it() -> None:
+    # issue 43: "analyst/personality" has a score of its own (the vocabulary kept its train count);
+    # "ebullient", unseen in training, keeps the unknown score
+    vocab = TinyVocab(["the", "madden", "is", "nfl", "."], [0.5, 1.25, 0.75, 1.5, 0.25], 2.0,
+                      oov_scores={"analyst/personality": 0.625})
+    ex = encode_example("x1", "the analyst/personality is ebullient", "", vocab, 100, 10)
+    assert ex.src_freq.tolist() == [0.5, 0.625, 0.75, 2.0]
+
+
+def test_spelling_hashes_are_the_crc32_of_the_marked_3grams() -> None:
+    # "<ab>" -> "<ab", "ab>"; a one-letter word still has one 3-gram, "<x>"; a long word keeps 16
+    assert spelling_hashes("ab") == (225091444, 553544843)
+    assert len(spelling_hashes("x")) == 1 and len(spelling_hashes("a" * 40)) == 16
+    table = spelling_table([["ab", "x"], []])
+    assert table.shape == (2, 2, 2) and table.dtype == np.int64
+    assert table.tolist() == [[[225091444, 553544843], [spelling_hashes("x")[0], -1]], [[-1, -1], [-1, -1]]]
+    assert spelling_table([[], []]).shape == (2, 0, 1)
 
 
 def test_truncation_and_literal_special_tokens() -> None:
@@ -90,6 +116,7 @@ def test_collate_pads_and_masks() -> None:
     assert batch.trg_ext.tolist() == [[V, EOS, PAD, PAD], [4, 7, 6, EOS]]
     assert batch.trg_mask.tolist() == [[True, True, False, False], [True, True, True, True]]
     assert batch.n_oov == 1 and batch.oov_words == [["zz"], []] and batch.ids == ["a", "b"]
+    assert batch.oov_spelling.tolist() == [[list(spelling_hashes("zz"))], [[-1] * 2]]  # "<zz", "zz>"
     assert batch.src.dtype == torch.long and batch.src_freq.dtype == torch.float32
     assert batch.n_target_tokens == 6
     assert batch.trg_positions.tolist() == [0, 1, 4, 5, 6, 7]  # flat b * T + t of the True entries

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
@@ -162,10 +163,38 @@ def test_a_card_from_before_oov_slots_loads_as_the_model_it_was(tmp_path: Path, 
     assert ArchConfig().oov_slots > 0  # the default now
     model_dir = save_pretrained(model, tmp_path / "M2", vocab, transformer_card(model))
     data = json.loads((model_dir / "config.json").read_text())
-    del data["arch"]["oov_slots"]
-    (model_dir / "config.json").write_text(json.dumps(data))
-    write_manifest(model_dir)
+    # the card itself leaves out the keys at their legacy values: it reads as one written before them
+    assert FAMILY.legacy_arch == {"oov_slots": 0, "oov_rarity": "unknown", "oov_spelling": 0}
+    assert "oov_slots" not in data["arch"] and "oov_rarity" not in data["arch"] and data["arch"]["n_layers"] == 1
     loaded, _, card = load_pretrained(model_dir)
-    assert FAMILY.legacy_arch == {"oov_slots": 0} and card.arch.oov_slots == 0 and loaded.oov_slots is None
+    assert card.arch.oov_slots == 0 and loaded.oov_slots is None
     with torch.no_grad():
         assert torch.equal(loaded(batch), model(batch))
+
+
+def test_m2_with_oov_rarity_count_keeps_its_oov_counts(tmp_path: Path, transformer_card) -> None:
+    """Issue 43's `oov_rarity: count`: "mat" (seen 3 times, outside the 6-word vocabulary) enters M2 at
+    its own score, "zebra" (never seen) at the unknown one; the model folder keeps the counts and the
+    loaded model reads the same scores and gives the same outputs."""
+    import dataclasses
+
+    from sumpipe.models.vocabulary import WORD_VOCABULARY
+
+    Vocabulary.from_counts(COUNTS, size=100).save(tmp_path / "vocab.parquet")
+    arch = dataclasses.replace(_setup()[0].arch, oov_rarity="count")
+    vocab, _ = WORD_VOCABULARY.for_training(tmp_path, arch)
+    assert vocab.oov_counts == {"mat": 3, "dog": 2}
+    df = pd.DataFrame({"id": ["1"], "source": ["the cat sat on the zebra mat"], "reference": ["zebra sat"]})
+    batch = collate(encode_examples(df, vocab, 20, 10))
+    mat, zebra = batch.src_freq[0, 6].item(), batch.src_freq[0, 5].item()
+    assert mat == pytest.approx(1 / np.log(4) + vocab.shift) and zebra == pytest.approx(vocab.unknown_rarity)
+    torch.manual_seed(0)
+    model = PointerGeneratorTransformer(arch, rarity=True).eval()
+    model_dir = save_pretrained(model, tmp_path / "M2", vocab, transformer_card(model))
+    assert json.loads((model_dir / "config.json").read_text())["arch"]["oov_rarity"] == "count"
+    loaded, loaded_vocab, card = load_pretrained(model_dir)
+    assert card.arch.oov_rarity == "count" and loaded_vocab.oov_counts == vocab.oov_counts
+    again = collate(encode_examples(df, loaded_vocab, 20, 10))
+    assert torch.equal(again.src_freq, batch.src_freq)
+    with torch.no_grad():
+        assert torch.equal(loaded(again), model(batch))

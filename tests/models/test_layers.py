@@ -245,3 +245,29 @@ def test_embed_words_adds_each_oov_word_its_slot_by_hand() -> None:
     expected = [[8.0, 9.0], [10.0, 21.0], [30.0, 41.0], [10.0, 21.0], [0.0, 1.0]]
     assert embed_words(embed, slots, tokens, v).tolist() == [expected]
     assert embed_words(embed, None, tokens, v).tolist() == [[[8.0, 9.0]] + [[0.0, 1.0]] * 4]  # one <unk>
+
+
+def test_oov_spelling_is_the_mean_of_the_words_3gram_buckets_by_hand() -> None:
+    from sumpipe.models.layers import OOVSpelling, embed_words
+
+    spelling = OOVSpelling(8, 2)
+    with torch.no_grad():
+        spelling.vectors.weight.copy_(torch.arange(16.0).view(8, 2))  # bucket k = [2k, 2k + 1]
+    # word 0 "ab": "<ab" 225091444 (bucket 4), "ab>" 553544843 (bucket 3); word 1 "x": "<x>" (bucket 3);
+    # example 2 has no OOV word in the second row (all padding)
+    hashes = torch.tensor([[[225091444, 553544843], [zlib_crc("<x>"), -1]], [[-1, -1], [-1, -1]]])
+    spelled = spelling(hashes)
+    assert spelled.tolist() == [[[7.0, 8.0], [6.0, 7.0]], [[0.0, 0.0], [0.0, 0.0]]]  # mean of [8, 9], [6, 7]
+    v = 6
+    embed = torch.nn.Embedding(v, 2)
+    with torch.no_grad():
+        embed.weight.copy_(torch.arange(12.0).view(6, 2))  # <unk> = row 0 = [0, 1]
+    tokens = torch.tensor([[4, v, v + 1], [5, 5, 5]])
+    out = embed_words(embed, None, tokens, v, spelled)
+    assert out.tolist() == [[[8.0, 9.0], [7.0, 9.0], [6.0, 8.0]], [[10.0, 11.0]] * 3]  # only OOV ids add it
+
+
+def zlib_crc(text: str) -> int:
+    import zlib
+
+    return zlib.crc32(text.encode("utf-8"))

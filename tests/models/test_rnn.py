@@ -164,7 +164,8 @@ def test_pointer_mix_matches_eqn_2():
 @pytest.mark.parametrize("cell", ["gru", "lstm"])
 @pytest.mark.parametrize("kind", [dict(), dict(pointer=False, coverage=False), dict(attention="none", pointer=False,
                                                                                     coverage=False),
-                                  dict(oov_slots=1)])  # a copied OOV fed back as its slot; slot 1 is past K
+                                  dict(oov_slots=1),  # a copied OOV fed back as its slot; slot 1 is past K
+                                  dict(oov_spelling=8)])  # the encoder reads the OOV words' spelling
 def test_incremental_decoding_equals_teacher_forcing_with_beams_reordered(cell, kind):
     """Two documents × two beams, each beam fed its own target; beams are swapped within their document
     every step, and once moved across documents; every row must match teacher forcing of what it fed."""
@@ -271,6 +272,19 @@ def test_tiny_pointer_generator_with_coverage_overfits_8_examples(cell):
     model.eval()
     hyps = sample_search(model, collate(data), greedy=True, max_length=8, min_length=0, alpha=0.0, block_ngram=0)
     assert [h.tokens for h in hyps] == [e.trg_ext[:-1].tolist() for e in data]  # copied OOVs included
+
+
+def test_oov_spelling_reaches_the_encoder_at_oov_words_only():
+    batch = collate([example(1, 7, [5, 6])])  # OOV words at positions 0 (V) and 2 (V + 1)
+    m = model(oov_slots=0, oov_spelling=8)
+    spelled = m.oov_spelling(batch.oov_spelling)
+    plain, read = m._embed(batch.src_ext), m._embed(batch.src_ext, spelled)
+    oov = batch.src_ext >= V
+    assert torch.equal(read[~oov], plain[~oov]) and not torch.equal(read[0, 0], read[0, 2])
+    memory, _ = m.encode(batch.src_ext, batch.src_mask, batch.oov_spelling)
+    assert not torch.equal(memory, m.encode(batch.src_ext, batch.src_mask)[0])
+    with pytest.raises(ConfigError, match=r"^arch.oov_spelling: must be in \[0, "):
+        RNNArch.from_dict({"oov_spelling": -1})
 
 
 def test_oov_slots_tell_the_source_oov_words_apart():

@@ -27,6 +27,9 @@ class TinyVocab:
         self.rarity = np.linspace(0.5, 2.0, len(self.itos)).astype(np.float32)
         self.unknown_rarity = 2.2
 
+    def oov_rarity(self, word: str) -> float:
+        return self.unknown_rarity
+
     def __len__(self) -> int:
         return len(self.itos)
 
@@ -116,11 +119,13 @@ def test_rarity_bias_is_per_head_log_scale_and_keeps_padding_hidden() -> None:
     assert torch.all(seen["bias"][0, 0, 0, 2] == float("-inf"))
 
 
-@pytest.mark.parametrize(("rarity", "slots"), [(False, 0), (True, 0), (True, 2)])
-def test_incremental_decoding_matches_teacher_forcing(rarity: bool, slots: int) -> None:
-    """With slots, the copied "zorro" is fed back as its placeholder in both (batching.decoder_input)."""
+@pytest.mark.parametrize(("rarity", "slots", "spelling"), [(False, 0, 0), (True, 0, 0), (True, 2, 0), (False, 2, 16)])
+def test_incremental_decoding_matches_teacher_forcing(rarity: bool, slots: int, spelling: int) -> None:
+    """With slots, the copied "zorro" is fed back as its placeholder in both (batching.decoder_input);
+    with spelling, the encoder reads it the same way in both."""
     torch.manual_seed(2)
-    model = PointerGeneratorTransformer(dataclasses.replace(ARCH, oov_slots=slots), rarity=rarity).eval()
+    arch = dataclasses.replace(ARCH, oov_slots=slots, oov_spelling=spelling)
+    model = PointerGeneratorTransformer(arch, rarity=rarity).eval()
     if rarity:
         with torch.no_grad():
             for layer in model.encoder_layers:
@@ -209,6 +214,25 @@ def test_oov_slots_tell_oov_words_apart_and_decode_back_to_the_words() -> None:
     assert len(out[0].tokens) == 3 and set(out[0].tokens) <= {"qux", "quux", "zorro"}  # each id mapped back
 
 
+def test_oov_spelling_changes_the_encoder_input_at_oov_words_only() -> None:
+    """Issue 43: "qux" and "quux" (document c's OOV words) get their spelling vectors added in the
+    encoder; every vocabulary word's input is as without them, and a model without the key ignores
+    `Batch.oov_spelling`."""
+    batch = _batch()
+    torch.manual_seed(4)
+    model = PointerGeneratorTransformer(dataclasses.replace(ARCH, oov_slots=0, oov_spelling=16)).eval()
+    spelled = model.oov_spelling(batch.oov_spelling)
+    assert spelled.shape == (3, batch.n_oov, ARCH.d_model)
+    plain = model._embed(batch.src_ext)
+    read = model._embed(batch.src_ext, spelled=spelled)
+    oov = batch.src_ext >= len(VOCAB)
+    assert torch.equal(read[~oov], plain[~oov]) and not torch.isclose(read[oov], plain[oov]).all(-1).any()
+    assert not torch.equal(read[2, 0], read[2, 1])  # "qux" and "quux" no longer enter alike
+    without = PointerGeneratorTransformer(dataclasses.replace(ARCH, oov_slots=0)).eval()
+    assert without.oov_spelling is None and "oov_spelling.vectors.weight" not in without.state_dict()
+    assert model.state_dict()["oov_spelling.vectors.weight"].shape == (16, ARCH.d_model)
+
+
 def test_untied_embeddings_have_their_own_generator() -> None:
     arch = ArchConfig(**{**ARCH.__dict__, "tie_embeddings": False})
     model = PointerGeneratorTransformer(arch)
@@ -268,6 +292,8 @@ def test_overrides_are_resolved_once_and_bad_keys_named() -> None:
     ({"d_modle": 64}, "model.d_modle: unknown key (known: attention_dropout"),
     ({"dropout": "none"}, "model.dropout: expected float, got 'none'"),
     ({"oov_slots": -2}, "model.oov_slots: must be in [0, "),
+    ({"oov_spelling": -1}, "model.oov_spelling: must be in [0, "),
+    ({"oov_rarity": "own"}, "model.oov_rarity: must be one of count, unknown"),
 ])
 def test_the_model_section_is_validated_by_the_family(model: dict, message: str) -> None:
     from sumpipe.config import params_from_dict

@@ -26,6 +26,12 @@ class Arch:
     vocab_size: int
 
 
+@dataclasses.dataclass(frozen=True)
+class CountingArch:
+    vocab_size: int
+    oov_rarity: str = "count"
+
+
 COUNTS = {"the": 9, "array": 5, "axis": 3, "sorted": 2, "copy": 1}
 
 
@@ -67,6 +73,25 @@ def test_word_vocabulary_round_trip(tmp_path: Path):
         WORD_VOCABULARY.load(model_dir, Arch(7))
     with pytest.raises(ValueError, match="vocabulary has 9 entries, the model needs 10"):
         WORD_VOCABULARY.save(small, model_dir, Arch(10))
+
+
+def test_an_arch_with_oov_rarity_count_keeps_the_counts_after_the_cut(tmp_path: Path):
+    Vocabulary.from_counts(COUNTS, size=9).save(tmp_path / "vocab.parquet")
+    vocab, _ = WORD_VOCABULARY.for_training(tmp_path, CountingArch(vocab_size=6))
+    assert vocab.oov_counts == {"axis": 3, "sorted": 2, "copy": 1}
+    model_dir = tmp_path / "model"
+    model_dir.mkdir()
+    WORD_VOCABULARY.save(vocab, model_dir, CountingArch(6))  # the 6 entries, then the 3 counted words
+    assert pq.read_table(model_dir / "vocab.parquet").column("token").to_pylist()[4:] == [
+        "the", "array", "axis", "sorted", "copy"]
+    loaded = WORD_VOCABULARY.load(model_dir, CountingArch(6))
+    assert loaded.itos == vocab.itos and loaded.oov_rarity("axis") == vocab.oov_rarity("axis")
+    assert loaded.oov_rarity("axis") < loaded.oov_rarity("copy") == np.float32(loaded.unknown_rarity)
+    # an arch at the unknown score reads exactly its vocabulary's rows: more is a damaged folder
+    with pytest.raises(SumpipeError, match=r"model/vocab.parquet: has 9 entries, config.json says 6"):
+        WORD_VOCABULARY.load(model_dir, CountingArch(6, "unknown"))
+    with pytest.raises(SumpipeError, match=r"has 9 entries, config.json says 6"):
+        WORD_VOCABULARY.load(model_dir, Arch(6))
 
 
 def test_vocab_table_of_a_duck_typed_vocabulary():

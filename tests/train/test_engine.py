@@ -157,6 +157,9 @@ def test_compiled_training_follows_the_eager_run(monkeypatch: pytest.MonkeyPatch
         rarity = torch.linspace(0.5, 2.0, len(itos)).numpy()
         unknown_rarity = 2.2
 
+        def oov_rarity(self, word: str) -> float:
+            return self.unknown_rarity
+
         def __len__(self) -> int:
             return len(self.itos)
 

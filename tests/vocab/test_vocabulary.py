@@ -86,6 +86,29 @@ def test_vocabulary_save_load_slice(tmp_path):
     assert small.stoi["irish"] == 6 and small.encode(["lions"]) == [0]
 
 
+def test_a_slice_keeps_the_train_counts_of_the_words_after_it(tmp_path):
+    # issue 43: the 2 words "the" (1000) and "," (900) make the slice, shift = 1 - (1/ln 1001 + 1/ln 901)/2
+    # = 0.854137; "fly-half" (seen twice) scores 1/ln 3 + shift, "irish" (7) 1/ln 8 + shift, and a word
+    # training never saw the unknown score 1/ln 2 + shift, as "wales" (seen once)
+    path = tmp_path / "vocab.parquet"
+    Vocabulary.from_counts(COUNTS, size=100).save(path)
+    vocab = Vocabulary.load(path, size=6, keep_tail=True)
+    assert vocab.itos == list(SPECIAL_TOKENS) + ["the", ","]
+    assert vocab.oov_counts == {"irish": 7, "lions": 7, "fly-half": 2, "wales": 1}
+    assert vocab.oov_rarity("fly-half") == pytest.approx(1.764376, abs=1e-6)
+    assert vocab.oov_rarity("irish") == pytest.approx(1.335035, abs=1e-6)
+    assert vocab.oov_rarity("wales") == vocab.oov_rarity("zebra") == np.float32(vocab.unknown_rarity)
+    assert vocab.unknown_rarity == pytest.approx(2.296832, abs=1e-6)
+    # without the tail (the thesis's choice), every OOV word is at the unknown score
+    assert Vocabulary.load(path, size=6).oov_rarity("irish") == np.float32(vocab.unknown_rarity)
+    # saved, the tail follows the slice's rows, and reads back whole
+    vocab.save(tmp_path / "kept.parquet")
+    assert pd.read_parquet(tmp_path / "kept.parquet")["token"].tolist()[4:] == ["the", ",", "irish", "lions",
+                                                                                "fly-half", "wales"]
+    again = Vocabulary.load(tmp_path / "kept.parquet", size=6, keep_tail=True)
+    assert again.oov_counts == vocab.oov_counts and again.shift == vocab.shift
+
+
 def test_vocabulary_errors(tmp_path):
     with pytest.raises(SumpipeError, match="no such vocabulary file"):
         Vocabulary.load(tmp_path / "missing.parquet")

@@ -5,11 +5,14 @@ Per example (`encode_example`), with V = the vocabulary size:
 - `src_ext`  the same, but each OOV word gets an extended id V, V+1, ... in order of first
              occurrence in *this* example's source, so the pointer can copy it;
 - `src_freq` the rarity score of each input token (`vocab.rarity[id]`; a word outside the
-             vocabulary gets `vocab.unknown_rarity`, the maximum score); 0 at padding;
+             vocabulary gets `vocab.oov_rarity(word)`: by its own train count where the
+             vocabulary keeps those, else the unknown score, the maximum); 0 at padding;
 - `trg_inp`  `<s>` + summary, `<unk>` for OOV: the decoder input;
 - `trg_ext`  summary + `</s>`: the loss target. An OOV summary word that occurs in the source
              gets that source word's extended id (the model can copy it); other OOVs are `<unk>`;
 - `oov_words` the example's OOV source words, extended id V + j -> oov_words[j].
+`collate` adds `oov_spelling`: each OOV word's character 3-grams as CRC-32 values (`spelling_hashes`), which
+a model with `oov_spelling` buckets turns into a vector that says what the word looks like.
 Sources and summaries follow the text convention (tokens separated by spaces, sentences by
 "\\n"); the models see tokens only, so the sentence breaks are dropped. The source is cut to
 `max_source_tokens` tokens and the summary to `max_summary_tokens` words, after which `</s>` is
@@ -22,8 +25,10 @@ batch order per (seed, epoch).
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
+from functools import lru_cache
 from typing import Any, Protocol
 
 import numpy as np
@@ -39,7 +44,8 @@ class VocabularyLike(Protocol):
     itos: list[str]
     stoi: dict[str, int]
     rarity: np.ndarray
-    unknown_rarity: float
+
+    def oov_rarity(self, word: str) -> float: ...
 
     def __len__(self) -> int: ...
 
@@ -86,7 +92,7 @@ def encode_example(
     src_ext = src.copy()
     src_ext[oov_positions] = [size + oov_index[tokens[i]] for i in oov_positions.tolist()]
     src_freq = np.asarray(vocab.rarity, dtype=np.float32)[src]
-    src_freq[oov_positions] = vocab.unknown_rarity
+    src_freq[oov_positions] = [vocab.oov_rarity(tokens[i]) for i in oov_positions.tolist()]
 
     words = summary.split()[:max_summary_tokens]
     trg = _word_ids(vocab.stoi, words)
@@ -129,7 +135,8 @@ class Batch:
     src, src_ext (B, S) long; src_freq (B, S) float32; src_mask (B, S) bool (True = real token);
     trg_inp, trg_ext (B, T) long; trg_mask (B, T) bool; n_oov = the largest number of OOV source
     words of any example (the extended vocabulary is V + n_oov wide); oov_words[b][j] is the word
-    of extended id V + j in example b; ids the example ids; trg_positions (N,) long, the flat
+    of extended id V + j in example b; oov_spelling (B, n_oov, G) long the CRC-32 values of its
+    character 3-grams (`spelling_hashes`), -1 after its last; ids the example ids; trg_positions (N,) long, the flat
     indices b·T + t of the N real target tokens (True in trg_mask), in row-major order: training
     computes the output layer at these positions only (made on the CPU, so a GPU never syncs for it).
     """
@@ -145,6 +152,7 @@ class Batch:
     oov_words: list[list[str]]
     ids: list[str]
     trg_positions: torch.Tensor
+    oov_spelling: torch.Tensor
 
     def __len__(self) -> int:
         return self.src.shape[0]
@@ -188,6 +196,34 @@ def _pad(arrays: list[np.ndarray], value: float, dtype: Any) -> np.ndarray:
     return out
 
 
+# A word's character 3-grams, after fastText's subword scheme (Bojanowski et al. 2017): the word between
+# boundary marks, "<fahrenheit>" -> "<fa", "fah", ..., "it>"; case kept (a capital says "a name").
+SPELLING_NGRAM = 3
+MAX_SPELLING_NGRAMS = 16  # a longer word keeps its first 16 (its start, where the stem is)
+
+
+@lru_cache(maxsize=65536)
+def spelling_hashes(word: str) -> tuple[int, ...]:
+    """CRC-32 of each character 3-gram of `<word>` (at most MAX_SPELLING_NGRAMS): the same values on
+    every machine and Python (unlike `hash`); a model reduces them modulo its bucket count."""
+    marked = f"<{word}>"
+    grams = [marked[i : i + SPELLING_NGRAM] for i in range(max(1, len(marked) - SPELLING_NGRAM + 1))]
+    return tuple(zlib.crc32(gram.encode("utf-8")) for gram in grams[:MAX_SPELLING_NGRAMS])
+
+
+def spelling_table(oov_words: Sequence[Sequence[str]]) -> np.ndarray:
+    """(B, J, G) int64 `spelling_hashes` of each example's OOV words, -1 as padding; J the most OOV
+    words of an example, G the most 3-grams of a word (at least 1)."""
+    hashes = [[spelling_hashes(word) for word in words] for words in oov_words]
+    n_words = max((len(h) for h in hashes), default=0)
+    n_grams = max((len(g) for h in hashes for g in h), default=1)
+    out = np.full((len(hashes), n_words, n_grams), -1, dtype=np.int64)
+    for b, row in enumerate(hashes):
+        for j, grams in enumerate(row):
+            out[b, j, : len(grams)] = grams
+    return out
+
+
 def collate(examples: Sequence[Example]) -> Batch:
     """Pad `examples` into a Batch (numpy first, one torch conversion per field)."""
     if not examples:
@@ -207,6 +243,7 @@ def collate(examples: Sequence[Example]) -> Batch:
         oov_words=[list(e.oov_words) for e in examples],
         ids=[e.id for e in examples],
         trg_positions=target_positions(trg_mask),
+        oov_spelling=torch.from_numpy(spelling_table([e.oov_words for e in examples])),
     )
 
 

@@ -57,9 +57,19 @@ def save_pretrained(model: torch.nn.Module, model_dir: str | os.PathLike, vocab:
         for name, write in (extras or {}).items():
             write(unit / name)
         card = dataclasses.replace(card, weights_sha256=file_sha256(unit / WEIGHTS_FILE))
-        write_json(card.to_json(), unit / CARD_FILE)
+        write_json(card_json(card, family), unit / CARD_FILE)
         write_manifest(unit)
     return model_dir
+
+
+def card_json(card: ModelCard, family: Family) -> dict[str, Any]:
+    """The card as config.json holds it: an arch key at the value the family's `legacy_arch` gives a card
+    that lacks it is left out, since loading fills it back in. So an option added at its old behaviour
+    changes no model folder, and the artifacts of every pipeline trained before it stay byte-identical."""
+    data = card.to_json()
+    legacy = family.legacy_arch
+    data["arch"] = {k: v for k, v in data["arch"].items() if k not in legacy or legacy[k] != v}
+    return data
 
 
 def write_manifest(model_dir: Path) -> None:

@@ -16,8 +16,8 @@ Read top to bottom:
    distribution a; p_gen = σ(w_h·h + w_s·s + w_x·x + b) (Eqn 2.17).
 6. `AdditiveAttention` — Bahdanau attention with See et al.'s optional coverage, for the RNN
    models (seed 004 Eqn 3-4), and `coverage_loss`.
-7. `OOVSlots`, `embed_words` — per-document placeholders for the words outside the vocabulary
-   (issue 43), shared by the word families' encoders and decoders.
+7. `OOVSlots`, `OOVSpelling`, `embed_words` — per-document placeholders for the words outside the
+   vocabulary, and what such a word looks like (issue 43), shared by the word families.
 
 Shapes: B batch, T target (query) positions, S source (key) positions, D model width, H heads,
 Dh = D / H, V fixed vocabulary, X = V + n_oov the extended vocabulary.
@@ -429,12 +429,44 @@ class OOVSlots(nn.Module):
         return self.vectors(slot.clamp(0, k - 1)) * has[..., None].to(self.vectors.weight.dtype)
 
 
-def embed_words(embed: nn.Embedding, slots: OOVSlots | None, tokens: torch.Tensor, vocab_size: int) -> torch.Tensor:
+class OOVSpelling(nn.Module):
+    """What a word outside the vocabulary looks like: the mean of K hashed character-3-gram vectors
+    (fastText's subword vectors, Bojanowski et al. 2017; `batching.spelling_hashes` gives the 3-grams'
+    CRC-32 values, bucket = value mod K).
+
+    A slot tells the j-th OOV word of a document from the others, not what it is: "celsius" and
+    "x_min" are the same kind of thing to the encoder, so the pointer cannot learn which kind of
+    word a reference keeps. A word's 3-grams carry its shape (a capital, digits, an underscore, a
+    suffix) and, for a word training saw, something of the word itself; they are shared by every
+    word that has them, so a word seen once or never still gets a vector trained on others.
+    Initialised like the word embeddings, N(0, 1/dim); bucket collisions are the price of a fixed size.
+    """
+
+    def __init__(self, buckets: int, dim: int) -> None:
+        super().__init__()
+        self.vectors = nn.Embedding(buckets, dim)
+        nn.init.normal_(self.vectors.weight, std=dim**-0.5)
+
+    def forward(self, hashes: torch.Tensor) -> torch.Tensor:
+        """hashes (B, J, G) long CRC-32 values, -1 padding (`Batch.oov_spelling`) -> (B, J, dim), the
+        mean over each word's 3-grams (0 for a row without any)."""
+        real = hashes >= 0
+        vectors = self.vectors(hashes.clamp(min=0) % self.vectors.num_embeddings)
+        total = (vectors * real[..., None].to(vectors.dtype)).sum(dim=2)
+        return total / real.sum(dim=2, keepdim=True).clamp(min=1).to(vectors.dtype)
+
+
+def embed_words(embed: nn.Embedding, slots: OOVSlots | None, tokens: torch.Tensor, vocab_size: int,
+                spelled: torch.Tensor | None = None) -> torch.Tensor:
     """tokens (B, L) extended ids -> (B, L, E): a vocabulary word (id < V) its own row; the extended
     id V + j of a document's j-th OOV word `<unk>`'s row, plus slot j's vector when the model has
-    `slots` (j < K)."""
+    `slots` (j < K), plus row j of `spelled` (B, J, E), that word's `OOVSpelling`, when given."""
     vectors = embed(tokens.masked_fill(tokens >= vocab_size, UNK))
-    if slots is None:
-        return vectors
-    slot = torch.where(tokens >= vocab_size, tokens - vocab_size, -1)
-    return vectors + slots(slot).to(vectors.dtype)
+    oov = torch.where(tokens >= vocab_size, tokens - vocab_size, -1)
+    if slots is not None:
+        vectors = vectors + slots(oov).to(vectors.dtype)
+    if spelled is not None and spelled.shape[1]:
+        rows = oov.clamp(0, spelled.shape[1] - 1)
+        picked = spelled.gather(1, rows[..., None].expand(-1, -1, spelled.shape[2]))
+        vectors = vectors + picked.to(vectors.dtype) * (oov >= 0)[..., None].to(vectors.dtype)
+    return vectors

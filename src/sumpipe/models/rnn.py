@@ -50,7 +50,7 @@ from torch import nn
 
 from sumpipe.config import TrainConfig
 from sumpipe.models.batching import Batch, WordCodec, decoder_input, encode_examples
-from sumpipe.models.layers import AdditiveAttention, OOVSlots, coverage_loss, embed_words, pointer_mix
+from sumpipe.models.layers import AdditiveAttention, OOVSlots, OOVSpelling, coverage_loss, embed_words, pointer_mix
 from sumpipe.models.loss import copy_attention_nll, label_smoothed_nll
 from sumpipe.models.registry import Family, TaskData, TrainPhase, register_family
 from sumpipe.models.task import SummarizationTask
@@ -77,7 +77,9 @@ class RNNArch:
     (null: H). `coverage_phase_steps` (with `coverage: true`): train without coverage first, then
     this many updates with it (See et al.: 3,000 after 230,000); null: coverage from the start.
     `oov_slots`: K per-document placeholders for the words outside the vocabulary, as the transformer's
-    (`layers.OOVSlots`; 0: every OOV word is the one `<unk>`).
+    (`layers.OOVSlots`; 0: every OOV word is the one `<unk>`). `oov_spelling`: K buckets of hashed
+    character 3-grams added to an OOV word's vector in the encoder, as the transformer's
+    (`layers.OOVSpelling`; 0: none).
     """
 
     cell: Literal["gru", "lstm"] = "lstm"
@@ -95,6 +97,7 @@ class RNNArch:
     max_source_tokens: int = 400
     max_summary_tokens: int = 60
     oov_slots: int = 32
+    oov_spelling: int = 0
 
     def check(self, key: str) -> None:
         def k(name: str) -> str:
@@ -102,6 +105,8 @@ class RNNArch:
 
         require(0 <= self.oov_slots <= MAX_POSITIONS, k("oov_slots"),
                 f"must be in [0, {MAX_POSITIONS}] (0: no placeholders)")
+        require(0 <= self.oov_spelling <= MAX_VOCAB, k("oov_spelling"),
+                f"must be in [0, {MAX_VOCAB:,}] (0: no spelling vectors)")
 
         for name in ("embedding_dim", "hidden_dim", "layers", "max_source_tokens", "max_summary_tokens"):
             require(getattr(self, name) >= 1, k(name), "must be >= 1")
@@ -248,6 +253,7 @@ class RNNSummarizer(nn.Module):
         rnn = nn.GRU if arch.cell == "gru" else nn.LSTM
         self.embed = nn.Embedding(arch.vocab_size, e, padding_idx=PAD)
         self.oov_slots = OOVSlots(arch.oov_slots, e) if arch.oov_slots else None
+        self.oov_spelling = OOVSpelling(arch.oov_spelling, e) if arch.oov_spelling else None
         self.dropout = nn.Dropout(arch.dropout)
         self.encoder = BidirectionalEncoder(rnn, e, h, arch.layers, arch.dropout)
         self.bridge_h = nn.Linear(2 * h, h)
@@ -261,14 +267,20 @@ class RNNSummarizer(nn.Module):
         self.gate = nn.Linear(context_dim + h + e, 1) if arch.pointer else None  # w_h, w_s, w_x, b_ptr
 
     # ---- pieces ------------------------------------------------------------------------------
-    def _embed(self, tokens: torch.Tensor) -> torch.Tensor:
-        """(B, L) extended ids -> (B, L, E); OOV ids read as <unk> (+ their slot: `layers.embed_words`)."""
-        return self.dropout(embed_words(self.embed, self.oov_slots, tokens, self.vocab_size))
+    def _embed(self, tokens: torch.Tensor, spelled: torch.Tensor | None = None) -> torch.Tensor:
+        """(B, L) extended ids -> (B, L, E); OOV ids read as <unk> (+ their slot, + their spelling vector
+        `spelled` (B, J, E) when given: `layers.embed_words`)."""
+        return self.dropout(embed_words(self.embed, self.oov_slots, tokens, self.vocab_size, spelled))
 
-    def encode(self, src: torch.Tensor, src_mask: torch.Tensor) -> tuple[torch.Tensor, RecurrentState]:
-        """src (B, S) extended ids (`Batch.src_ext`), src_mask (B, S) -> memory h_i (B, S, 2H) (0 at padding),
-        decoder initial state."""
-        memory, final = self.encoder(self._embed(src), src_mask)
+    def encode(self, src: torch.Tensor, src_mask: torch.Tensor,
+               oov_spelling: torch.Tensor | None = None) -> tuple[torch.Tensor, RecurrentState]:
+        """src (B, S) extended ids (`Batch.src_ext`), src_mask (B, S), oov_spelling (B, J, G)
+        (`Batch.oov_spelling`, read when the model has `oov_spelling`) -> memory h_i (B, S, 2H) (0 at
+        padding), decoder initial state."""
+        spelled = None
+        if self.oov_spelling is not None and oov_spelling is not None:
+            spelled = self.oov_spelling(oov_spelling)
+        memory, final = self.encoder(self._embed(src, spelled), src_mask)
         return self.dropout(memory), self._bridge(final)
 
     def _bridge(self, final: torch.Tensor) -> RecurrentState:
@@ -335,7 +347,7 @@ class RNNSummarizer(nn.Module):
     # ---- teacher forcing ---------------------------------------------------------------------
     def forward_steps(self, batch: Batch) -> StepsOutput:
         """Teacher forcing over the whole target: log P (B, T, X) and the diagnostics."""
-        memory, init = self.encode(batch.src_ext, batch.src_mask)
+        memory, init = self.encode(batch.src_ext, batch.src_mask, batch.oov_spelling)
         keys = self.attention.project_keys(memory) if self.attention is not None else None
         x = self._embed(decoder_input(batch.trg_inp, batch.trg_ext))
         s, _ = self.decoder(x, init)
@@ -360,7 +372,7 @@ class RNNSummarizer(nn.Module):
         """Run the encoder once for the batch's B rows."""
         device = self.embed.weight.device
         batch = batch.to(device)
-        memory, init = self.encode(batch.src_ext, batch.src_mask)
+        memory, init = self.encode(batch.src_ext, batch.src_mask, batch.oov_spelling)
         return RNNDecoderState(
             recurrent=init,
             coverage=self._zero_coverage(memory),
@@ -477,5 +489,7 @@ FAMILY = register_family(Family(
     codec=lambda vocab, arch: WordCodec(vocab, arch.max_source_tokens),
     card_section=_card_section,
     phases=training_phases,
-    legacy_arch={"oov_slots": 0},  # models trained before issue 43 read every OOV word as <unk>
+    # arch keys older cards lack: models trained before issue 43 read every OOV word as the one <unk>,
+    # without its spelling
+    legacy_arch={"oov_slots": 0, "oov_spelling": 0},
 ))

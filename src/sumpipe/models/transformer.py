@@ -52,6 +52,7 @@ from sumpipe.models.layers import (
     FeedForward,
     MultiHeadAttention,
     OOVSlots,
+    OOVSpelling,
     PointerGeneratorHead,
     SinusoidalPositions,
     embed_words,
@@ -60,6 +61,7 @@ from sumpipe.models.layers import (
 )
 from sumpipe.models.registry import Family, TaskData, register_family
 from sumpipe.models.task import SummarizationTask
+from sumpipe.models.vocabulary import OOV_RARITIES
 from sumpipe.names import PAD
 from sumpipe.validation import (
     MAX_FF_WIDTH,
@@ -91,7 +93,12 @@ class ArchConfig:
     `max_source_tokens` / `max_summary_tokens` cut inputs and training targets. `oov_slots`: K
     per-document placeholders for the words outside the vocabulary (`layers.OOVSlots`: the j-th
     distinct OOV word of a source reads `<unk>` + slot j in the encoder, and in the decoder after the
-    pointer copied it; 0: every OOV word is the one `<unk>`, as in the thesis).
+    pointer copied it; 0: every OOV word is the one `<unk>`, as in the thesis). `oov_rarity`: M2's
+    rarity score of an OOV word, `unknown` the score of a word seen once for every one of them, as in
+    the thesis's Appendix A.1, or `count` by its own train count (`Vocabulary.oov_rarity`; only a word
+    training never saw at the unknown score). `count` lost on validation (docs/models.md, issue 43);
+    M1 reads no rarity. `oov_spelling`: K buckets of hashed character 3-grams that say what an OOV
+    word looks like, added to its vector in the encoder (`layers.OOVSpelling`; 0: none).
     """
 
     d_model: int = 64
@@ -105,6 +112,8 @@ class ArchConfig:
     max_summary_tokens: int = 60
     tie_embeddings: bool = True
     oov_slots: int = 32
+    oov_rarity: str = "unknown"
+    oov_spelling: int = 0
 
     def check(self, key: str) -> None:
         for name in ("d_model", "d_ff", "n_layers", "n_heads", "vocab_size", "max_source_tokens",
@@ -112,6 +121,10 @@ class ArchConfig:
             require(getattr(self, name) >= 1, child_key(key, name), "must be >= 1")
         require(0 <= self.oov_slots <= MAX_POSITIONS, child_key(key, "oov_slots"),
                 f"must be in [0, {MAX_POSITIONS}] (0: no placeholders)")
+        require(0 <= self.oov_spelling <= MAX_VOCAB, child_key(key, "oov_spelling"),
+                f"must be in [0, {MAX_VOCAB:,}] (0: no spelling vectors)")
+        require(self.oov_rarity in OOV_RARITIES, child_key(key, "oov_rarity"),
+                f"must be one of {', '.join(OOV_RARITIES)}")
         for name, limit in (("d_model", MAX_WIDTH), ("d_ff", MAX_FF_WIDTH), ("n_layers", MAX_LAYERS),
                             ("n_heads", MAX_HEADS), ("vocab_size", MAX_VOCAB),
                             ("max_source_tokens", MAX_POSITIONS), ("max_summary_tokens", MAX_POSITIONS)):
@@ -127,7 +140,7 @@ class ArchConfig:
         """About how many weights the encoder-decoder has (embeddings twice, the worst case untied)."""
         d, ff = self.d_model, self.d_ff
         per_layer = 4 * d * d + 2 * d * ff  # attention projections + feed-forward
-        return 2 * self.vocab_size * d + self.n_layers * 3 * per_layer
+        return (2 * self.vocab_size + self.oov_spelling) * d + self.n_layers * 3 * per_layer
 
 
 class EncoderLayer(nn.Module):
@@ -240,24 +253,31 @@ class PointerGeneratorTransformer(nn.Module):
         self.generator = None if arch.tie_embeddings else nn.Linear(d, self.vocab_size, bias=False)
         self.pointer = PointerGeneratorHead(d, arch.n_heads)
         self.oov_slots = OOVSlots(arch.oov_slots, d) if arch.oov_slots else None
+        self.oov_spelling = OOVSpelling(arch.oov_spelling, d) if arch.oov_spelling else None
         nn.init.normal_(self.embed.weight, std=d**-0.5)
         with torch.no_grad():
             self.embed.weight[PAD].zero_()
 
     # ---- pieces ------------------------------------------------------------------------------
-    def _embed(self, tokens: torch.Tensor, offset: int = 0) -> torch.Tensor:
+    def _embed(self, tokens: torch.Tensor, offset: int = 0, spelled: torch.Tensor | None = None) -> torch.Tensor:
         """tokens (B, L) extended ids -> embedding·√D + PE (B, L, D); ids >= V (OOV words) read as
-        <unk>, plus their placeholder slot when the model has `oov_slots` (`layers.embed_words`)."""
-        vectors = embed_words(self.embed, self.oov_slots, tokens, self.vocab_size)
+        <unk>, plus their placeholder slot when the model has `oov_slots` and their spelling vector
+        `spelled` (B, J, D) when given (`layers.embed_words`)."""
+        vectors = embed_words(self.embed, self.oov_slots, tokens, self.vocab_size, spelled)
         return self.positions(vectors * math.sqrt(self.arch.d_model), offset)
 
     def encode(
-        self, src: torch.Tensor, src_freq: torch.Tensor, src_mask: torch.Tensor
+        self, src: torch.Tensor, src_freq: torch.Tensor, src_mask: torch.Tensor,
+        oov_spelling: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """src (B, S) extended ids (`Batch.src_ext`), src_freq (B, S), src_mask (B, S) -> memory (B, S, D),
+        """src (B, S) extended ids (`Batch.src_ext`), src_freq (B, S), src_mask (B, S), oov_spelling
+        (B, J, G) (`Batch.oov_spelling`, read when the model has `oov_spelling`) -> memory (B, S, D),
         memory_bias (B, 1, 1, S)."""
         pad_bias = key_padding_bias(src_mask)
-        h = self.dropout(self._embed(src))
+        spelled = None
+        if self.oov_spelling is not None and oov_spelling is not None:
+            spelled = self.oov_spelling(oov_spelling)
+        h = self.dropout(self._embed(src, spelled=spelled))
         for layer in self.encoder_layers:
             h = layer(h, pad_bias, src_freq)
         return self.encoder_norm(h), pad_bias
@@ -308,7 +328,7 @@ class PointerGeneratorTransformer(nn.Module):
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """log P (B, T, V + n_oov) float32, and info {"p_gen": (B, T), "attn": (B, T, S)};
         `targets_only`: at the N real target positions only (`batch.trg_positions`), (N, ...)."""
-        memory, memory_bias = self.encode(batch.src_ext, batch.src_freq, batch.src_mask)
+        memory, memory_bias = self.encode(batch.src_ext, batch.src_freq, batch.src_mask, batch.oov_spelling)
         memory_kvs = [cast(DecoderLayer, layer).cross_attn.project_kv(memory) for layer in self.decoder_layers]
         pointer_kv = self.pointer.attention.project_kv(memory)
         x = self._embed(decoder_input(batch.trg_inp, batch.trg_ext))
@@ -331,7 +351,7 @@ class PointerGeneratorTransformer(nn.Module):
         """Run the encoder once for the batch's B rows; caches start empty."""
         device = self.embed.weight.device
         batch = batch.to(device)
-        memory, memory_bias = self.encode(batch.src_ext, batch.src_freq, batch.src_mask)
+        memory, memory_bias = self.encode(batch.src_ext, batch.src_freq, batch.src_mask, batch.oov_spelling)
         n = memory.shape[0]
         empty = memory.new_zeros(n, self.arch.n_heads, 0, self.arch.d_model // self.arch.n_heads)
         return TransformerDecoderState(
@@ -398,6 +418,8 @@ FAMILY = register_family(Family(
     make_task=make_task,
     codec=lambda vocab, arch: WordCodec(vocab, arch.max_source_tokens),
     options=("rarity",),
-    legacy_arch={"oov_slots": 0},  # models trained before issue 43 read every OOV word as <unk>
+    # arch keys older cards lack: models trained before issue 43 read every OOV word as the one <unk>,
+    # at the one unknown rarity, without its spelling
+    legacy_arch={"oov_slots": 0, "oov_rarity": "unknown", "oov_spelling": 0},
     arch_defaults=arch_defaults,
 ))

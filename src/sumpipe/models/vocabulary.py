@@ -3,7 +3,10 @@
 A family names its `VocabularyKind` (`sumpipe.models.registry.Family.vocabulary`); the trainer calls
 `for_training`, `sumpipe.models.io.save_pretrained` / `load_pretrained` call `save` / `load`. The word
 families (transformer, rnn) share `WORD_VOCABULARY`: the vocab stage's `vocab.parquet`, cut to the
-arch's `vocab_size`, stored under the same name in the model directory (`vocab_table`).
+arch's `vocab_size`, stored under the same name in the model directory (`vocab_table`). An arch with
+`oov_rarity: count` (M2's rarity of a word outside the vocabulary by its own train count) keeps the
+rows after the cut as `Vocabulary.oov_counts`, and its model directory stores them after the
+vocabulary's rows; a directory without them reads every such word at the unknown score.
 
 Here, below both the registry and the model-directory code, so that neither has to import the other.
 """
@@ -38,9 +41,12 @@ class VocabularyKind:
 
 
 def vocab_table(vocab: Any, size: int) -> pa.Table:
-    """The first `size` entries of a vocabulary as the `vocab.parquet` table of the data contract."""
+    """The first `size` entries of a vocabulary as the `vocab.parquet` table of the data contract, and
+    after them the train counts of the words outside it (`Vocabulary.oov_counts`) when it has exactly
+    `size` entries and keeps such counts."""
     if hasattr(vocab, "to_table"):
-        return vocab.to_table().slice(0, size)
+        table = vocab.to_table()
+        return table if len(vocab) == size else table.slice(0, size)
     counts = getattr(vocab, "counts", None)
     return pa.table({
         "id": pa.array(np.arange(size, dtype=np.int32)),
@@ -50,8 +56,18 @@ def vocab_table(vocab: Any, size: int) -> pa.Table:
     })
 
 
+# how an arch scores the rarity of a word outside its vocabulary (its `oov_rarity`): by the word's own
+# train count, or every such word at the unknown score
+OOV_RARITIES = ("count", "unknown")
+
+
+def _keeps_oov_counts(arch: Any) -> bool:
+    return getattr(arch, "oov_rarity", "unknown") == "count"
+
+
 def _word_vocab_for_training(vocab_dir: Path, arch: Any) -> tuple[Any, Any]:
-    vocab = Vocabulary.load(Path(vocab_dir) / VOCAB_STAGE_FILE, size=arch.vocab_size)
+    vocab = Vocabulary.load(Path(vocab_dir) / VOCAB_STAGE_FILE, size=arch.vocab_size,
+                            keep_tail=_keeps_oov_counts(arch))
     return vocab, dataclasses.replace(arch, vocab_size=len(vocab))  # a small corpus may have fewer words
 
 
@@ -64,7 +80,10 @@ def _word_vocab_save(vocab: Any, model_dir: Path, arch: Any) -> None:
 
 
 def _word_vocab_load(model_dir: Path, arch: Any) -> Any:
-    vocab = Vocabulary.load(model_dir / VOCAB_FILE)
+    if _keeps_oov_counts(arch):  # the vocabulary's rows, then the counts of the words after them
+        vocab = Vocabulary.load(model_dir / VOCAB_FILE, size=arch.vocab_size, keep_tail=True)
+    else:  # exactly the vocabulary's rows
+        vocab = Vocabulary.load(model_dir / VOCAB_FILE)
     if len(vocab) != arch.vocab_size:
         raise SumpipeError(f"{model_dir / VOCAB_FILE}: has {len(vocab)} entries, config.json says {arch.vocab_size}")
     return vocab

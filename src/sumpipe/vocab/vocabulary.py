@@ -16,7 +16,10 @@ Choices (the thesis leaves them open):
   is a slice: `Vocabulary.load(path, size)` recomputes the shift for that slice, so the mean is 1 over
   the words the model actually uses (a 25,000-word model and a 50,000-word one differ, as in the thesis).
 - An unknown word gets the largest possible score, that of a word seen once: 1/ln 2 + shift
-  (Appendix A.1 shows OOV words at 2.1736 while in-vocabulary words sit near 0.8).
+  (Appendix A.1 shows OOV words at 2.1736 while in-vocabulary words sit near 0.8). A slice may keep the
+  train counts of the words after it (`oov_counts`, issue 43): then a word outside the slice that training
+  saw scores by its own count, 1/ln(1 + occ) + shift with the slice's shift (`oov_rarity`), so M2 can tell
+  a word seen once from one seen twelve times; only a word training never saw gets the unknown score.
 - Specials: `<unk>` gets the unknown score (it stands for every OOV word); `<pad>` 0 (batching
   masks padding anyway); `<s>` and `</s>` 1, the neutral mean (they never occur in encoder input).
 """
@@ -69,15 +72,19 @@ class Vocabulary:
     """Ids, counts and rarity scores of a word vocabulary; rows 0..3 are the special tokens.
 
     `itos[i]` is the token of id i, `counts[i]` its train count (0 for specials) and `rarity[i]`
-    (float32) its rarity score; `unknown_rarity` is the score of an out-of-vocabulary word.
+    (float32) its rarity score; `unknown_rarity` is the score of an out-of-vocabulary word, and
+    `oov_counts` the train counts of the words after this slice (empty: every OOV word scores
+    `unknown_rarity`, the thesis's choice), read by `oov_rarity`.
     """
 
     itos: list[str]
     counts: np.ndarray
     shift: float
+    oov_counts: Mapping[str, int] = field(default_factory=dict)
     rarity: np.ndarray = field(init=False)
     unknown_rarity: float = field(init=False)
     stoi: dict[str, int] = field(init=False)
+    _oov_scores: dict[str, float] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.counts = np.asarray(self.counts, dtype=np.int64)
@@ -87,6 +94,15 @@ class Vocabulary:
         self.unknown_rarity = inverse_ln1p(1) + self.shift
         self.rarity = self._rarity64().astype(np.float32)
         self.stoi = {token: i for i, token in enumerate(self.itos)}
+        # a word seen no time has no score of its own (1/ln 1 is inf); one in the slice is not outside it
+        self.oov_counts = dict(sort_word_counts({w: c for w, c in self.oov_counts.items() if w not in self.stoi}))
+        scores = raw_rarity(np.fromiter(self.oov_counts.values(), np.int64, len(self.oov_counts))) + self.shift
+        self._oov_scores = dict(zip(self.oov_counts, scores.astype(np.float32).tolist()))
+
+    def oov_rarity(self, word: str) -> float:
+        """The rarity of a word outside the vocabulary: by its own train count when `oov_counts` has
+        it, else `unknown_rarity` (float32-rounded like `rarity`)."""
+        return self._oov_scores.get(word, float(np.float32(self.unknown_rarity)))
 
     def _rarity64(self) -> np.ndarray:
         """Rarity per id in float64 (the stored column; `.rarity` is its float32 copy)."""
@@ -117,12 +133,15 @@ class Vocabulary:
         return [get(t, UNK) for t in tokens]
 
     def to_table(self) -> pa.Table:
-        """The `vocab.parquet` table: id int32, token str, count int64, rarity float64."""
+        """The `vocab.parquet` table: id int32, token str, count int64, rarity float64; the `oov_counts`
+        words follow as further rows (rarity by their own count), so `load(path, len(self), keep_tail=True)`
+        reads this vocabulary back whole."""
+        tail_counts = np.fromiter(self.oov_counts.values(), np.int64, len(self.oov_counts))
         return pa.table({
-            "id": pa.array(np.arange(len(self), dtype=np.int32)),
-            "token": pa.array(self.itos, type=pa.string()),
-            "count": pa.array(np.asarray(self.counts, dtype=np.int64)),
-            "rarity": pa.array(self._rarity64()),
+            "id": pa.array(np.arange(len(self) + len(tail_counts), dtype=np.int32)),
+            "token": pa.array(self.itos + list(self.oov_counts), type=pa.string()),
+            "count": pa.array(np.concatenate([np.asarray(self.counts, dtype=np.int64), tail_counts])),
+            "rarity": pa.array(np.concatenate([self._rarity64(), raw_rarity(tail_counts) + self.shift])),
         })
 
     def to_frame(self):  # -> pandas.DataFrame; pandas is imported only here, off the decode start-up path
@@ -135,23 +154,26 @@ class Vocabulary:
         return write_parquet(table, path)
 
     @classmethod
-    def load(cls, path: str | os.PathLike, size: int | None = None) -> Vocabulary:
+    def load(cls, path: str | os.PathLike, size: int | None = None, keep_tail: bool = False) -> Vocabulary:
         """The first `size` rows of a saved vocabulary (all when None), with the shift recomputed so
-        that the mean rarity over *this slice's* words is 1."""
+        that the mean rarity over *this slice's* words is 1; with `keep_tail`, the rows after them
+        become `oov_counts`."""
         path = Path(path)
         if not path.is_file():
             raise SumpipeError(f"{path}: no such vocabulary file (run `sumpipe vocab` first)")
         table = read_table(path, columns=["token", "count"], contract=VOCABULARY)  # a corrupt file: one line naming it
+        if table.column("count").null_count:
+            raise SumpipeError(f"{path}: column 'count' has NULL values")
+        tail = table.slice(0, 0)
         if size is not None:
             if size <= N_SPECIALS:
                 raise SumpipeError(f"vocabulary size must be > {N_SPECIALS}, got {size}")
-            table = table.slice(0, size)
-        if table.column("count").null_count:
-            raise SumpipeError(f"{path}: column 'count' has NULL values")
+            table, tail = table.slice(0, size), table.slice(size)
         itos = table.column("token").to_pylist()
         counts = table.column("count").to_numpy().astype(np.int64)
+        oov_counts = dict(zip(tail.column("token").to_pylist(), tail.column("count").to_pylist())) if keep_tail else {}
         try:
-            return cls(itos=itos, counts=counts, shift=rarity_shift(counts[N_SPECIALS:]))
+            return cls(itos=itos, counts=counts, shift=rarity_shift(counts[N_SPECIALS:]), oov_counts=oov_counts)
         except SumpipeError as exc:
             raise SumpipeError(f"{path}: {exc}") from None
 
