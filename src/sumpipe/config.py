@@ -286,7 +286,13 @@ class TrainConfig:
     `batch_size` counts examples in the global batch (all DDP ranks).
     `accumulate` batches make one update (gradient accumulation: the update of a batch
     `accumulate` × `batch_size` large, in that memory; seed 003 trains with batch 2 × 36).
-    `bf16` turns on bf16 autocast on CUDA (CPU always trains in float32). `threads` caps torch's
+    `bf16` turns on bf16 autocast on CUDA (CPU always trains in float32). `fused_optimizer` steps
+    AdaGrad with PyTorch's fused kernel (one kernel over every parameter, CPU and CUDA) instead of its
+    per-tensor (`foreach`) loop: the same update rule, within float rounding (issue 56; Adam is always
+    fused, SGD and RMSProp never). `flash_unpadded` lets a transformer batch whose sources all have the
+    same length (400-token news inputs cut from longer stories nearly always do) attend without a padding
+    mask, so that PyTorch may pick its flash attention kernel: the same numbers, another kernel
+    (`Batch.src_unpadded`; issue 56). `threads` caps torch's
     CPU threads during training (null: torch's default, all cores); 1 can be faster on a busy machine.
     `numerics` (`train.numerics` only: one setting for the process) pins torch's CPU kernels before
     torch loads, for train, pretrain and decode: `native` (this CPU's fastest) or `portable` (the
@@ -334,6 +340,8 @@ class TrainConfig:
     checkpoint_every: int = 50
     device: Literal["auto", "cpu", "cuda"] = "auto"
     bf16: bool = True
+    fused_optimizer: bool = False
+    flash_unpadded: bool = False
     threads: int | None = None
     seed: int = 1234
     seeds: list[int] | None = None

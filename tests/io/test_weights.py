@@ -14,6 +14,7 @@ from sumpipe.io.weights import (
     checked_safetensors,
     json_depth,
     read_safetensors_header,
+    read_weights,
     safetensors_shapes,
     write_weights,
 )
@@ -56,6 +57,68 @@ def test_write_weights_matches_safetensors_save_model_for_untied_weights(tmp_pat
     ours = write_weights(model, tmp_path / "ours.safetensors", format="f/1")
     save_model(model, str(tmp_path / "theirs.safetensors"), metadata={"format": "f/1"})
     assert ours.read_bytes() == (tmp_path / "theirs.safetensors").read_bytes()
+
+
+def _flattened_lstm(seed: int) -> torch.nn.LSTM:
+    """A bidirectional LSTM whose weights are views of one flat buffer, laid out as cuDNN lays them out
+    on CUDA (`flatten_parameters`, which does nothing on CPU): what PG-cov's encoder holds on a GPU."""
+    torch.manual_seed(seed)
+    lstm = torch.nn.LSTM(4, 3, bidirectional=True)
+    flat = torch.cat([w.detach().reshape(-1) for w in lstm._flat_weights])
+    offset = 0
+    for name in lstm._flat_weights_names:
+        weight = getattr(lstm, name)
+        weight.data = flat[offset:offset + weight.numel()].view_as(weight)
+        offset += weight.numel()
+    return lstm
+
+
+def test_weights_that_share_one_buffer_are_saved_and_loaded_in_place(tmp_path: Path) -> None:
+    model = _flattened_lstm(seed=0)
+    buffer = model.weight_ih_l0.untyped_storage().data_ptr()
+    assert model.weight_hh_l0_reverse.untyped_storage().data_ptr() == buffer  # the shared-storage case
+    with pytest.raises(RuntimeError, match="None is covering the entire storage"):  # the error seen on CUDA
+        save_model(model, str(tmp_path / "theirs.safetensors"))
+    path = write_weights(model, tmp_path / "w.safetensors")
+    # the same bytes as the same weights each in memory of its own
+    assert path.read_bytes() == write_weights(_plain_copy(model), tmp_path / "plain.safetensors").read_bytes()
+
+    fresh = _flattened_lstm(seed=1)  # other values, the same flat layout
+    assert read_weights(fresh, path) == ([], [])
+    for name, tensor in model.state_dict().items():
+        assert torch.equal(fresh.state_dict()[name], tensor), name
+    assert fresh.weight_ih_l0.untyped_storage().data_ptr() != buffer
+    assert fresh.weight_hh_l0_reverse.untyped_storage().data_ptr() == fresh.weight_ih_l0.untyped_storage().data_ptr()
+
+
+def _plain_copy(model: torch.nn.Module) -> torch.nn.Module:
+    """`model`'s weights in a module whose every tensor owns its memory."""
+    plain = torch.nn.LSTM(4, 3, bidirectional=True)
+    plain.load_state_dict({name: tensor.clone() for name, tensor in model.state_dict().items()})
+    return plain
+
+
+def test_read_weights_ties_a_tied_tensor_again_and_names_a_misfit(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    model = _Tied()
+    path = write_weights(model, tmp_path / "w.safetensors")
+    fresh = _Tied()
+    assert read_weights(fresh, path) == ([], [])
+    assert torch.equal(fresh.head.weight, model.embed.weight)
+    with pytest.raises(RuntimeError, match="missing tensors"):
+        read_weights(torch.nn.Linear(3, 5), path)
+
+
+def test_a_refused_save_says_saving(tmp_path: Path, monkeypatch) -> None:
+    import safetensors.torch
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError("found no suitable name to keep for saving")
+
+    monkeypatch.setattr(safetensors.torch, "save_file", refuse)
+    with pytest.raises(SumpipeError, match=r"w\.safetensors: the weights cannot be saved \(found no suitable"):
+        write_weights(torch.nn.Linear(2, 2), tmp_path / "w.safetensors")
+    assert not (tmp_path / "w.safetensors").exists()
 
 
 def test_weights_file_gets_the_same_mode_as_every_artifact(tmp_path: Path) -> None:

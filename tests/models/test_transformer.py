@@ -240,6 +240,38 @@ def test_untied_embeddings_have_their_own_generator() -> None:
     assert model(_batch()).shape[-1] == len(VOCAB) + 2
 
 
+@pytest.mark.parametrize("rarity", [False, True])
+def test_unpadded_batches_train_to_the_same_losses_without_the_mask(rarity: bool) -> None:
+    # issue 56 (train.flash_unpadded): sources of one length need no padding mask, and dropping it lets SDPA
+    # pick the flash kernel on a GPU; in float32 the losses and gradients stay those of the masked model
+    df = pd.DataFrame({"id": ["a", "b"], "source": ["the big zorro sat on the mat", "a dog ran in the red park"],
+                       "reference": ["zorro sat", "a dog ran"]})
+    examples = encode_examples(df, VOCAB, 50, 20)
+    assert len(examples[0].src) == len(examples[1].src) == 7
+    masked, unmasked = collate(examples), collate(examples, mark_unpadded=True)
+    assert (masked.src_unpadded, unmasked.src_unpadded) == (False, True)
+    assert not collate([examples[0], *encode_examples(df.iloc[:1].assign(source="a dog"), VOCAB, 50, 20)],
+                       mark_unpadded=True).src_unpadded  # padded: the mask stays
+
+    def train(batch) -> tuple[list[float], torch.Tensor]:
+        torch.manual_seed(3)
+        model = PointerGeneratorTransformer(ARCH, rarity=rarity)
+        optimizer = torch.optim.Adagrad(model.parameters(), lr=0.02)
+        losses = []
+        for _ in range(5):
+            optimizer.zero_grad()
+            loss, _ = label_smoothed_nll(model(batch), batch.trg_ext, batch.trg_mask, smoothing=0.1)
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+        return losses, model.embed.weight.detach()
+
+    (with_mask, weights), (without, weights_without) = train(masked), train(unmasked)
+    assert with_mask[-1] < with_mask[0]
+    assert without == pytest.approx(with_mask, abs=1e-5)
+    torch.testing.assert_close(weights_without, weights, atol=1e-5, rtol=0)
+
+
 def test_tiny_model_overfits_eight_examples_quickly() -> None:
     torch.manual_seed(5)
     rng = np.random.default_rng(5)

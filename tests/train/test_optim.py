@@ -115,3 +115,26 @@ def test_rmsprop_uses_keras_decay_and_epsilon() -> None:
     p2 = one_update(TrainConfig(optimizer="rmsprop", lr=0.001), [[2.0, -0.5], [0.0, 0.0]])
     torch.testing.assert_close(p2, p)
     assert lrs_of_updates(TrainConfig(optimizer="rmsprop", lr=0.001), 3) == [0.001] * 3
+
+
+def test_fused_adagrad_trains_to_the_same_losses_as_the_per_tensor_loop() -> None:
+    # issue 56: train.fused_optimizer swaps the kernel, not the rule; a small regression in float32
+    def losses(fused: bool) -> list[float]:
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3))
+        x, y = torch.randn(32, 8), torch.randint(0, 3, (32,))
+        cfg = TrainConfig(optimizer="adagrad", lr=0.15, fused_optimizer=fused)
+        optimizer, _ = build_optimizer(model.parameters(), cfg)
+        assert optimizer.param_groups[0]["fused"] is (True if fused else None)
+        out = []
+        for _ in range(20):
+            optimizer.zero_grad()
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            optimizer.step()
+            out.append(loss.item())
+        return out
+
+    plain, fused = losses(False), losses(True)
+    assert plain[-1] < plain[0] - 0.25  # it learns (1.056 -> 0.779)
+    assert fused == pytest.approx(plain, abs=1e-5)

@@ -24,13 +24,48 @@ def write_weights(module: torch.nn.Module, path: str | os.PathLike, *, format: s
     """`module`'s weights as safetensors at `path` (atomic), the same bytes for the same weights.
 
     Tied tensors (a shared embedding and output projection) are stored once, under their first name in
-    `state_dict` order; `safetensors.torch.load_model` ties them again from the module. safetensors keeps
+    `state_dict` order; `read_weights` ties them again from the module. A tensor that is a view into a
+    larger buffer (on CUDA, cuDNN lays a recurrent layer's weights out as views of one flat buffer) is
+    copied out first: safetensors refuses tensors that share memory. safetensors keeps
     a file's metadata in a hash map whose order changes from process to process, so a file with two or
     more metadata entries is not reproducible: `save_model` adds one per tied tensor it drops, and here
     the metadata is `format` alone.
     """
     from safetensors.torch import save_file
 
+    tensors = {name: _owning(tensor) for name, tensor in _distinct_tensors(module).items()}
+    with atomic_path(path) as tmp, native_write_errors():
+        try:
+            save_file(tensors, str(tmp), metadata=None if format is None else {"format": format})
+        except (RuntimeError, ValueError) as exc:  # safetensors' refusals: saving failed, not loading
+            raise SumpipeError(f"{path}: the weights cannot be saved ({(str(exc).splitlines() or [''])[0]})") from None
+    return Path(path)
+
+
+def read_weights(module: torch.nn.Module, path: str | os.PathLike, *,
+                 strict: bool = True) -> tuple[list[str], list[str]]:
+    """Load the safetensors file `path` (written by `write_weights`) into `module`, in place; return the
+    (missing, unexpected) names as `load_state_dict` does, a tied tensor's second name not counted missing.
+
+    In place (`load_state_dict` copies into the existing tensors), so the module keeps its devices and
+    layouts: unlike `safetensors.torch.load_model`, which refuses a module whose recurrent weights are
+    views of one cuDNN buffer ("None is covering the entire storage"). Raises what `load_state_dict` and
+    safetensors raise (RuntimeError, SafetensorError); callers turn them into one line naming the file.
+    """
+    from safetensors.torch import load_file
+
+    state = load_file(checked_safetensors(path))
+    tied = set(module.state_dict()) - set(_distinct_tensors(module))
+    missing, unexpected = module.load_state_dict(state, strict=False)
+    missing = [name for name in missing if name not in tied]
+    if strict and (missing or unexpected):
+        raise RuntimeError(f"missing tensors {missing[:5]}, unexpected tensors {unexpected[:5]}")
+    return missing, list(unexpected)
+
+
+def _distinct_tensors(module: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """`module.state_dict()` less the second and later names of a tied tensor (the same view of the same
+    memory), in state_dict order."""
     kept: dict[tuple, str] = {}
     tensors = {}
     for name, tensor in module.state_dict().items():
@@ -38,10 +73,15 @@ def write_weights(module: torch.nn.Module, path: str | os.PathLike, *, format: s
                 tuple(tensor.stride()))
         if view not in kept:
             kept[view] = name
-            tensors[name] = tensor.contiguous()
-    with atomic_path(path) as tmp, native_write_errors():
-        save_file(tensors, str(tmp), metadata=None if format is None else {"format": format})
-    return Path(path)
+            tensors[name] = tensor
+    return tensors
+
+
+def _owning(tensor: torch.Tensor) -> torch.Tensor:
+    """`tensor` contiguous and alone in its memory: a copy when it is a view into a larger buffer (the
+    same values, so the same bytes on disk)."""
+    whole = tensor.storage_offset() == 0 and tensor.untyped_storage().nbytes() == tensor.numel() * tensor.element_size()
+    return tensor.contiguous() if whole else tensor.contiguous().clone()
 
 
 MAX_HEADER_BYTES = 100 << 20  # safetensors' own limit on the JSON header

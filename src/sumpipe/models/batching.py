@@ -139,6 +139,9 @@ class Batch:
     character 3-grams (`spelling_hashes`), -1 after its last; ids the example ids; trg_positions (N,) long, the flat
     indices b·T + t of the N real target tokens (True in trg_mask), in row-major order: training
     computes the output layer at these positions only (made on the CPU, so a GPU never syncs for it).
+    src_unpadded: no source is padded and the caller lets the model drop the source's padding mask
+    (`collate(mark_unpadded=True)`, `train.flash_unpadded`): the transformer then attends without a mask,
+    which lets PyTorch pick the flash kernel (issue 56; decided on the CPU, so a GPU never syncs for it).
     """
 
     src: torch.Tensor
@@ -153,6 +156,7 @@ class Batch:
     ids: list[str]
     trg_positions: torch.Tensor
     oov_spelling: torch.Tensor
+    src_unpadded: bool = False
 
     def __len__(self) -> int:
         return self.src.shape[0]
@@ -224,8 +228,9 @@ def spelling_table(oov_words: Sequence[Sequence[str]]) -> np.ndarray:
     return out
 
 
-def collate(examples: Sequence[Example]) -> Batch:
-    """Pad `examples` into a Batch (numpy first, one torch conversion per field)."""
+def collate(examples: Sequence[Example], mark_unpadded: bool = False) -> Batch:
+    """Pad `examples` into a Batch (numpy first, one torch conversion per field); `mark_unpadded`: set
+    `Batch.src_unpadded` when every source has the same length."""
     if not examples:
         raise ValueError("collate needs at least one example")
     src = _pad([e.src for e in examples], PAD, np.int64)
@@ -244,6 +249,7 @@ def collate(examples: Sequence[Example]) -> Batch:
         ids=[e.id for e in examples],
         trg_positions=target_positions(trg_mask),
         oov_spelling=torch.from_numpy(spelling_table([e.oov_words for e in examples])),
+        src_unpadded=mark_unpadded and len({len(e.src) for e in examples}) == 1,
     )
 
 

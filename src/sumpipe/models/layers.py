@@ -295,7 +295,7 @@ class PointerGeneratorHead(nn.Module):
         s: torch.Tensor,
         x: torch.Tensor,
         memory_kv: tuple[torch.Tensor, torch.Tensor],
-        memory_bias: torch.Tensor,
+        memory_bias: torch.Tensor | None,
     ) -> PointerOutput:
         """s (B, T, D) normalised decoder output, x (B, T, D) decoder input after positions,
         memory_kv = self.attention.project_kv(encoder output), memory_bias (B, 1, 1, S)."""

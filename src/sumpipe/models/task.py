@@ -34,6 +34,7 @@ class SummarizationTask:
         unk_target_weight: float = 1.0,
         copy_attention_weight: float = 0.0,
         copy_target_weight: float = 1.0,
+        flash_unpadded: bool = False,
     ) -> None:
         self.examples = {"train": train, "valid": valid}
         self.batch_size, self.seed = batch_size, seed
@@ -41,6 +42,7 @@ class SummarizationTask:
         self.unk_target_weight = unk_target_weight  # `<unk>` targets' weight in the loss (loss.target_weights)
         self.copy_attention_weight = copy_attention_weight  # λ of the copy-attention term (loss.copy_attention_nll)
         self.copy_target_weight = copy_target_weight  # copied (extended-id) targets' weight (loss.target_weights)
+        self.flash_unpadded = flash_unpadded  # batches without source padding drop its mask (Batch.src_unpadded)
         self._train_lengths = example_lengths(train)
         self._valid_batches = bucket_batches(example_lengths(valid), batch_size, seed, 0, shuffle=False)
 
@@ -52,7 +54,7 @@ class SummarizationTask:
 
     def collate(self, indices: Sequence[int], split: str) -> Batch:
         examples = self.examples[split]
-        return collate([examples[i] for i in indices])
+        return collate([examples[i] for i in indices], mark_unpadded=self.flash_unpadded)
 
     def count_tokens(self, batch: Batch) -> int:
         """Source + target tokens, padding excluded (counted on the CPU batch: no device sync)."""

@@ -156,7 +156,7 @@ class EncoderLayer(nn.Module):
         # w_h of Eqn 2.19 in log space, one per head; 0 = neutral (M1).
         self.rarity_weight = nn.Parameter(torch.zeros(arch.n_heads)) if rarity else None
 
-    def forward(self, x: torch.Tensor, pad_bias: torch.Tensor, src_freq: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, pad_bias: torch.Tensor | None, src_freq: torch.Tensor) -> torch.Tensor:
         """x (B, S, D), pad_bias (B, 1, 1, S), src_freq (B, S) -> (B, S, D)"""
         rarity = None
         if self.rarity_weight is not None:
@@ -183,7 +183,7 @@ class DecoderLayer(nn.Module):
         self,
         y: torch.Tensor,
         memory_kv: KV,
-        memory_bias: torch.Tensor,
+        memory_bias: torch.Tensor | None,
         past_kv: KV | None = None,
     ) -> tuple[torch.Tensor, KV]:
         """y (B, T, D); memory_kv = cross_attn.project_kv(memory); past_kv: the keys/values of
@@ -268,12 +268,13 @@ class PointerGeneratorTransformer(nn.Module):
 
     def encode(
         self, src: torch.Tensor, src_freq: torch.Tensor, src_mask: torch.Tensor,
-        oov_spelling: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor]:
+        oov_spelling: torch.Tensor | None = None, unpadded: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """src (B, S) extended ids (`Batch.src_ext`), src_freq (B, S), src_mask (B, S), oov_spelling
         (B, J, G) (`Batch.oov_spelling`, read when the model has `oov_spelling`) -> memory (B, S, D),
-        memory_bias (B, 1, 1, S)."""
-        pad_bias = key_padding_bias(src_mask)
+        memory_bias (B, 1, 1, S); None with `unpadded` (`Batch.src_unpadded`: no source position is
+        padding, so a mask of zeros would only keep SDPA off its flash kernel)."""
+        pad_bias = None if unpadded else key_padding_bias(src_mask)
         spelled = None
         if self.oov_spelling is not None and oov_spelling is not None:
             spelled = self.oov_spelling(oov_spelling)
@@ -292,7 +293,7 @@ class PointerGeneratorTransformer(nn.Module):
         x: torch.Tensor,
         memory_kvs: list[KV],
         pointer_kv: KV,
-        memory_bias: torch.Tensor,
+        memory_bias: torch.Tensor | None,
         src_ext: torch.Tensor,
         n_oov: int,
         past_kvs: list[KV] | None,
@@ -328,7 +329,8 @@ class PointerGeneratorTransformer(nn.Module):
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """log P (B, T, V + n_oov) float32, and info {"p_gen": (B, T), "attn": (B, T, S)};
         `targets_only`: at the N real target positions only (`batch.trg_positions`), (N, ...)."""
-        memory, memory_bias = self.encode(batch.src_ext, batch.src_freq, batch.src_mask, batch.oov_spelling)
+        memory, memory_bias = self.encode(batch.src_ext, batch.src_freq, batch.src_mask, batch.oov_spelling,
+                                          unpadded=batch.src_unpadded)
         memory_kvs = [cast(DecoderLayer, layer).cross_attn.project_kv(memory) for layer in self.decoder_layers]
         pointer_kv = self.pointer.attention.project_kv(memory)
         x = self._embed(decoder_input(batch.trg_inp, batch.trg_ext))
@@ -352,6 +354,7 @@ class PointerGeneratorTransformer(nn.Module):
         device = self.embed.weight.device
         batch = batch.to(device)
         memory, memory_bias = self.encode(batch.src_ext, batch.src_freq, batch.src_mask, batch.oov_spelling)
+        assert memory_bias is not None, "decoding keeps the mask: beams of documents of other lengths share caches"
         n = memory.shape[0]
         empty = memory.new_zeros(n, self.arch.n_heads, 0, self.arch.d_model // self.arch.n_heads)
         return TransformerDecoderState(
@@ -398,6 +401,7 @@ def make_task(data: TaskData) -> SummarizationTask:
                              label_smoothing=cfg.label_smoothing, vocab_size=len(data.vocab),
                              unk_target_weight=cfg.unk_target_weight,
                              copy_attention_weight=cfg.copy_attention_weight,
+                             flash_unpadded=cfg.flash_unpadded,
                              copy_target_weight=cfg.copy_target_weight)
 
 

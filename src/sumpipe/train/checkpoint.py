@@ -28,13 +28,12 @@ from typing import Any
 import numpy as np
 import torch
 from safetensors import SafetensorError
-from safetensors.torch import load_model
 
 from sumpipe.errors import SumpipeError
 from sumpipe.io.atomic import atomic_path
 from sumpipe.io.bookkeeping import check_replaceable, remove, require_folder
 from sumpipe.io.native import native_write_errors
-from sumpipe.io.weights import checked_safetensors, write_weights
+from sumpipe.io.weights import read_weights, write_weights
 
 STATE_FILE = "state.pt"
 BEST_FILE = "best.safetensors"
@@ -173,12 +172,13 @@ def save_best(directory: Path, model: torch.nn.Module) -> Path:
 
 
 def load_best(directory: Path, model: torch.nn.Module) -> bool:
-    """Load `best.safetensors` into `model` when present; return whether it was."""
+    """Load `best.safetensors` into `model` when present, in place (whatever the device and the layout of
+    its tensors: `read_weights`); return whether it was."""
     path = Path(directory) / BEST_FILE
     if not path.is_file():
         return False
     try:
-        load_model(model, checked_safetensors(path), device=str(next(model.parameters()).device))
+        read_weights(model, path)
     except (SafetensorError, RuntimeError) as exc:  # a damaged file, or another run's shapes
         raise SumpipeError(f"{path}: cannot be loaded ({(str(exc).splitlines() or [''])[0]}); delete {directory} "
                            "to train afresh") from None

@@ -52,8 +52,8 @@ def build_optimizer(
     params = [p for p in parameters if p.requires_grad]
     if cfg.optimizer == "adagrad":
         optimizer: torch.optim.Optimizer = torch.optim.Adagrad(
-            params, lr=cfg.lr, initial_accumulator_value=cfg.adagrad_initial_accumulator
-        )
+            params, lr=cfg.lr, initial_accumulator_value=cfg.adagrad_initial_accumulator,
+            fused=True if cfg.fused_optimizer else None)
         multiplier = _constant
     elif cfg.optimizer == "sgd":
         optimizer = torch.optim.SGD(params, lr=cfg.lr, momentum=cfg.momentum)
