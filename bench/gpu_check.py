@@ -290,7 +290,8 @@ def bench_phase(ctx: Namespace, report: Report) -> None:
             report.write()
     # issue 56's speed options, one at a time against the eager row above (M1, largest batch)
     batch = max(ctx.batch_sizes)
-    for label, train_overrides in SPEED_OPTIONS.items():
+    for label in ctx.options:
+        train_overrides = SPEED_OPTIONS[label]
         raw = {**ctx.raw, "train": {**ctx.raw["train"], **train_overrides}}
         try:
             row = bench_row(run_setting(bench_args(ctx.bench_seconds, ctx.warmup, 0, False), raw, ctx.train,
@@ -493,7 +494,7 @@ def families_phase(ctx: Namespace, report: Report) -> None:
                  "best_valid_loss": pretrained.get("best_valid_loss")})
     print("  " + format_family_row(rows[-1]), flush=True)
     report.write()
-    for name in FAMILY_MODELS:
+    for name in ctx.families:
         steps = ctx.bert_steps if name == "BERT2S" else ctx.family_steps
         try:
             row = family_run(params, name, steps)
@@ -774,13 +775,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bench-seconds", type=float, default=6.0, help="timed training per bench setting")
     ap.add_argument("--warmup", type=int, default=10, help="updates left out of the bench rates")
     ap.add_argument("--profile", type=int, default=3, help="updates profiled (M1, largest batch)")
-    ap.add_argument("--train-seconds", type=float, default=75.0)
+    ap.add_argument("--train-seconds", type=float, default=45.0)
     ap.add_argument("--beam", type=int, default=4)
     ap.add_argument("--decode-batch", type=int, nargs="+", default=[128, 512],
                     help="decoding batch sizes, each timed; the first one's summaries are scored")
     ap.add_argument("--family-steps", type=int, default=80, help="updates of each family's paper-path run")
     ap.add_argument("--bert-steps", type=int, default=6, help="BERT2S's updates (36 batches each in the paper)")
     ap.add_argument("--pretrain-steps", type=int, default=6, help="the encoder's pre-training updates")
+    ap.add_argument("--families", nargs="+", default=list(FAMILY_MODELS), choices=FAMILY_MODELS,
+                    help="the models whose paper path runs (after the pre-training)")
+    ap.add_argument("--options", nargs="+", default=list(SPEED_OPTIONS), choices=list(SPEED_OPTIONS),
+                    help="the speed options measured beside the eager baseline")
     ap.add_argument("--total-seconds", type=float, default=TOTAL_SECONDS)
     ap.add_argument("--skip", nargs="+", default=list(DEFAULT_SKIP),
                     choices=[p for p in PHASES if p not in ("check", "load")],
