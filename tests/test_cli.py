@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -63,3 +66,14 @@ def test_under_dvc_a_watcher_ends_the_stage_with_dvc(monkeypatch) -> None:
 def test_an_error_line_quoting_control_characters_stays_one_plain_line(cli, tmp_path) -> None:
     code, out, err = cli("decode", "-m", "M1", "x\x1b[2J\rerror: forged\n.txt", cwd=tmp_path)
     assert code == 1 and err.count("\n") == 1 and err.startswith("error: x\\u001b[2J\\u000derror: forged\\u000a")
+
+
+def test_importing_the_cli_imports_no_heavy_library(repo_root) -> None:
+    # `sumpipe --help` and a one-line error must stay fast (issue 52: under 3 s): the commands import torch,
+    # pandas and the like only when they run. A fresh process: this one has them loaded already.
+    code = ("import sys, sumpipe.cli; "
+            "print(sorted(m for m in ('torch', 'pandas', 'numpy', 'pyarrow', 'nltk', 'tqdm', 'yaml', 'dvc') "
+            "if m in sys.modules))")
+    env = {**os.environ, "PYTHONPATH": str(repo_root / "src")}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert result.stdout.strip() == "[]"

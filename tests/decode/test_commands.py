@@ -124,3 +124,32 @@ def test_stage_mode_decodes_an_ensemble_of_params_yaml(cli, tmp_path, repo_root,
     code, out, _ = cli("decode", cwd=tmp_path)  # every trained run, then every ensemble whose seeds are trained
     assert code == 0 and [line.split(":")[0] for line in out.splitlines()] == [
         "decode M1/seed-1", "decode M1/seed-2", "decode M1-ens (ensemble of M1 seeds 1, 2)"]
+
+
+def test_project_answers_from_another_folder_as_the_api_does(workdir, cli, tmp_path, article,
+                                                             assert_one_line_error) -> None:
+    (tmp_path / "a.txt").write_text(article)
+    assert_one_line_error(cli("decode", "a.txt", cwd=tmp_path), "no trained models in models/")
+    code, out, err = cli("decode", "--json", "--project", str(workdir), "a.txt", cwd=tmp_path)
+    assert code == 0, err
+    assert json.loads(out)["model"] == "M1"                  # the project's models/, its best-known default
+    code, out, err = cli("decode", "--json", "--project", str(workdir), "-m", "M2", "a.txt", cwd=tmp_path)
+    assert (json.loads(out)["model"], json.loads(out)["seed"]) == ("M2", 2)
+    import sumpipe
+
+    same = sumpipe.load("M2", project=workdir).summarize(article)
+    assert json.loads(out)["tokens"] == same.tokens
+    assert_one_line_error(cli("decode", "--project", str(tmp_path / "nowhere"), "a.txt", cwd=tmp_path),
+                          "--project " + str(tmp_path / "nowhere") + ": no such folder")
+    assert_one_line_error(cli("decode", "--project", str(workdir), cwd=tmp_path), "--project applies to an INPUT")
+
+
+def test_project_reads_its_own_params_yaml(workdir, cli, tmp_path, article) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "models").symlink_to(workdir / "models")
+    (project / "params.yaml").write_text("decode:\n  max_length: 2\n  min_length: 2\n")
+    (tmp_path / "a.txt").write_text(article)
+    code, out, err = cli("decode", "--tokens", "--project", str(project), "-m", "M1", "a.txt", cwd=tmp_path)
+    assert code == 0, err
+    assert len(out.split()) == 2                               # the project's decode.max_length, not the default

@@ -270,3 +270,75 @@ def test_the_note_of_an_ensemble_names_its_seeds_and_their_scores_alone(workdir,
     assert code == 0
     assert err == ("note: model M2, an ensemble of 2 seeds (1, 2) (transformer, input first400) trained on pydoc; "
                    "its seeds alone: test ROUGE-1 22.47 ± 0.48 over 2 seeds (metrics/rouge.json)\n")
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 52: the domain note, the progress bar
+# --------------------------------------------------------------------------------------------
+NEWS = ("The French Interior Ministry announced Monday it has deported two Muslims and plans to expel three more "
+        "in a crackdown after the killing of seven people by a suspected Islamic extremist.")
+
+
+@pytest.fixture(scope="module")
+def news_project(tmp_path_factory, make_model_dir):
+    """A project folder with M1 (the tiny vocabulary) and the vocab stage's statistics: the tiny corpus's 36
+    tokens (conftest's TINY_WORDS), 31 of them in the 20-word vocabulary (5 outside, 14 %). Returns (folder,
+    an in-domain text of the vocabulary's words)."""
+    from sumpipe.vocab.vocabulary import Vocabulary
+
+    root = tmp_path_factory.mktemp("project")
+    folder = make_model_dir(root / "models" / "M1" / "seed-1", training_seed=1, best_valid_loss=4.5)
+    vocab = Vocabulary.load(folder / "vocab.parquet")
+    (root / "metrics").mkdir()
+    assert vocab.counts.sum() == 31
+    (root / "metrics" / "vocab.json").write_text(json.dumps({"train_tokens": 36}))
+    in_domain = " ".join(w for w in vocab.itos[4:] if w != ".") + " ."
+    return root, in_domain
+
+
+def test_a_news_text_gets_the_domain_note_and_an_in_domain_text_does_not(news_project, cli, tmp_path) -> None:
+    root, in_domain = news_project
+    (tmp_path / "news.txt").write_text(NEWS)
+    (tmp_path / "own.txt").write_text(in_domain)
+    code, out, err = cli("decode", "--project", str(root), "news.txt", cwd=tmp_path)
+    assert code == 0 and out.strip(), err
+    model_line, note = err.splitlines()
+    assert model_line.startswith("note: model M1 seed 1")
+    # 32 tokens, 7 in the vocabulary (the x2, a x2, monday, after, "."): 25 outside
+    assert note.startswith("note: the input has 78 % of its words outside M1's vocabulary (its training texts: "
+                           "14 %): M1 was trained on Python docstrings (pydoc), expect a poor summary; for news, "
+                           "train experiments/cnn")
+    code, out, err = cli("decode", "--project", str(root), "own.txt", cwd=tmp_path)
+    assert code == 0 and len(err.splitlines()) == 1 and err.startswith("note: model M1")
+
+
+def test_the_domain_note_comes_once_for_several_documents(news_project, cli, tmp_path) -> None:
+    root, in_domain = news_project
+    code, out, err = cli("decode", "--project", str(root), "--per-line", "-", cwd=tmp_path,
+                         stdin=f"{NEWS}\n{NEWS}\n{NEWS}\n".encode())
+    assert code == 0 and len(out.splitlines()) == 3
+    assert [line.split(" ")[:3] for line in err.splitlines()] == [["note:", "model", "M1"], ["note:", "the", "input"]]
+
+
+def test_without_the_training_figure_the_threshold_is_absolute(workdir, cli) -> None:
+    # workdir has no metrics/vocab.json: the training share is unknown, 35 % decides
+    (workdir / "news.txt").write_text(NEWS)
+    code, _, err = cli("decode", "-m", "M1", "news.txt", cwd=workdir)
+    assert code == 0 and "(its training texts: unknown)" in err.splitlines()[1]
+
+
+def test_several_documents_get_a_progress_bar_on_stderr(workdir, article, capsys) -> None:
+    from sumpipe.decode.interactive import progress_bar, summarize_input
+    from sumpipe.decode.summarizer import Summarizer, open_project
+
+    summarizer = Summarizer.open(open_project(workdir), "M1", device="cpu")
+    printed: list[str] = []
+    n = summarize_input([article] * 5, summarizer, {"batch_size": 2}, as_json=False, one_line=True,
+                        echo=printed.append, warn=printed.append, chunk=4, progress=True)
+    err = capsys.readouterr().err
+    assert n == 5 and len(printed) == 5 and "decode:" in err and "5/5" in err
+    batches: list[int] = []                               # the bar moves after each batch, not each chunk
+    summarizer.summarize([article] * 5, batch_size=2, progress=batches.append)
+    assert batches == [2, 2, 1]
+    assert progress_bar(1) is None and progress_bar(5, False) is None
+    assert progress_bar(5) is None                        # stderr is no terminal here: no bar

@@ -51,6 +51,9 @@ def decode(
     as_tokens: Annotated[bool, flag(
         "--tokens",
         help="print the pipeline's tokenized form (lowercased, space-separated; what ROUGE scores)")] = False,
+    project: Annotated[str | None, typer.Option(
+        "--project", help="the folder `dvc repro` ran in, whose models/ and params.yaml answer (default: the "
+                          "current one), e.g. experiments/cnn; INPUT only")] = None,
     params: ParamsOption = DEFAULT_PARAMS,
 ) -> None:
     """Summarise raw text with a trained model (INPUT), or run the decode stage (no INPUT; `--model` may
@@ -71,12 +74,14 @@ def decode(
     if input is None:
         if given or per_line or per_block or as_json or as_tokens:
             raise SumpipeError("decoding options apply to an INPUT file; the stage reads `decode:` in params.yaml")
+        if project is not None:
+            raise SumpipeError("--project applies to an INPUT file; run the stage in its folder (`dvc repro`)")
         if ensemble or (seeds is not None and len(seeds) > 1):
             raise SumpipeError("the stage decodes an ensemble named in params.yaml's `ensembles:` (`--model NAME`); "
                                "--ensemble and a list of --train-seed apply to an INPUT file")
         _run_stage(params, model, None if seeds is None else seeds[0])
         return
-    _run_input(input, params, model, seeds, ensemble, given, per_line, per_block, as_json, as_tokens)
+    _run_input(input, params, project, model, seeds, ensemble, given, per_line, per_block, as_json, as_tokens)
 
 
 def parse_seeds(text: str | None) -> list[int] | None:
@@ -97,8 +102,8 @@ def _option_name(keyword: str) -> str:
     return "--" + keyword.replace("_", "-")
 
 
-def _run_input(input: str, params: Path, model: str | None, seeds: list[int] | None, ensemble: bool, options: dict,
-               per_line: bool, per_block: bool, as_json: bool, as_tokens: bool) -> None:
+def _run_input(input: str, params: Path, project_dir: str | None, model: str | None, seeds: list[int] | None,
+               ensemble: bool, options: dict, per_line: bool, per_block: bool, as_json: bool, as_tokens: bool) -> None:
     from sumpipe.decode.batches import MAX_RAW_CHARS
     from sumpipe.decode.interactive import (
         MAX_STREAM_BYTES,
@@ -109,14 +114,17 @@ def _run_input(input: str, params: Path, model: str | None, seeds: list[int] | N
     )
     from sumpipe.decode.summarizer import Summarizer, decode_config, open_project
 
+    if project_dir is not None and not Path(project_dir).is_dir():
+        raise SumpipeError(f"--project {project_dir}: no such folder (give the folder `dvc repro` ran in)")
     single = not (per_line or per_block)
     text = read_input(input, limit_bytes=4 * MAX_RAW_CHARS if single else None,
                       max_bytes=None if single else MAX_STREAM_BYTES)
     documents = split_documents(text, per_line, per_block)
     if not documents:
         raise SumpipeError(f"{'stdin' if input == '-' else input}: is empty")
-    # without --params, a folder without params.yaml means built-in defaults (`--model DIR` from anywhere)
-    project = open_project(".", None if params == DEFAULT_PARAMS else params)
+    # without --params, the project's params.yaml; a folder without one means built-in defaults (`--model DIR`
+    # from anywhere). --project as the API's `project=`: its paths (models/, metrics/) are relative to it
+    project = open_project("." if project_dir is None else project_dir, None if params == DEFAULT_PARAMS else params)
     decode_config(project.params.decode, options, _option_name)  # a bad option: one line, before any work
     if ensemble and seeds is not None and len(seeds) == 1:
         raise SumpipeError(f"--ensemble and --train-seed {seeds[0]}: an ensemble of one seed is that seed; "

@@ -20,6 +20,7 @@ Bad input is a one-line `SumpipeError`, decided as follows:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -181,6 +182,28 @@ def find_ensemble(model: str | None, models_root: Path, metrics_file: Path, pref
 # --------------------------------------------------------------------------------------------
 # Running it
 # --------------------------------------------------------------------------------------------
+PROGRESS_DELAY_S = 1.0  # a bar only for an input that takes longer than this: a quick one draws none
+
+
+def progress_bar(n_documents: int, progress: bool | None = None) -> Any:
+    """A tqdm bar over `n_documents` on stderr, like the stages' bars, or None: `progress` None draws it
+    only on a terminal (stderr a tty) for several documents, after `PROGRESS_DELAY_S`; True always (no
+    delay), False never. It is left off the screen when done (`leave=False`): the summaries stay."""
+    if progress is False or (progress is None and n_documents < 2):
+        return None
+    from tqdm import tqdm
+
+    bar = tqdm(total=n_documents, desc="decode", unit="doc", file=sys.stderr, leave=False, dynamic_ncols=True,
+               disable=None if progress is None else False, delay=PROGRESS_DELAY_S if progress is None else 0.0)
+    return None if bar.disable else bar
+
+
+def _domain_note(summarizer: Any, summaries: Sequence[Any]) -> str | None:
+    """The domain note of these summaries' documents (`Summarizer.domain_check`), when there is one."""
+    check = summarizer.domain_check(summaries)
+    return None if check is None else check.note()
+
+
 def _rounded(values: Any, digits: int = 4) -> Any:
     if values is None:
         return None
@@ -257,6 +280,7 @@ def summarize_input(
     as_tokens: bool = False,
     note: str | None = None,
     chunk: int = STREAM_DOCUMENTS,
+    progress: bool | None = None,
 ) -> int:
     """Summarise raw `documents` with `summarizer` (a `sumpipe.decode.summarizer.Summarizer`, the public
     API's; not imported here, as it imports this module's resolver) and `options` (its decoding
@@ -268,13 +292,20 @@ def summarize_input(
     goes to `warn` when the first summaries are ready, so a run that fails on its first documents ends
     in its one error line alone; a run that fails later says how far it got. Documents without
     Latin-script text get an empty summary and a warning, printed with the first summary that follows
-    them: if no document has any, nothing is printed but the error."""
+    them: if no document has any, nothing is printed but the error.
+
+    With the first summaries also comes the domain note (`Summarizer.domain_check` over the first
+    chunk's documents): one line when the input's words are far more often outside the model's
+    vocabulary than its training texts' were. Several documents get a progress bar on stderr
+    (`progress_bar`), cleared while lines are printed."""
     # A few documents make tiny per-step matrices: thread hand-offs cost more than they save, and on
     # a busy machine they stall (measured: 0.05 s with 1 thread, 1-2 s with 2, under load).
     threads = None if "OMP_NUM_THREADS" in os.environ else 1
     generator = summarizer.generator(options)  # sampling: one random stream through every chunk
     held: list[Any] = []  # (index, summary) of documents without text, not yet printed (see above)
     done = summarised = 0
+    bar = progress_bar(len(documents), progress)
+    quiet = bar.external_write_mode if bar is not None else contextlib.nullcontext  # lines under no bar
 
     def show(i: int, summary: Any) -> None:
         if summary.error:
@@ -300,14 +331,20 @@ def summarize_input(
         for start in range(0, len(documents), chunk):
             part = range(start, min(start + chunk, len(documents)))
             summaries = summarizer.summarize([documents[i] for i in part], details=as_json, threads=threads,
-                                             strict=False, generator=generator, **options)
+                                             strict=False, generator=generator, **options,
+                                             progress=None if bar is None else bar.update)
+            if bar is not None:
+                bar.update(part.stop - bar.n)  # documents without text are not decoded: counted here
             if all(summary.error for summary in summaries):
                 held += list(zip(part, summaries))
                 continue
-            if note and not summarised:
-                warn(note)
-            for i, summary in [*held, *zip(part, summaries)]:
-                show(i, summary)
+            with quiet():
+                if not summarised:
+                    for line in (note, _domain_note(summarizer, summaries)):
+                        if line:
+                            warn(line)
+                for i, summary in [*held, *zip(part, summaries)]:
+                    show(i, summary)
             held, done = [], part.stop
             summarised += sum(1 for summary in summaries if not summary.error)
             flush = getattr(sys.stdout, "flush", None)
@@ -323,6 +360,9 @@ def summarize_input(
             warn(f"note: interrupted at document {done + 1:,} of {len(documents):,}; "
                  f"the {done:,} before it were printed")
         raise
+    finally:
+        if bar is not None:
+            bar.close()
     if not summarised:
         where = "the input has" if len(documents) == 1 else "no document has"
         raise SumpipeError(f"{where} {NO_TEXT}")

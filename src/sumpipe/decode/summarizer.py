@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from sumpipe.config import DecodeConfig, Params
+from sumpipe.decode.domain import DomainCheck
 from sumpipe.decode.interactive import NO_TEXT
 from sumpipe.errors import ConfigError, SumpipeError
 from sumpipe.models.card import ModelCard
@@ -263,14 +264,16 @@ class Summarizer:
                   **options: Any) -> list[Summary]: ...
 
     def summarize(self, texts: str | Sequence[str], *, details: bool = False, threads: int | None = None,
-                  strict: bool = True, generator: Any = None, **options: Any) -> Summary | list[Summary]:
+                  strict: bool = True, generator: Any = None, progress: Callable[[int], None] | None = None,
+                  **options: Any) -> Summary | list[Summary]:
         """The summary of one text, or of each text of a list (in order). `options`: the decoding
         options of the module docstring; `details`: p_gen and attention too. `threads`: torch's CPU
         threads while decoding (None: one for a single batch, whose tiny matrices two threads only
         slow down, else torch's default; `OMP_NUM_THREADS` wins). A text with nothing left to summarise
         gets an empty `Summary` with its `error`; when no text has any, that is a SumpipeError (with
         `strict=False`, every summary says so instead). `generator`: the random stream of sampling
-        (`generator(options)`; default: a fresh one seeded with `seed`)."""
+        (`generator(options)`; default: a fresh one seeded with `seed`). `progress(n)` is called after
+        each batch with the number of texts it summarised (a progress bar's update)."""
         single = isinstance(texts, str)
         documents = [texts] if isinstance(texts, str) else list(texts)
         cfg = decode_config(self.config, options)
@@ -280,7 +283,7 @@ class Summarizer:
             if strict:
                 raise SumpipeError(f"{'the input has' if len(documents) == 1 else 'no document has'} {NO_TEXT}")
             return [self._summary(raw, None) for raw in documents]
-        decoded = self._decode([prepared[i] for i in todo], cfg, details, threads, generator)
+        decoded = self._decode([prepared[i] for i in todo], cfg, details, threads, generator, progress)
         by_doc = dict(zip(todo, decoded))
         out = [self._summary(documents[i], by_doc.get(i)) for i in range(len(documents))]
         return out[0] if single else out
@@ -297,7 +300,7 @@ class Summarizer:
         return make_generator(cfg.seed, model_device(self.weights()[0]))
 
     def _decode(self, documents: list[str], cfg: DecodeConfig, details: bool, threads: int | None,
-                generator: Any = None) -> list[Any]:
+                generator: Any = None, progress: Callable[[int], None] | None = None) -> list[Any]:
         from sumpipe.decode.batches import summarize
         from sumpipe.device import torch_threads
 
@@ -305,7 +308,26 @@ class Summarizer:
             threads = 1
         with torch_threads(threads):
             model, vocab, card = self.weights()
-            return summarize(model, vocab, card, documents, cfg, details=details, generator=generator)
+            return summarize(model, vocab, card, documents, cfg, details=details, generator=generator,
+                             progress=None if progress is None else lambda batch, _seconds: progress(len(batch)))
+
+    def domain_check(self, summaries: Sequence[Summary]) -> DomainCheck | None:
+        """The words these summaries' texts gave the model (their `source_tokens`) against its vocabulary
+        and its training texts (`sumpipe.decode.domain`); `.note()` is `sumpipe decode`'s line when they
+        look unlike the training corpus. None for a model without a word vocabulary (subwords: BERT2S)."""
+        from sumpipe.decode.domain import DomainCheck, corpus_share, count_outside, train_tokens
+        from sumpipe.models.folders import model_group
+        from sumpipe.vocab.vocabulary import Vocabulary
+
+        vocab = self.weights()[1]
+        if not isinstance(vocab, Vocabulary):
+            return None
+        outside, total = count_outside((s.source_tokens for s in summaries if not s.error), vocab)
+        # the training token count is the project's: read only for a model of its own paths.models
+        group = model_group(self.model_dir, self.card)
+        own = group.resolve() == (self.project.models_root / group.name).resolve()
+        n_train = train_tokens(self.project.path(self.project.params.paths.metrics)) if own else None
+        return DomainCheck(self.name, self.card.dataset, outside, total, corpus_share(vocab, n_train))
 
     @staticmethod
     def _summary(raw: str, decoded: Any) -> Summary:
