@@ -58,19 +58,20 @@ def test_the_read_quality_table_has_the_references_first(project: Sources) -> No
     assert BLOCKS["read-quality"](project).startswith("*Not in this checkout's metrics yet: `dvc repro evaluate`")
     figures = {"fragment_rate": 0.44, "sentences_mean": 1.11, "more_sentences_than_reference": 0.0,
                "repeated_words": 1.25, "unsupported_words": 63.24, "unsupported_numbers": 71.43,
-               "unsupported_names": 33.89}
+               "unsupported_names": 33.89, "jammed_pairs": 41.25}
     model = {"fragment_rate": 9.6, "fragment_rate_sd": 1.25, "sentences_mean": 1.2, "sentences_mean_sd": 0.05,
              "more_sentences_than_reference": 14.0, "repeated_words": 4.76, "repeated_words_sd": 0.5,
-             "unsupported_words": 20.0, "unsupported_numbers": 0.0, "unsupported_names": None, "n_seeds": 3}
+             "unsupported_words": 20.0, "unsupported_numbers": 0.0, "unsupported_names": None, "jammed_pairs": 60.0,
+             "jammed_pairs_sd": 2.04, "n_seeds": 3}
     reading = {"references": figures, "systems": {"A": model, "lead3": figures}}
     (project.root / "metrics" / "read_quality.json").write_text(json.dumps(reading))
     assert BLOCKS["read-quality"](project).split("\n") == [
         "| system | fragments % | sentences | more than ref. % | repeated words % | unsupported % | numbers % "
-        "| names % |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-        "| *references* | 0.4 | 1.11 | 0.0 | 1.2 | 63.2 | 71.4 | 33.9 |",
-        "| A (transformer) | 9.6 ± 1.2 | 1.20 ± 0.05 | 14.0 | 4.8 ± 0.5 | 20.0 | 0.0 | – |",
-        "| lead3 | 0.4 | 1.11 | 0.0 | 1.2 | 63.2 | 71.4 | 33.9 |",
+        "| names % | jammed pairs % |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| *references* | 0.4 | 1.11 | 0.0 | 1.2 | 63.2 | 71.4 | 33.9 | 41.2 |",
+        "| A (transformer) | 9.6 ± 1.2 | 1.20 ± 0.05 | 14.0 | 4.8 ± 0.5 | 20.0 | 0.0 | – | 60.0 ± 2.0 |",
+        "| lead3 | 0.4 | 1.11 | 0.0 | 1.2 | 63.2 | 71.4 | 33.9 | 41.2 |",
     ]
 
 

@@ -148,3 +148,5 @@ def test_summeval_reproduces_the_published_rouge_row_and_the_goals(tmp_path: Pat
     assert measures["unsupported_words"]["consistency"]["article"] >= 0.35      # issue 45's goals
     assert measures["repeated_words"]["fluency"]["article"] >= 0.25
     assert measures["repeated_words"]["fluency"]["system"] > 0
+    assert measures["jammed_pairs"]["fluency"]["article"] >= 0.25                # issue 53's bar
+    assert measures["jammed_pairs"]["fluency"]["system"] > 0

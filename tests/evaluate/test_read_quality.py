@@ -1,5 +1,9 @@
 """Read-quality measures, by hand."""
 
+import gzip
+import json
+from pathlib import Path
+
 import pytest
 
 from sumpipe.evaluate.read_quality import (
@@ -8,10 +12,12 @@ from sumpipe.evaluate.read_quality import (
     ORIENTED,
     Casing,
     NameDots,
+    adjacent_pairs,
     casing,
     figures,
     fragment,
     is_number,
+    jammed_pairs,
     name_dots,
     read_quality,
     repeated_trigrams,
@@ -86,6 +92,9 @@ def test_read_quality_by_hand():
     # names: celsius (Celsius), dataframe x2 (DataFrame), pandas (Pandas in another source; "Convert" and
     # "Return" open their sentence and say nothing) = 4; the second dataframe (clipped) and pandas unsupported
     assert out["unsupported_names"] == 50.0
+    # adjacent content-word pairs: (convert, degrees), which its source writes, and (pandas, file), which
+    # "read the file ." does not: 1 of 2 (the second summary's words all have a stop word between them)
+    assert out["jammed_pairs"] == 50.0
 
 
 def test_without_raw_sources_no_word_is_a_name():
@@ -192,3 +201,59 @@ def test_read_quality_counts_the_train_splits_names_dots() -> None:
     corpus = name_dots("Subclass torch.nn.Module.")
     figures = read_quality(summaries, sources, summaries, raw_sources=raws, corpus_dots=corpus)
     assert figures["fragment_rate"] == 0.0 and figures["sentences_mean"] == 1.0
+
+
+def test_adjacent_pairs_stay_within_lines() -> None:
+    assert adjacent_pairs("a b c\nd e") == [("a", "b"), ("b", "c"), ("d", "e")]
+    assert adjacent_pairs("") == [] and adjacent_pairs("a\nb") == []
+
+
+def test_jammed_pairs_are_content_words_side_by_side_that_the_source_never_writes_so() -> None:
+    source = set(adjacent_pairs("the port of ushuia .\nships that visited port stanley ."))
+    # (port, ushuia): the source puts "of" between them; (ushuia, ships): never side by side; (ships,
+    # stanley) neither; (port, stanley) is the source's own pair
+    assert jammed_pairs("port ushuia ships stanley .", source) == (3, 3)
+    assert jammed_pairs("port stanley .", source) == (0, 1)
+    # a stop word or punctuation between two content words: no pair at all
+    assert jammed_pairs("the port of ushuia , ships .", source) == (0, 0)
+    assert jammed_pairs("", source) == (0, 0)
+
+
+# The issue-53 summary (experiments/cnn, M2), with a source written after its story: every name is the
+# story's, but the story never writes them in that row.
+QUOTED = ("new : the middle week of the british ship is the two other passengers in the adonia 2,600 passenger "
+          "princess permission dock argentinean port ushuia ships stanley vessels visited .")
+QUOTED_SOURCE = ("the adonia , a p&o cruise ship with 2,600 passengers , was refused permission to dock in the "
+                 "argentinean port of ushuia .\nships that had visited port stanley in the falkland islands were "
+                 "turned away .")
+
+
+def test_the_quoted_run_on_summary_is_flagged() -> None:
+    # 14 pairs: middle week, british ship, then the 12 of "adonia ... visited"; only (argentinean, port) is
+    # the source's ("two" and "other" are stop words, ":" no word)
+    assert jammed_pairs(QUOTED, set(adjacent_pairs(QUOTED_SOURCE))) == (13, 14)
+    quoted = read_quality([QUOTED], [QUOTED_SOURCE], ["the adonia was refused permission to dock ."])
+    assert quoted["jammed_pairs"] == 92.86
+    # the story's own sentence, as a summary, jams nothing
+    extract = QUOTED_SOURCE.split("\n")[0]
+    assert read_quality([extract], [QUOTED_SOURCE], [extract])["jammed_pairs"] == 0.0
+
+
+def test_the_references_own_jammed_pairs() -> None:
+    # a reference rephrases: (prime, minister) is the source's, (minister, cameron) and (cameron, spoke) are not
+    sources = ["cameron , the prime minister , spoke .", "convert degrees fahrenheit to celsius ."]
+    references = ["prime minister cameron spoke .", "convert degrees to celsius ."]
+    assert read_quality(references, sources, references)["jammed_pairs"] == 50.0   # 2 of 4 pairs
+    assert read_quality(references[:1], sources[:1], references[:1])["jammed_pairs"] == 66.67
+
+
+def test_the_quoted_summary_against_its_own_story(shared_data: Path) -> None:
+    from sumpipe.text.preprocess import preprocess_text
+
+    with gzip.open(shared_data / "cnndm" / "cnn_stories.jsonl.gz", "rt") as lines:
+        story = next(r for r in map(json.loads, lines) if r["id"] == "cnn-8")
+    source, reference = preprocess_text(story["source"]), preprocess_text(story["reference"])
+    # the story writes "2,600 passenger" and "argentinean port"; the other 12 of the 14 pairs it never does
+    assert jammed_pairs(QUOTED, set(adjacent_pairs(source))) == (12, 14)
+    # its highlights, telegraphic ("the 750-passenger adonia on 87-day journey"), jam 66.67 %
+    assert read_quality([reference], [source], [reference])["jammed_pairs"] == 66.67

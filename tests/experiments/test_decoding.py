@@ -40,11 +40,12 @@ def figures(r1: float, rl: float, fragments: float, sentences: float) -> dict:
     return {"rouge1": one(r1), "rouge2": one(6.0), "rougeL": one(rl), "mean_words": one(8.1), "distinct": one(95.0),
             "fragment_rate": one(fragments), "sentences_mean": one(sentences),
             "more_sentences_than_reference": one(3.0), "adjacent_repeat": one(0.0), "repeated_words": one(2.5),
-            "unsupported_words": one(12.0)}
+            "unsupported_words": one(12.0), "jammed_pairs": one(20.0)}
 
 
 REFERENCES = {"fragment_rate": 0.4, "sentences_mean": 1.05, "more_sentences_than_reference": 0.0,
-              "adjacent_repeat": 0.2, "repeated_words": 1.0, "unsupported_words": 30.0, "mean_words": 10.1,
+              "adjacent_repeat": 0.2, "repeated_words": 1.0, "unsupported_words": 30.0, "jammed_pairs": 15.0,
+              "mean_words": 10.1,
               "p10": 5, "p90": 16}
 
 
@@ -80,6 +81,29 @@ def test_the_repeated_words_guard_bars_a_repetitive_setting_when_set() -> None:
         from_dict(DecodingSweep, {"guards": {"repeated_words": -1}})
 
 
+def test_the_jammed_pairs_guard_bars_a_setting_that_piles_up_names_when_set() -> None:
+    # both settings jam 20 % of their content-word pairs, the references 15 %: off, both pass; at + 4 points
+    # (<= 19 %) both fail; lp2 lowered to 19 % passes alone
+    results = sweep_results({"M1": {"min10": figures(23.0, 21.5, 0.5, 1.0), "lp2": figures(23.0, 21.0, 0.5, 1.0)}})
+    assert choose(results, Guards(), "rougeL")["M1"] == "min10"
+    assert choose(results, Guards(jammed_pairs=4.0), "rougeL")["M1"] is None
+    results["models"]["M1"]["settings"]["lp2"]["jammed_pairs"]["mean"] = 19.0
+    assert choose(results, Guards(jammed_pairs=4.0), "rougeL")["M1"] == "lp2"
+    results["guards"] = {"fragments": 1.0, "sentences": 0.1, "jammed_pairs": 4.0}
+    results["chosen"] = choose(results, Guards(jammed_pairs=4.0), "rougeL")
+    text = render(results)
+    assert "jammed pairs <= 19.0 % (the references' + 4)" in text and "15.0 % jammed pairs" in text
+    with pytest.raises(ConfigError, match=r"guards\.jammed_pairs: must be >= 0"):
+        from_dict(DecodingSweep, {"guards": {"jammed_pairs": -1}})
+
+
+def test_results_written_before_the_jammed_pairs_measure_still_render() -> None:
+    results = sweep_results({"M1": {"lp2": figures(23.9, 21.2, 1.4, 1.15)}})
+    del results["models"]["M1"]["settings"]["lp2"]["jammed_pairs"], results["references"]["jammed_pairs"]
+    results["chosen"] = choose(results, Guards(), "rougeL")
+    assert "| 12.0 | – | 95.0 | pass |" in render(results) and "jammed pairs" not in render(results).split("\n")[2]
+
+
 def test_the_shared_setting_is_the_best_mean_over_the_models_that_passes_for_all() -> None:
     results = sweep_results({"M1": {"min10": figures(23.0, 21.0, 0.5, 1.0), "lp2": figures(23.0, 21.5, 0.5, 1.0)},
                              "M2": {"min10": figures(23.0, 21.4, 0.5, 1.0), "lp2": figures(23.0, 20.7, 0.5, 1.0)}})
@@ -92,9 +116,9 @@ def test_the_table_has_a_row_per_model_and_setting_with_the_guards_verdict() -> 
     results["chosen"] = choose(results, Guards(), "rougeL")
     lines = render(results).splitlines()
     assert ("| M1 | min10 | 23.60 ± 0.40 | 6.00 ± 0.40 | 21.50 ± 0.40 | 8.1 | 9.6 | 1.30 | 3.0 | 0.0 | 2.5 | 12.0 "
-            "| 95.0 | fail | 23.01 |") in lines
+            "| 20.0 | 95.0 | fail | 23.01 |") in lines
     assert ("| M1 | **lp2** | 23.90 ± 0.40 | 6.00 ± 0.40 | 21.20 ± 0.40 | 8.1 | 1.4 | 1.15 | 3.0 | 0.0 | 2.5 | 12.0 "
-            "| 95.0 | pass | 23.01 |") in lines
+            "| 20.0 | 95.0 | pass | 23.01 |") in lines
     assert "fragment rate <= 1.4 % (the references' + 1), sentences <= 1.15" in render(results)
 
 

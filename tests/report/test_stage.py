@@ -102,12 +102,13 @@ def test_the_read_quality_table_has_the_references_first(pipeline, tmp_path: Pat
     assert "| system | R-1 F1 | fragments % | sentences |" in section
     # the anchor: the references, one sentence each with every content word in the source
     assert reading["references"]["unsupported_words"] == 0.0
-    assert "| *references* | – | 0.0 | 1.00 | 0.0 | 0.0 | 0.0 | 0.0 | 0.0 | 0.0 | 0.0 |" in section
+    assert "| *references* | – | 0.0 | 1.00 | 0.0 | 0.0 | 0.0 | 0.0 | 0.0 | 0.0 | 0.0 | 0.0 |" in section
     # M2 writes one-word summaries ("cat ."): every one a fragment, each word from its source
     summary = json.loads((Path(pipeline.scores) / "summary.json").read_text())
     m2 = f"| M2 | {summary['systems']['M2']['rouge1']:.2f} | 100.0 | 1.00 | 0.0 |"
     assert m2 in section and section.index("| *references* |") < section.index("| M1 |") < section.index(m2)
     assert "| repeated words % | unsupported words % |" in section and "Kneser-Ney" not in section
+    assert section.count("| jammed pairs % |") == 1 and "princess permission dock" in section
 
 
 def test_report_draws_heat_maps_without_torch(pipeline, tmp_path: Path) -> None:

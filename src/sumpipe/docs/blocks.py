@@ -165,8 +165,8 @@ def results_table(src: Sources) -> str:
 @block("read-quality")
 def read_quality_table(src: Sources) -> str:
     """README: what a reader gets (evaluate's `read_quality`): fragments, sentences, repeated words,
-    unsupported words (and numbers, names), per system (a model's: mean ± sd over its seeds), the references' own
-    figures first as the anchor."""
+    unsupported words (and numbers, names), jammed pairs, per system (a model's: mean ± sd over its seeds),
+    the references' own figures first as the anchor."""
     path = src.root / src.params.paths.metrics / "read_quality.json"
     if not path.is_file():  # made by an evaluate stage newer than the checkout's last run
         return ("*Not in this checkout's metrics yet: `dvc repro evaluate` writes `metrics/read_quality.json`, "
@@ -177,13 +177,13 @@ def read_quality_table(src: Sources) -> str:
         return [name, with_sd(entry, "fragment_rate", 1), with_sd(entry, "sentences_mean"),
                 with_sd(entry, "more_sentences_than_reference", 1), with_sd(entry, "repeated_words", 1),
                 with_sd(entry, "unsupported_words", 1), with_sd(entry, "unsupported_numbers", 1),
-                with_sd(entry, "unsupported_names", 1)]
+                with_sd(entry, "unsupported_names", 1), with_sd(entry, "jammed_pairs", 1)]
 
     systems_ = reading.get("systems", {})
     rows = [row("*references*", reading.get("references"))]
     rows += [row(label(name, src.params), systems_[name]) for name, _ in systems(src.params) if name in systems_]
     return table(["system", "fragments %", "sentences", "more than ref. %", "repeated words %", "unsupported %",
-                  "numbers %", "names %"], rows, right=7)
+                  "numbers %", "names %", "jammed pairs %"], rows, right=8)
 
 
 @block("rare-words")

@@ -1,5 +1,5 @@
 """What a reader gets from a system's summaries, beside ROUGE: fragments, sentences, repetition and
-unsupported words (issues 37, 45).
+unsupported words and jammed word pairs (issues 37, 45, 53).
 
 Summaries are in the text convention (lowercased tokens joined by spaces; the decoders and the
 extractive systems break the line after each sentence). The units, defined once here:
@@ -33,11 +33,20 @@ The figures of `read_quality`, for one system's summaries over a split (fixed ke
   `unsupported_names` %: over names only: content words capitalised in the input's spelling
   (`sumpipe.decode.readable.spellings` of the raw source, sentence starts aside; a word the source lacks
   takes its spelling from the split's other raw sources). A figure with nothing to count (no number, no raw
-  sources given) is 0.0.
+  sources given) is 0.0;
+- `jammed_pairs` %: of the summaries' pairs of adjacent content words (two content words side by side in a
+  line, no stop word nor punctuation between them), those that the source never writes side by side (as a
+  pair of adjacent tokens within one of its lines) (pooled): content words jammed together without the
+  grammar that would join them ("... princess permission dock argentinean port ushuia ships stanley ...":
+  copied names in a row the story never wrote). A summary without such a pair adds nothing. A pair the
+  source writes ("prime minister") is never counted; a pair it does not ("minister cameron" of a story
+  that says "Cameron, the prime minister") is, so the references, which rephrase, have a value too (on
+  SummEval's and the CNN highlights about 40 %): their own row is the anchor (issue 53).
 
 What each is validated for (docs/measures.md, SummEval): `unsupported_words` for faithfulness (per-article
-Kendall 0.36 with the experts' consistency), `repeated_words` for fluency; neither says anything about
-coherence or relevance, and no measure here does.
+Kendall 0.36 with the experts' consistency), `repeated_words` and `jammed_pairs` for fluency (0.26 and
+0.28; `jammed_pairs` partly shares `unsupported_words`' signal: what a system writes that the source does not);
+none says anything about coherence or relevance.
 """
 
 from __future__ import annotations
@@ -53,11 +62,12 @@ from sumpipe.names import SENTENCE_END
 
 FRAGMENT_WORDS = 2
 KEYS = ("fragment_rate", "sentences_mean", "more_sentences_than_reference", "adjacent_repeat",
-        "repeated_trigrams", "repeated_words", "unsupported_words", "unsupported_numbers", "unsupported_names")
+        "repeated_trigrams", "repeated_words", "unsupported_words", "unsupported_numbers", "unsupported_names",
+        "jammed_pairs")
 # the figures with a better direction (the meta-evaluation reads these; `sentences_mean` has none), and those
 # for which lower is better
 ORIENTED = ("fragment_rate", "more_sentences_than_reference", "adjacent_repeat", "repeated_trigrams",
-            "repeated_words", "unsupported_words", "unsupported_numbers", "unsupported_names")
+            "repeated_words", "unsupported_words", "unsupported_numbers", "unsupported_names", "jammed_pairs")
 LOWER_IS_BETTER = frozenset(ORIENTED)
 
 
@@ -142,6 +152,21 @@ def repeated_trigrams(summary: str) -> tuple[int, int]:
     return len(grams) - len(set(grams)), len(grams)
 
 
+def adjacent_pairs(text: str) -> list[tuple[str, str]]:
+    """The pairs of adjacent tokens of each line of `text` (a line break separates: "a b\nc" -> [("a", "b")])."""
+    return [pair for line in (text or "").split("\n") for pair in zip(line.split(), line.split()[1:])]
+
+
+def jammed_pairs(summary: str, source_pairs: frozenset[tuple[str, str]] | set[tuple[str, str]]) -> tuple[int, int]:
+    """(jammed pairs, content-word pairs) of `summary` (module docstring): its pairs of adjacent content
+    words (`adjacent_pairs`, both words no stop word), and those not among `source_pairs` (the source's
+    `adjacent_pairs`). "port ushuia ships" of a source writing "the port of ushuia" and "ships": (2, 2)."""
+    stop = stop_words()
+    pairs = [(a, b) for a, b in adjacent_pairs(summary)
+             if is_word(a) and is_word(b) and a not in stop and b not in stop]
+    return sum(pair not in source_pairs for pair in pairs), len(pairs)
+
+
 @functools.lru_cache(maxsize=1)
 def stop_words() -> frozenset[str]:
     """scikit-learn's English stop words and the possessive "'s" (a token of its own here)."""
@@ -177,7 +202,8 @@ def summary_counts(summary: str, source: str, reference: str, dots: NameDots = N
     """What one summary contributes to its system's figures (`figures` turns counts into them): whether
     it holds a fragment, its sentences and its reference's, whether it repeats a word back to back, its
     3-grams and the repeated ones, its content words, numbers and names with the unsupported ones
-    (clipped by the source's counts) and its content words repeated beyond the source's count (`own`: the
+    (clipped by the source's counts), its content words repeated beyond the source's count and its
+    content-word pairs with the jammed ones (`jammed_pairs`) (`own`: the
     casing of its raw source, `everywhere`: of the split's; an empty `Casing`: no names)."""
     sentences = split_sentences(summary, dots)
     repeated, grams = repeated_trigrams(summary)
@@ -185,6 +211,7 @@ def summary_counts(summary: str, source: str, reference: str, dots: NameDots = N
         fragment=any(sum(map(is_word, s)) <= FRAGMENT_WORDS for s in sentences), sentences=len(sentences),
         more_sentences=len(sentences) > len(split_sentences(reference, dots)),
         adjacent_repeat=repeats_a_word(summary), trigrams=grams, trigrams_repeated=repeated)
+    counts["pairs_jammed"], counts["pairs"] = jammed_pairs(summary, set(adjacent_pairs(source)))
     have, stop = Counter(source.split()), stop_words()
     used: Counter[str] = Counter()  # each content word's occurrences so far
     for token in (summary or "").split():
@@ -217,7 +244,8 @@ def figures(counts: Counter[str], n: int) -> dict[str, float]:
             "repeated_words": share("repeated", "word"),
             "unsupported_words": share("word_unsupported", "word"),
             "unsupported_numbers": share("number_unsupported", "number"),
-            "unsupported_names": share("name_unsupported", "name")}
+            "unsupported_names": share("name_unsupported", "name"),
+            "jammed_pairs": share("pairs_jammed", "pairs")}
 
 
 def read_quality(summaries: Sequence[str], sources: Sequence[str], references: Sequence[str],

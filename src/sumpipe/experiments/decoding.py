@@ -18,7 +18,9 @@ ROUGE F1 rewards length, a reader does not: a model pushed past the end of its s
 for what a reader gets (`sumpipe.evaluate.read_quality`: fragment rate, sentences per summary, ...),
 with the split's references as the anchor, and the setting is chosen under guards: among the
 settings whose fragment rate (mean over the seeds) is at most the references' + `guards.fragments`
-points and whose sentences per summary are at most the references' mean + `guards.sentences`, the
+points and whose sentences per summary are at most the references' mean + `guards.sentences` (and,
+where set, whose repeated words and jammed pairs, the two measures validated for fluency, are at most
+the references' + `guards.repeated_words`, + `guards.jammed_pairs` points), the
 best validation `choose_by` (R-L) wins, per model and for the experiment as a whole (the setting that
 passes for every model with the best mean over the models: what params.yaml's one `decode:` keeps).
 """
@@ -38,7 +40,7 @@ RESULTS_MD = "decoding.md"
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
 SHAPE_FIGURES = ("mean_words", "distinct")                 # sumpipe.evaluate.abstractiveness
 READ_FIGURES = ("fragment_rate", "sentences_mean", "more_sentences_than_reference", "adjacent_repeat",
-                "repeated_words", "unsupported_words")     # sumpipe.evaluate.read_quality
+                "repeated_words", "unsupported_words", "jammed_pairs")     # sumpipe.evaluate.read_quality
 FIGURES = ROUGE_TYPES + SHAPE_FIGURES + READ_FIGURES
 
 
@@ -48,22 +50,28 @@ class Guards:
     references' + `fragments` points, its sentences per summary at most the references' mean +
     `sentences`, and, when `repeated_words` is set, its repeated words (`read_quality`'s repetition at a
     distance, the measure validated for fluency: docs/measures.md) at most the references' + that many
-    points (means over the seeds). Off by default: the default run's choice was made without it."""
+    points, and, when `jammed_pairs` is set, its jammed pairs (adjacent content words the source never
+    writes side by side, the second measure validated for fluency, issue 53) at most the references' + that
+    many points (means over the seeds). Both off by default: the default run's choice was made without them."""
 
     fragments: float = 1.0
     sentences: float = 0.1
     repeated_words: float | None = None
+    jammed_pairs: float | None = None
 
     def check(self, key: str) -> None:
         require(self.fragments >= 0, f"{key}.fragments", "must be >= 0")
         require(self.sentences >= 0, f"{key}.sentences", "must be >= 0")
         require(self.repeated_words is None or self.repeated_words >= 0, f"{key}.repeated_words", "must be >= 0")
+        require(self.jammed_pairs is None or self.jammed_pairs >= 0, f"{key}.jammed_pairs", "must be >= 0")
 
     def passes(self, figures: dict[str, Any], anchor: dict[str, float]) -> bool:
         return (figures["fragment_rate"]["mean"] <= anchor["fragment_rate"] + self.fragments
                 and figures["sentences_mean"]["mean"] <= anchor["sentences_mean"] + self.sentences
                 and (self.repeated_words is None
-                     or figures["repeated_words"]["mean"] <= anchor["repeated_words"] + self.repeated_words))
+                     or figures["repeated_words"]["mean"] <= anchor["repeated_words"] + self.repeated_words)
+                and (self.jammed_pairs is None
+                     or figures["jammed_pairs"]["mean"] <= anchor["jammed_pairs"] + self.jammed_pairs))
 
 
 @dataclass(frozen=True)
@@ -227,25 +235,33 @@ def choose(results: dict[str, Any], guards: Guards, choose_by: str) -> dict[str,
     return chosen
 
 
+def _jammed(figures: dict[str, Any]) -> str:
+    """A setting's jammed pairs %, or "–" in results written before the measure (issue 53)."""
+    return f"{figures['jammed_pairs']['mean']:.1f}" if "jammed_pairs" in figures else "–"
+
+
 def render(results: dict[str, Any]) -> str:
     """The results as a markdown table: one row per (model, setting), the guards' verdict and the choice."""
     ref, guards, by = results["references"], results["guards"], results["choose_by"]
     lines = [f"# Decoding settings on the {results['split']} split (seeds {', '.join(map(str, results['seeds']))})",
              "", f"Mean ± sd over the seeds; references: {ref['mean_words']:.1f} words (10th-90th percentile "
                  f"{ref['p10']:.0f}-{ref['p90']:.0f}), fragment rate {ref['fragment_rate']:.1f} %, "
-                 f"{ref['sentences_mean']:.2f} sentences, {ref['unsupported_words']:.1f} % unsupported words. "
+                 f"{ref['sentences_mean']:.2f} sentences, {ref['unsupported_words']:.1f} % unsupported words"
+                 + (f", {ref['jammed_pairs']:.1f} % jammed pairs" if "jammed_pairs" in ref else "") + ". "
                  f"Guards: fragment rate <= {ref['fragment_rate'] + guards['fragments']:.1f} % (the references' "
                  f"+ {guards['fragments']:g}), sentences <= {ref['sentences_mean'] + guards['sentences']:.2f} "
                  f"(the references' + {guards['sentences']:g})"
              + (f", repeated words <= {ref['repeated_words'] + guards['repeated_words']:.1f} % (the references' + "
                 f"{guards['repeated_words']:g})" if guards.get("repeated_words") is not None else "")
+             + (f", jammed pairs <= {ref['jammed_pairs'] + guards['jammed_pairs']:.1f} % (the references' + "
+                f"{guards['jammed_pairs']:g})" if guards.get("jammed_pairs") is not None else "")
              + f"; chosen (**bold**): the best {by} among the "
                  "settings that pass. Settings (over params.yaml's `decode:`): "
              + "; ".join(f"`{name}` {keys or 'as is'}" for name, keys in results["settings"].items()) + ".", "",
              "| model | setting | R-1 | R-2 | R-L | words | fragments % | sentences | more sentences than "
-             "the reference % | word twice % | repeated words % | unsupported % | distinct % | guards "
-             "| one lead sentence R-1 |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
+             "the reference % | word twice % | repeated words % | unsupported % | jammed pairs % | distinct % "
+             "| guards | one lead sentence R-1 |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
 
     def cell(figure: dict[str, Any]) -> str:
         return f"{figure['mean']:.2f}" + (f" ± {figure['sd']:.2f}" if figure["sd"] is not None else "")
@@ -259,7 +275,7 @@ def render(results: dict[str, Any]) -> str:
                          f"{f['mean_words']['mean']:.1f} | {f['fragment_rate']['mean']:.1f} | "
                          f"{f['sentences_mean']['mean']:.2f} | {f['more_sentences_than_reference']['mean']:.1f} | "
                          f"{f['adjacent_repeat']['mean']:.1f} | {f['repeated_words']['mean']:.1f} | "
-                         f"{f['unsupported_words']['mean']:.1f} | "
+                         f"{f['unsupported_words']['mean']:.1f} | {_jammed(f)} | "
                          f"{f['distinct']['mean']:.1f} | {verdict} | {model['lead1_rouge1']:.2f} |")
     shared = results["chosen"].get("all models")
     lines += ["", f"For every model at once (params.yaml's one `decode:`): **{shared}**." if shared

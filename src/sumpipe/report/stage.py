@@ -205,7 +205,8 @@ READ_QUALITY_COLUMNS = (("fragment_rate", "fragments %", 1), ("sentences_mean", 
                         ("more_sentences_than_reference", "more sentences than ref. %", 1),
                         ("adjacent_repeat", "word twice %", 1), ("repeated_trigrams", "repeated 3-grams %", 1),
                         ("repeated_words", "repeated words %", 1), ("unsupported_words", "unsupported words %", 1),
-                        ("unsupported_numbers", "numbers %", 1), ("unsupported_names", "names %", 1))
+                        ("unsupported_numbers", "numbers %", 1), ("unsupported_names", "names %", 1),
+                        ("jammed_pairs", "jammed pairs %", 1))
 
 
 def _figure(values: dict, key: str, decimals: int) -> str:
@@ -240,7 +241,11 @@ def read_quality_section(summary: dict) -> list[str]:
            "- unsupported words: % of the summaries' content words that the source does not contain, clipped as "
            "ROUGE clips (a word used more often than the source uses it is unsupported beyond the source's count): "
            "the faithfulness signal; numbers, names: the same over numbers and over names (words capitalised in the "
-           "raw input) only. Neither says anything about coherence or relevance.", "",
+           "raw input) only;",
+           "- jammed pairs: % of the summaries' pairs of adjacent content words (no stop word nor punctuation between "
+           "them) that the source never writes side by side (\"princess permission dock argentinean port\": copied "
+           "names in a row with no grammar joining them), a second fluency signal (docs/measures.md). None of these "
+           "says anything about coherence or relevance.", "",
            f"| system | R-1 {MEASURES[measure]} | " + " | ".join(c for _, c, _ in READ_QUALITY_COLUMNS) + " |",
            "|---|---:|" + "---:|" * len(READ_QUALITY_COLUMNS)]
     anchor = reading.get("references", {})
