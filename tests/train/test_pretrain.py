@@ -39,7 +39,7 @@ def write_fixture(root: Path) -> dict:
             (root / folder).mkdir(parents=True, exist_ok=True)
             df.to_parquet(root / folder / f"{split}.parquet")
     params = {
-        "paths": {k: str(root / k) for k in ("models", "checkpoints", "pretrain", "timings")}
+        "paths": {k: str(root / k) for k in ("models", "checkpoints", "pretrain", "timings", "dvclive")}
         | {k: str(root / "data" / k) for k in ("processed", "extracted", "vocab", "subword")},
         "extract": {"budgets": [{"method": "first", "tokens": 20}]},
         "subword": {"size": 60},
