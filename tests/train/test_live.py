@@ -9,14 +9,23 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import torch
 import yaml
 
 from sumpipe.config import params_from_dict
 from sumpipe.train import checkpoint as ckpt
 from sumpipe.train.engine import fit, seed_everything
 from sumpipe.train.live import CURVES, RunCurves, curve_file, train_curves_dir
-from tests.train.test_engine import Killed, tiny_model
 from tests.train.tiny_task import TinyTask, config
+
+
+class Killed(Exception):
+    """Stands for SIGKILL: the loop stops mid-run and every live object is dropped."""
+
+
+def tiny_model() -> torch.nn.Module:
+    seed_everything(3)  # dropout: the run depends on the torch RNG, which the checkpoint carries
+    return torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Dropout(0.3), torch.nn.Linear(16, 4))
 
 
 def curve(folder: Path, name: str) -> pd.DataFrame:
