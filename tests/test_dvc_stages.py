@@ -183,6 +183,20 @@ def test_one_train_stage_trains_every_run_and_plots_each_log():
     assert all(body["x"] == "step" for body in charts.values())
 
 
+def test_dvc_plots_render_offline():
+    """`dvc plots show` fills .dvc/config's plots.html_template: DVC's page with Vega inlined, no CDN script."""
+    import configparser
+    import re
+
+    config = configparser.ConfigParser()
+    config.read(SRC.parent / ".dvc/config")
+    template = SRC.parent / ".dvc" / config["plots"]["html_template"]
+    page = template.read_text(encoding="utf-8")
+    assert "{plot_divs}" in page and "{scripts}" not in page  # DVC's CDN tags go into {scripts}: none
+    assert re.findall(r"<script[^>]*>", page) == ['<script type="text/javascript">']
+    assert "window.vegaEmbed=" in page and "https://cdn" not in page
+
+
 def test_the_decode_stage_runs_the_models_and_the_report_none():
     """The decode stage decodes with the trained models and keeps the attention of the report's heat-map
     examples; the report draws from that file, so it runs no model code (nor torch): of the model folders it

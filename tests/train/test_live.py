@@ -70,6 +70,17 @@ def test_a_run_logs_each_row_validation_and_its_best(tmp_path: Path) -> None:
     assert not list(tmp_path.rglob("dvc.yaml"))  # the project's dvc.yaml declares the plots, not DVCLive
 
 
+def test_logging_leaves_the_weights_as_they_were(tmp_path: Path) -> None:
+    """Logging only: a run with curves ends with the same weights and log rows as one without."""
+    with_curves = run(tmp_path / "a")
+    model = tiny_model()
+    seed_everything(config().seed)
+    without = fit(model, TinyTask(), config(), tmp_path / "b/state", fingerprint="tiny", progress=False)
+    assert without.log_rows == with_curves.log_rows
+    states = [(tmp_path / name / "state" / ckpt.STATE_FILE).read_bytes() for name in ("a", "b")]
+    assert states[0] == states[1]  # weights, optimizer, RNG states, log rows
+
+
 @pytest.mark.parametrize("kill_at", [8, 10])  # a row logged after the last checkpoint (6, 9): written again
 def test_a_resumed_run_writes_the_curves_of_a_straight_one(tmp_path: Path, kill_at: int) -> None:
     run(tmp_path / "straight")
