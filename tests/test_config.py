@@ -260,6 +260,21 @@ def test_an_input_inside_an_output_folder_is_refused(section: dict, message: str
     assert message in str(info.value)
 
 
+@pytest.mark.parametrize(("paths", "message"), [
+    ({"dvclive": "models/curves"},
+     "paths.dvclive: 'models/curves' is inside paths.models ('models'): a stage would overwrite its input"),
+    ({"timings": "dvclive/t"}, "paths.timings: 'dvclive/t' is inside paths.dvclive ('dvclive')"),
+    ({"dvclive": " "}, "paths.dvclive: must not be empty"),
+    ({"dvclive": 3}, "paths.dvclive: expected str, got 3"),
+])
+def test_the_training_curves_folder_is_checked_like_every_path(paths: dict, message: str) -> None:
+    """paths.dvclive (issue 52: each run's DVCLive folder, sumpipe.train.live), default `dvclive`."""
+    assert params_from_dict({}).paths.dvclive == "dvclive"
+    with pytest.raises(ConfigError) as info:
+        params_from_dict({"paths": paths})
+    assert message in str(info.value)
+
+
 def test_inputs_beside_the_outputs_are_fine() -> None:
     params = params_from_dict({"data": {"dataset": "local", "path": "corpora/cnndm.jsonl"},
                                "pretrain": {"init_from": "../bert-base-uncased"}})

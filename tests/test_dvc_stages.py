@@ -156,16 +156,45 @@ def test_experiment_stage_deps_list_the_code_it_runs(experiment, name):
 
 def test_one_train_stage_trains_every_run_and_plots_each_log():
     """`sumpipe train` trains every run of params.yaml side by side into the models folder, which persists (a run
-    whose finished checkpoint matches is not trained again); the top-level plot draws each run's log."""
+    whose finished checkpoint matches is not trained again); the top-level plots draw each run's DVCLive curves
+    (sumpipe.train.live): its model's loss chart its loss and validation loss, and the learning rate and
+    throughput charts every run and the pre-training."""
     params = yaml.safe_load((SRC.parent / "params.yaml").read_text(encoding="utf-8"))
     train = STAGES["train"]
     assert train["cmd"] == "sumpipe train" and "foreach" not in train and "matrix" not in train
     assert train["outs"] == [{"${paths.models}": {"persist": True}}]
     assert {"models", "runs", "train"} <= set(train["params"])
+    from sumpipe.train.live import curve_file, pretrain_curves_dir, train_curves_dir
+
     plots = yaml.safe_load((SRC.parent / "dvc.yaml").read_text(encoding="utf-8"))["plots"]
-    curves = next(entry["training_loss"] for entry in plots if isinstance(entry, dict) and "training_loss" in entry)
-    assert list(curves["y"]) == [f"{params['paths']['models']}/{run['model']}/seed-{run['seed']}/train_log.csv"
-                                 for run in params["runs"].values()]
+    charts = {name: body for entry in plots if isinstance(entry, dict) for name, body in entry.items()}
+    root = Path(params["paths"]["dvclive"])
+    runs = [train_curves_dir(root, run["model"], run["seed"]) for run in params["runs"].values()]
+    models = dict.fromkeys(run["model"] for run in params["runs"].values())
+    for model in models:
+        assert charts[f"{model}_loss"]["y"] == {
+            str(curve_file(folder, name)): name for folder in runs if folder.parent.name == model
+            for name in ("loss", "valid_loss")}
+    for chart, name in (("learning_rate", "lr"), ("throughput", "tokens_per_s")):
+        assert charts[chart]["y"] == {str(curve_file(folder, name)): name
+                                      for folder in [*runs, pretrain_curves_dir(root)]}
+    assert charts["pretraining_loss"]["y"] == {str(curve_file(pretrain_curves_dir(root), name)): name
+                                               for name in ("loss", "valid_loss")}
+    assert all(body["x"] == "step" for body in charts.values())
+
+
+def test_dvc_plots_render_offline():
+    """`dvc plots show` fills .dvc/config's plots.html_template: DVC's page with Vega inlined, no CDN script."""
+    import configparser
+    import re
+
+    config = configparser.ConfigParser()
+    config.read(SRC.parent / ".dvc/config")
+    template = SRC.parent / ".dvc" / config["plots"]["html_template"]
+    page = template.read_text(encoding="utf-8")
+    assert "{plot_divs}" in page and "{scripts}" not in page  # DVC's CDN tags go into {scripts}: none
+    assert re.findall(r"<script[^>]*>", page) == ['<script type="text/javascript">']
+    assert "window.vegaEmbed=" in page and "https://cdn" not in page
 
 
 def test_the_decode_stage_runs_the_models_and_the_report_none():

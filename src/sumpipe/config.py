@@ -72,6 +72,7 @@ class PathsConfig:
     subword: str = "data/subword"
     pretrain: str = "pretrain"
     timings: str = "timings"  # wall-clock figures of each run: gitignored, no DVC output (sumpipe.timings)
+    dvclive: str = "dvclive"  # each training run's live curves (sumpipe.train.live): in git, no DVC output
 
     def check(self, key: str) -> None:
         # Every stage writes one of these and reads others: two equal or nested paths would let a

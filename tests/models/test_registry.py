@@ -160,7 +160,7 @@ def _documents(n: int, seed: int) -> pd.DataFrame:
 def _params(root: Path, **models: Any):
     return params_from_dict({
         "paths": {k: str(root / k) for k in ("raw", "processed", "vocab", "extracted", "models", "checkpoints",
-                                             "predictions", "scores", "metrics", "timings")},
+                                             "predictions", "scores", "metrics", "timings", "dvclive")},
         "extract": {"budgets": [{"method": "last", "tokens": 10}, {"method": "first", "tokens": 10}]},
         "families": {"toy": {"d": 6}},
         "models": models,

@@ -143,10 +143,10 @@ def _digest(path: Path) -> str:
             return hashlib.sha256(json.dumps(_without_timings(data), sort_keys=True).encode()).hexdigest()
         except ValueError:
             pass
-    if path.suffix == ".csv":  # train_log.csv: step, losses, lr, and throughput (timing)
+    if path.suffix in (".csv", ".tsv"):  # train_log.csv, DVCLive's curves: step, losses, lr, throughput (timing)
         import pandas as pd
 
-        frame = pd.read_csv(path)
+        frame = pd.read_csv(path, sep="\t" if path.suffix == ".tsv" else ",")
         frame = frame.drop(columns=[c for c in frame.columns if c in TIMING_KEYS or "per_s" in c or "second" in c])
         return hashlib.sha256(frame.to_csv(index=False).encode()).hexdigest()
     if path.suffix == ".pt":  # a resume checkpoint: its tensors and plain values, without timings

@@ -42,7 +42,7 @@ def _write_fixture(root: Path, **train: object) -> Path:
     params = {
         "paths": {k: str(root / v) for k, v in {"extracted": "data/extracted", "vocab": "data/vocab",
                                                  "models": "models", "checkpoints": "checkpoints",
-                                                 "timings": "timings"}.items()},
+                                                 "timings": "timings", "dvclive": "dvclive"}.items()},
         "extract": {"budgets": [{"method": "ngram", "tokens": 20, "first_k": 1}]},
         "model": {"d_model": 16, "d_ff": 32, "n_layers": 1, "n_heads": 2, "dropout": 0.1, "vocab_size": 16,
                   "max_source_tokens": 20, "max_summary_tokens": 6},

@@ -39,7 +39,7 @@ def write_fixture(root: Path) -> dict:
             (root / folder).mkdir(parents=True, exist_ok=True)
             df.to_parquet(root / folder / f"{split}.parquet")
     params = {
-        "paths": {k: str(root / k) for k in ("models", "checkpoints", "pretrain", "timings")}
+        "paths": {k: str(root / k) for k in ("models", "checkpoints", "pretrain", "timings", "dvclive")}
         | {k: str(root / "data" / k) for k in ("processed", "extracted", "vocab", "subword")},
         "extract": {"budgets": [{"method": "first", "tokens": 20}]},
         "subword": {"size": 60},
@@ -94,6 +94,13 @@ def test_pretrain_writes_the_encoder_and_resumes_bit_identical(tmp_path: Path, m
     log = pd.read_csv(out / "pretrain_log.csv")
     assert list(log.columns) == ["step", "epoch", "loss", "valid_loss", "lr"]
     assert log["valid_loss"].notna().sum() == 2 and summary["steps"] == log["step"].iloc[-1]
+    curves = tmp_path / "straight/dvclive/pretrain"  # the live curves (sumpipe.train.live), the same rows
+    loss = pd.read_csv(curves / "plots/metrics/loss.tsv", sep="\t")
+    assert loss["step"].tolist() == log["step"].tolist() and loss["loss"].tolist() == log["loss"].tolist()
+    valid = pd.read_csv(curves / "plots/metrics/valid_loss.tsv", sep="\t")
+    assert valid["valid_loss"].tolist() == log["valid_loss"].dropna().tolist()
+    metrics = json.loads((curves / "metrics.json").read_text())
+    assert (metrics["best_step"], metrics["best_valid_loss"]) == (summary["best_step"], summary["best_valid_loss"])
     from sumpipe.io.atomic import file_sha256
     from sumpipe.models.bert import load_encoder
 

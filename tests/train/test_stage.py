@@ -175,6 +175,12 @@ def test_rnn_model_trains_through_its_coverage_phase(tmp_path: Path, write_rnn_f
     log = pd.read_csv(tmp_path / "models/R1/seed-1/train_log.csv")
     assert log["step"].tolist() == [2, 4, 6, 8, 10, 12, 14, 16, 17]  # the coverage phase numbered on
     assert log["epoch"].tolist()[-1] == pytest.approx(2 + 5 / 6, abs=1e-4)
+    curves = tmp_path / "dvclive/train/R1/seed-1/plots/metrics"  # the live curves number on alike
+    assert pd.read_csv(curves / "loss.tsv", sep="\t")["loss"].tolist() == log["loss"].tolist()
+    assert pd.read_csv(curves / "loss.tsv", sep="\t")["step"].tolist() == log["step"].tolist()
+    assert pd.read_csv(curves / "valid_loss.tsv", sep="\t")["step"].tolist() == [6, 12, 17]
+    metrics = json.loads((tmp_path / "dvclive/train/R1/seed-1/metrics.json").read_text())
+    assert (metrics["best_step"], metrics["best_valid_loss"]) == (summary["best_step"], summary["best_valid_loss"])
     from sumpipe.models.io import load_pretrained
 
     model, _, card = load_pretrained(tmp_path / "models/R1/seed-1")
@@ -233,6 +239,9 @@ def test_killed_rnn_stage_resumes_to_bit_identical_weights(tmp_path: Path, phase
     for name in ("train_log.csv", "config.json"):  # no timings inside: the same bytes
         assert ((tmp_path / "straight/models/R1/seed-1" / name).read_bytes()
                 == (tmp_path / "killed/models/R1/seed-1" / name).read_bytes())
+    for name in ("loss", "valid_loss", "lr"):  # the live curves too: no row twice after the kill
+        assert ((tmp_path / f"straight/dvclive/train/R1/seed-1/plots/metrics/{name}.tsv").read_bytes()
+                == (tmp_path / f"killed/dvclive/train/R1/seed-1/plots/metrics/{name}.tsv").read_bytes())
 
 
 def test_each_seed_is_its_own_model_folder(tmp_path: Path, cli, write_fixture) -> None:

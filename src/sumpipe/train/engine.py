@@ -15,7 +15,9 @@ batch its data and compute a summed loss) and:
 - accumulates gradients over `cfg.accumulate` consecutive batches per update (seed 003: batch 2 ×
   36), weighting every target token equally, exactly as one batch of all of them would;
 - logs a row every `cfg.log_every` updates (step, epoch, loss, valid_loss, lr) and
-  validates at each epoch end (and when `cfg.max_steps` cuts an epoch short);
+  validates at each epoch end (and when `cfg.max_steps` cuts an epoch short); with `curves` (a
+  `Curves`, `sumpipe.train.live`: DVCLive) it also hands each row, its tokens/s and each validation
+  to the live curves as they happen;
 - saves a checkpoint every `cfg.checkpoint_every` updates and at each epoch end, and keeps the
   weights with the lowest validation loss, which it loads back into `model` before returning;
 - with `cfg.ema_decay`, keeps an exponential moving average of the weights after every update
@@ -85,6 +87,19 @@ class TrainTask(Protocol):
 
     def loss(self, model: torch.nn.Module, batch: Any) -> tuple[torch.Tensor, torch.Tensor]:
         """(summed loss over target tokens, number of target tokens) for `batch`."""
+
+
+class Curves(Protocol):
+    """Live training curves (`sumpipe.train.live.PhaseCurves`); only the main rank gets one."""
+
+    def start(self, position: ckpt.Position) -> None:
+        """Training (re)starts at `position`: write again what it already logged."""
+
+    def row(self, row: dict[str, Any], tokens_per_s: float | None) -> None:
+        """A new log row with its interval's tokens/s, or (tokens_per_s None) a validation of the last row."""
+
+    def validated(self, position: ckpt.Position) -> None:
+        """A validation ended: `position` holds the best step and validation loss so far."""
 
 
 class AccuracyTask(TrainTask, Protocol):
@@ -186,12 +201,13 @@ def fit(
     progress: bool | None = None,
     description: str = "train",
     compile_model: bool = False,
+    curves: Curves | None = None,
 ) -> FitResult:
     """Train `model` in place per `cfg`; on return it holds the best-validation weights.
 
     `should_stop(position)` is called after every update (after any checkpoint); returning True ends
     training at once, without validation (used by benchmarks; tests raise from it to simulate a kill).
-    `progress=None` shows a bar only on a terminal.
+    `progress=None` shows a bar only on a terminal. `curves`: the run's live curves (main rank only).
     """
     ctx = ctx or DistContext()
     if cfg.early_stopping_metric == "accuracy" and not hasattr(task, "token_accuracy"):
@@ -211,8 +227,11 @@ def fit(
             del saved
         elif ctx.is_main:
             ckpt.clear_checkpoint(checkpoint_dir)
+    curves = curves if ctx.is_main else None
+    if curves is not None:
+        curves.start(position)
     loop = _Loop(model, wrap_model(model, ctx, device), task, cfg, optimizer, scheduler, device, ctx,
-                 checkpoint_dir, fingerprint, position, compile_model, average)
+                 checkpoint_dir, fingerprint, position, compile_model, average, curves)
     resumed_from = position.step
     with _cpu_settings(device.type == "cpu", cfg.threads):
         stopped = loop.run(should_stop, progress, description)
@@ -238,8 +257,9 @@ class _Loop:
     """The mutable state of one `fit` call; split out so each phase is a short method."""
 
     def __init__(self, model, wrapped, task, cfg, optimizer, scheduler, device, ctx, checkpoint_dir,
-                 fingerprint, position, compile_model=False, average=None) -> None:
+                 fingerprint, position, compile_model=False, average=None, curves=None) -> None:
         self.model, self.wrapped, self.task, self.cfg = model, wrapped, task, cfg
+        self.curves: Curves | None = curves
         # the weights that are validated and kept: the running average when there is one
         self.average = average
         self.evaluated = model if average is None else average.module
@@ -383,6 +403,8 @@ class _Loop:
         if self.interval_steps == 0 and rows and rows[-1]["step"] == pos.step:
             if valid_loss is not None:
                 rows[-1]["valid_loss"] = valid_loss
+                if self.curves is not None:
+                    self.curves.row(rows[-1], None)
             return rows[-1]
         totals = torch.stack([self.interval_loss, self.interval_targets,
                               torch.tensor(float(self.interval_tokens), dtype=torch.float64,
@@ -398,10 +420,10 @@ class _Loop:
             "lr": self.last_lr,
         }
         rows.append(row)
-        self.throughput.append({
-            "step": pos.step,
-            "tokens_per_s": tokens / self.interval_seconds if self.interval_seconds > 0 else math.nan,
-        })
+        tokens_per_s = tokens / self.interval_seconds if self.interval_seconds > 0 else math.nan
+        self.throughput.append({"step": pos.step, "tokens_per_s": tokens_per_s})
+        if self.curves is not None:
+            self.curves.row(row, tokens_per_s)
         self._reset_interval()
         return row
 
@@ -422,6 +444,8 @@ class _Loop:
                 ckpt.save_best(self.checkpoint_dir, self.evaluated)
         else:
             pos.stale_epochs += 1
+        if self.curves is not None:
+            self.curves.validated(pos)
         if complete:
             pos.epoch += 1
             pos.batch = 0

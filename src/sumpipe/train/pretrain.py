@@ -7,7 +7,8 @@ adapted to the corpus's pieces by the same training. Reads `<processed>/{train,v
 (sources only) and `<subword>/subword.model`; trains with the shared engine (`sumpipe.train.engine.fit`:
 exact resume from `<checkpoints>/pretrain`, best-validation weights kept) and writes to
 `<pretrain>/`: `encoder.safetensors` + its card `config.json` (`sumpipe.models.bert.save_encoder`, `EncoderCard`) and
-`pretrain_log.csv` (step, epoch, loss, valid_loss, lr; loss = MLM cross-entropy per predicted piece).
+`pretrain_log.csv` (step, epoch, loss, valid_loss, lr; loss = MLM cross-entropy per predicted piece),
+and, as it trains, its live curves into `<dvclive>/pretrain/` (`sumpipe.train.live`: DVCLive).
 The run's timings go to `<timings>/pretrain/encoder.{json,csv}` (`sumpipe.timings`), outside the outputs.
 """
 
@@ -35,12 +36,16 @@ class PretrainInputs:
     checkpoint_dir: Path
     cfg: Any  # PretrainConfig
     timings_dir: Path = Path("timings")
+    curves_dir: Path | None = None  # the DVCLive folder (sumpipe.train.live); None: no live curves
 
 
 def resolve_pretrain_inputs(params: Params) -> PretrainInputs:
     paths = params.paths
+    from sumpipe.train.live import pretrain_curves_dir
+
     return PretrainInputs(Path(paths.processed), Path(paths.subword), Path(paths.pretrain),
-                          Path(paths.checkpoints) / CHECKPOINT_NAME, params.pretrain, Path(paths.timings))
+                          Path(paths.checkpoints) / CHECKPOINT_NAME, params.pretrain, Path(paths.timings),
+                          pretrain_curves_dir(Path(paths.dvclive)))
 
 
 def check_pretrain_paths(inputs: PretrainInputs) -> None:
@@ -76,6 +81,7 @@ def pretrain_encoder(inputs: PretrainInputs, *, resume: bool = True, progress: b
         training_summary,
         write_log,
     )
+    from sumpipe.train.live import RunCurves
     from sumpipe.train.mlm import MLMTask, source_windows
 
     cfg = inputs.cfg
@@ -102,8 +108,9 @@ def pretrain_encoder(inputs: PretrainInputs, *, resume: bool = True, progress: b
     settings = {k: v for k, v in dataclasses.asdict(cfg).items() if k != "train"}
     fingerprint = fingerprint_of(settings, cfg.train, [*files, subword_file],
                                  [sumpipe.models, sumpipe.train, sumpipe.subword])
+    curves = None if inputs.curves_dir is None else RunCurves(inputs.curves_dir).phase()
     result = fit(model, task, cfg.train, inputs.checkpoint_dir, fingerprint=fingerprint, resume=resume,
-                 progress=progress, description="pretrain")
+                 progress=progress, description="pretrain", curves=curves)
     device = training_device(cfg.train.device)
     summary = training_summary(result, model, cfg.train, len(windows[0]), len(windows[1]), device)
     with atomic_folder(inputs.out_dir) as unit:  # one unit, like a model folder: never half of two runs

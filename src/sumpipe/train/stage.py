@@ -11,6 +11,9 @@ for word families), builds the model and the training task, trains it with
   best-validation weights;
 - `train_log.csv`: step, epoch, loss, valid_loss, lr (valid_loss only at epoch ends);
 
+and, as it trains, its live curves into `<dvclive>/train/<name>/seed-<seed>/` (`sumpipe.train.live`:
+DVCLive's loss, valid_loss, lr and tokens/s per log row, best step and validation loss in metrics.json),
+
 and keeps the resume state (`sumpipe.train.checkpoint`) in `<checkpoints>/<name>/`. dvc.yaml declares
 that folder `persist: true` so a killed `dvc repro` finds it again; it lives outside `models/` so that
 stages reading the finished models do not depend on it. It is reused only when the configuration, the
@@ -50,6 +53,7 @@ from sumpipe.train.engine import (
     training_summary,
     write_log,
 )
+from sumpipe.train.live import RunCurves, train_curves_dir
 from sumpipe.validation import from_dict
 
 
@@ -69,6 +73,7 @@ class TrainInputs:
     checkpoint_dir: Path
     dataset: str
     timings_dir: Path = Path("timings")  # wall-clock figures, outside DVC's outputs (sumpipe.timings)
+    curves_dir: Path | None = None  # the run's DVCLive folder (sumpipe.train.live); None: no live curves
 
     @property
     def run(self) -> str:
@@ -101,6 +106,7 @@ def resolve_inputs(params: Params, name: str, seed: int) -> TrainInputs:
         checkpoint_dir=Path(params.paths.checkpoints) / name / seed_folder(seed),
         dataset=params.data.dataset,
         timings_dir=Path(params.paths.timings),
+        curves_dir=train_curves_dir(Path(params.paths.dvclive), name, seed),
     )
 
 
@@ -163,9 +169,10 @@ def train_model(inputs: TrainInputs, *, resume: bool = True, progress: bool | No
     fingerprint = run_fingerprint(inputs, [train_path, valid_path, *vocab_files, *started_from])
     n_batches = len(task.epoch_batches(0))
     phases = family.training_phases(arch, cfg, n_batches)
+    curves = RunCurves(inputs.curves_dir) if ctx.is_main and inputs.curves_dir is not None else None
     result = fit_phases(model, task, phases, inputs.checkpoint_dir, fingerprint=fingerprint, resume=resume,
                         ctx=ctx, progress=progress, description=inputs.run,
-                        on_step=None if on_step is None else (on_step, n_batches))
+                        on_step=None if on_step is None else (on_step, n_batches), curves=curves)
     summary = training_summary(result, model, cfg, len(train_df), len(valid_df), device)
     if ctx.is_main:
         vocab_size = model.vocab_size  # Decodable's V; nn.Module types an attribute as Tensor | Module
@@ -191,7 +198,8 @@ def _record_timings(inputs: TrainInputs, result: FitResult) -> None:
 
 def fit_phases(model: torch.nn.Module, task: Any, phases: list[TrainPhase], checkpoint_dir: Path | None, *,
                fingerprint: str, description: str,
-               on_step: tuple[Callable[[int, int], None], int] | None = None, **fit_kwargs: Any) -> FitResult:
+               on_step: tuple[Callable[[int, int], None], int] | None = None, curves: RunCurves | None = None,
+               **fit_kwargs: Any) -> FitResult:
     """Train through a family's phases in order (`sumpipe.models.registry.TrainPhase`).
 
     One phase keeps its checkpoint in `checkpoint_dir` itself; several each get `<checkpoint_dir>/<phase>`
@@ -199,12 +207,13 @@ def fit_phases(model: torch.nn.Module, task: Any, phases: list[TrainPhase], chec
     its checkpoint and only hands its best weights on. The result spans all phases (log rows numbered on
     from the phases before, steps and epochs added up). `on_step`: (callback(step, total), batches per
     epoch), the callback called after every update with the step counted across the phases (`train_model`).
+    `curves`: the run's live curves, each phase's steps numbered on from the phases before.
     """
     reports = _step_reports(phases, on_step)
     if len(phases) == 1:
         phases[0].prepare(model)
         return fit(model, task, phases[0].cfg, checkpoint_dir, fingerprint=fingerprint, description=description,
-                   **reports[0], **fit_kwargs)
+                   curves=None if curves is None else curves.phase(0), **reports[0], **fit_kwargs)
     if checkpoint_dir is not None:  # each phase's folder, before the first phase trains
         for phase in phases:
             check_checkpoint_dir(Path(checkpoint_dir) / phase.name)
@@ -212,8 +221,10 @@ def fit_phases(model: torch.nn.Module, task: Any, phases: list[TrainPhase], chec
     for phase, report in zip(phases, reports, strict=True):
         phase.prepare(model)
         sub = None if checkpoint_dir is None else Path(checkpoint_dir) / phase.name
+        offset = sum(r.position.step for r in results)  # as `_combined` numbers the phases' steps
         results.append(fit(model, task, phase.cfg, sub, fingerprint=f"{fingerprint}/{phase.name}",
-                           description=f"{description} ({phase.name})", **report, **fit_kwargs))
+                           description=f"{description} ({phase.name})",
+                           curves=None if curves is None else curves.phase(offset), **report, **fit_kwargs))
         if results[-1].stopped_early:
             break
     return _combined(results)
