@@ -140,7 +140,7 @@ def test_the_real_text_tables_say_when_their_pipeline_has_not_run(project: Sourc
         (project.root / "experiments" / name).mkdir(parents=True)
         (project.root / "experiments" / name / "params.yaml").write_text("{}\n")
         assert BLOCKS[f"realtext-{name}"](project) == (
-            f"*Not run in this checkout yet: `dvc repro experiments/{name}/dvc.yaml` writes "
+            f"*Not run in this checkout yet: `cd experiments/{name} && dvc repro` writes "
             f"`experiments/{name}/metrics/`, then `sumpipe docs` fills this table.*")
 
 

@@ -1,10 +1,13 @@
-"""The headline metrics (`${paths.metrics}/headline.json`, issue 52): the few numbers experiments are
-compared by, the only `metrics:` of dvc.yaml, so `dvc metrics show/diff` and `dvc exp show` carry them
-and nothing else (the detailed files, rouge.json, read_quality.json, ..., stay plain outputs in git).
+"""The headline metrics (issue 52): the few numbers experiments are compared by.
 
-Layout: figure first, then system, written in this order (not key-sorted), because DVC makes one column
-per leaf in file order and `dvc exp show` keeps the leftmost columns that fit the terminal, so the first
-columns are every model's R-1:
+`${paths.metrics}/headline.json`, the only `metrics:` of dvc.yaml, so `dvc metrics show/diff` and `dvc exp
+show` carry it and nothing else: each model's R-1 F1 (the mean over its seeds), `{"R-1": {"M1": 24.44, ..}}`.
+No more, because of how `dvc exp show` draws its table (docs/params.md): every metric column comes before
+any parameter, and a terminal shows the table's first columns (DVC pages it with `less -S`), so in 120
+columns the four R-1 figures leave just the room for the first parameter, the one an experiment sets.
+
+`${paths.metrics}/figures.json`, a plain output in git beside the detailed files (rouge.json,
+read_quality.json, ...): the headline figures in full, figure first, then system:
 
     {"R-1": {"<model>": .., .., "<lead>": ..}, "R-1_low": {"<model>": ..}, "R-1_high": {..},
      "R-2": {..}, "R-L": {..}, "rare": {"<model>": ..}, "valid_loss": {"<model>-<seed>": ..}}
@@ -12,7 +15,7 @@ columns are every model's R-1:
 ROUGE: F1 x 100 (a model's mean over its seeds) with the R-1 interval of rouge.json; `rare`: rare-word
 recall x 100 (rare_words.json); the lead baseline's R-1 alone, as the anchor; `valid_loss`: each
 training run's best validation loss, read from its `train_log.csv`. Numbers only, rounded (2 decimals,
-the loss 4): DVC shows them as written. A model or run without a figure is left out.
+the loss 4), written in this order (not key-sorted). A model or run without a figure is left out.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Any
 from sumpipe.names import TRAIN_LOG_FILE, Seeds, seed_folder, seeds_for
 
 HEADLINE_FILE = "headline.json"
+FIGURES_FILE = "figures.json"
 
 # headline key -> rouge.json key, in column order
 ROUGE_FIGURES = (("R-1", "rouge1"), ("R-1_low", "rouge1_low"), ("R-1_high", "rouge1_high"),
@@ -44,6 +48,13 @@ def headline(summaries: Mapping[str, Mapping[str, Any]], rare: Mapping[str, Mapp
     out["rare"] = {name: round(float(rare[name]["recall"]), 2) for name in scored if name in rare}
     out["valid_loss"] = {run: round(float(loss), 4) for run, loss in valid_losses.items()}
     return {label: figures for label, figures in out.items() if figures}
+
+
+def dvc_headline(figures: Mapping[str, Mapping[str, float]], models: Sequence[str]) -> dict[str, dict[str, float]]:
+    """headline.json from `headline`'s figures: each model's R-1 (no baseline: it does not change with an
+    experiment's settings, and a fifth column would push the set parameter out of a 120-column view)."""
+    r1 = figures.get("R-1", {})
+    return {"R-1": {name: r1[name] for name in models if name in r1}}
 
 
 def best_valid_loss(model_dir: Path) -> float | None:
