@@ -34,10 +34,10 @@ Outputs:
   rare-word recall per model, the lead's R-1, each training run's best validation loss from
   `${paths.models}/<model>/seed-<s>/train_log.csv`); it and the files below are plain outputs, in git;
 - `${paths.metrics}/rouge.json`: `{"<system>": {"rouge1": F1 x 100, "rouge1_sd", "<type>_low",
-  "<type>_high", "n", "n_seeds", "seeds": {"<seed>": {"rouge1": ..}}}}` for `dvc metrics show/diff`
+  "<type>_high", "n", "n_seeds", "seeds": {"<seed>": {"rouge1": ..}}}}`
   (`_sd` and `seeds` for models trained with several seeds);
 - `${paths.metrics}/comparisons.json`: the comparisons of `summary.json` keyed "A vs B" (difference,
-  interval, p per ROUGE type), so `dvc metrics show` and the README's generated table carry them;
+  interval, p per ROUGE type), which the README's generated table carries;
 - `${paths.metrics}/rare_words.json`: per system the mean share (x 100) of the reference's rare words
   that the summary contains, with its interval (`sumpipe.evaluate.rare_words`; word counts from
   `${paths.vocab}/words.parquet`), and the number of documents with a rare reference word; for a model
