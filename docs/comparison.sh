@@ -13,10 +13,10 @@ name=${1:-lp1}
 say() { printf '$ %s\n' "$1"; }
 {
   say "dvc exp run -n $name -S decode.length_penalty=1.0"
-  dvc exp run -n "$name" -S decode.length_penalty=1.0 2>&1 | grep -E "^(Ran experiment|Experiment .* applied|To promote)" || true
+  dvc exp run -n "$name" -S decode.length_penalty=1.0 2>&1 | grep -E "^(Ran experiment|Experiment results|To promote)" || true
   echo
-  say "dvc exp show                # a 120-column terminal, no option"
-  COLUMNS=120 dvc exp show --no-pager 2>&1
+  say "dvc exp show                # no option; a 120-column terminal shows the first 120 columns (less -S)"
+  COLUMNS=120 dvc exp show 2>&1 | cut -c1-120
   echo
   say "sumpipe compare HEAD $name --system M1 --system M2 --system PG-cov"
   sumpipe compare HEAD "$name" --system M1 --system M2 --system PG-cov 2>&1
