@@ -209,3 +209,27 @@ def test_the_decode_stage_runs_the_models_and_the_report_none():
     assert not [f for f in report if f.startswith("src/sumpipe/models/") and f not in cards
                 or f == "src/sumpipe/decode/batches.py"]
     assert _uncovered({"src/sumpipe/models/layers.py"}, ["src/sumpipe/report"]) == ["src/sumpipe/models/layers.py"]
+
+
+def _outs(stage: dict) -> list[str]:
+    """The paths (as dvc.yaml writes them) of a stage's outputs, metrics and plots."""
+    body = stage.get("do", stage)
+    return [next(iter(o)) if isinstance(o, dict) else o
+            for key in ("outs", "metrics", "plots") for o in body.get(key, [])]
+
+
+def test_no_output_is_resume_state_or_a_timing():
+    """Issue 52: an output's bytes must not depend on the code (a resume checkpoint holds a fingerprint of it)
+    or on the machine (timings), or a fresh `dvc repro` leaves dvc.lock modified: checkpoints/ and timings/
+    are no output of the default pipeline. (The experiments' per-run train stages still list their
+    checkpoint folders: dropping an output from a stage whose lock records it would retrain it.)"""
+    found = [(name, out) for name, stage in STAGES.items() for out in _outs(stage)
+             if out.startswith(("${paths.checkpoints}", "${paths.timings}", "checkpoints", "timings"))]
+    assert found == []
+
+
+def test_the_only_metrics_are_the_headline():
+    """Issue 52: `dvc metrics show` and `dvc exp show` read one small file; the detailed ones are plain outputs."""
+    metrics = [next(iter(m)) for stage in STAGES.values() for m in stage.get("do", stage).get("metrics", [])]
+    assert metrics == ["${paths.metrics}/headline.json"]
+    assert "${paths.metrics}/rouge.json" in _outs(STAGES["evaluate"])

@@ -141,7 +141,7 @@ def test_the_real_text_tables_say_when_their_pipeline_has_not_run(project: Sourc
         (project.root / "experiments" / name).mkdir(parents=True)
         (project.root / "experiments" / name / "params.yaml").write_text("{}\n")
         assert BLOCKS[f"realtext-{name}"](project) == (
-            f"*Not run in this checkout yet: `dvc repro experiments/{name}/dvc.yaml` writes "
+            f"*Not run in this checkout yet: `cd experiments/{name} && dvc repro` writes "
             f"`experiments/{name}/metrics/`, then `sumpipe docs` fills this table.*")
 
 
@@ -261,3 +261,37 @@ def test_the_measures_block_is_the_committed_meta_evaluation(project: Sources) -
     (project.root / "experiments" / "measures" / "params.yaml").write_text("published: {ROUGE-1: {}}\n")
     with pytest.raises(SumpipeError, match="meta_eval.json: not found"):
         BLOCKS["measures"](project)
+
+
+def test_the_comparison_block_is_the_recorded_transcript(project: Sources) -> None:
+    (project.root / "docs").mkdir(exist_ok=True)
+    (project.root / "docs" / "comparison.txt").write_text("$ dvc params diff\nPath  Param\n\n")
+    assert BLOCKS["comparison"](project) == "```console\n$ dvc params diff\nPath  Param\n```"
+
+
+def test_the_comparison_block_without_its_transcript_is_one_line(project: Sources) -> None:
+    from sumpipe.errors import SumpipeError
+
+    with pytest.raises(SumpipeError, match=r"comparison.txt: not found \(docs/comparison.sh records it\)"):
+        BLOCKS["comparison"](project)
+
+
+def test_the_committed_transcript_shows_the_committed_headline(repo_root: Path) -> None:
+    """docs/comparison.txt is recorded, not rendered: its `dvc exp show` rows must carry the R-1 figures of
+    the committed metrics/headline.json (the baseline row), so a result that changes asks for a new
+    recording (docs/comparison.sh), as a stale generated block asks for `sumpipe docs`."""
+    path = repo_root / "docs" / "comparison.txt"
+    if not path.is_file():
+        pytest.skip("docs/comparison.txt not recorded yet (docs/comparison.sh)")
+    transcript = path.read_text(encoding="utf-8")
+    headline = json.loads((repo_root / "metrics" / "headline.json").read_text(encoding="utf-8"))["R-1"]
+    show = transcript.split("$ dvc exp show", 1)[1].split("\n$ ", 1)[0]
+    header = next(line for line in show.splitlines() if "Experiment" in line)
+    assert [f"R-1.{name}" for name in headline] == header.split()[2:2 + len(headline)]
+    assert "decode.length_penalty" in header[:120]   # beside them in 120 columns, the set parameter
+    figures = [f"{value:g}" for value in headline.values()]   # as DVC prints them (5 significant digits)
+
+    def shows(row: str) -> bool:
+        words = row.split()
+        return any(words[i:i + len(figures)] == figures for i in range(len(words)))
+    assert any(shows(row) for row in show.splitlines() if not row.lstrip().startswith(("└", "├")))   # a baseline row

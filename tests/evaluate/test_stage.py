@@ -38,6 +38,12 @@ def test_evaluate_stage_writes_scores_and_metrics(tmp_path: Path, eval_corpus) -
 
     metrics = json.loads((Path(paths.metrics) / "rouge.json").read_text())
     assert set(metrics) == {"M1", "M2", "lead3", "first200"}
+    # the headline (the only DVC metrics): the models' R-1 in params order; figures.json: those and the lead's
+    headline = json.loads((Path(paths.metrics) / "headline.json").read_text())
+    assert headline == {"R-1": {"M1": round(metrics["M1"]["rouge1"], 2), "M2": round(metrics["M2"]["rouge1"], 2)}}
+    assert list(headline["R-1"]) == ["M1", "M2"]
+    figures = json.loads((Path(paths.metrics) / "figures.json").read_text())
+    assert list(figures["R-1"]) == ["M1", "M2", "lead3"] and figures["R-L"]["M1"] == round(metrics["M1"]["rougeL"], 2)
     for system in metrics.values():
         for key in ("rouge1", "rouge2", "rougeL", "rougeLsum", "rouge1_low", "rouge1_high"):
             assert isinstance(system[key], float)

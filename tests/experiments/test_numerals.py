@@ -82,10 +82,14 @@ def test_report_writes_the_four_figures_and_the_table(tmp_path):
     written = numerals_report(cfg)
     names = sorted(p.name for p in written)
     assert names == ["fig5_accuracy_no_attention.png", "fig6_loss_no_attention.png", "fig7_accuracy_attention.png",
-                     "fig8_loss_attention.png", "numerals.json", "numerals.md"]
+                     "fig8_loss_attention.png", "headline.json", "numerals.json", "numerals.md"]
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in written if p.suffix == ".png")
     table = (tmp_path / "reports/numerals.md").read_text()
     assert "| 10 | 50.0 % (25.0 %) / 0.500 | 30.0 % (15.0 %) / 0.700 | 95.0 % (47.5 %) / 0.050 |" in table
+    # the DVC metrics: each cell's token accuracy (x 100), nothing else
+    headline = json.loads((tmp_path / "reports/headline.json").read_text())
+    assert headline == {"accuracy": {"continuous-none-5": 90.0, "continuous-none-10": 50.0, "random-none-5": 80.0,
+                                     "random-none-10": 30.0, "random-bahdanau-5": 99.0, "random-bahdanau-10": 95.0}}
 
 
 def test_markdown_table_has_a_column_per_run():

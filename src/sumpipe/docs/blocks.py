@@ -20,6 +20,7 @@ the docs are regenerated. Where each block is used:
 | `realtext-cnn` | docs/realtext.md | experiments/cnn/metrics/{rouge,rare_words,coverage}.json, beside the thesis's |
 | `extractive-methods` | docs/extractive.md | the extractive-method registry (class flags, docstrings) |
 | `datasets` | docs/datasets.md | the data-set registry (options dataclasses, lengths) |
+| `comparison` | README.md | docs/comparison.txt, the transcript docs/comparison.sh records (real DVC output) |
 | `families` | docs/models.md | the model-family registry, the models of params.yaml and params-paper.yaml |
 
 A table's format lives in its one function: the results table is `results_table`.
@@ -328,7 +329,7 @@ def _experiment_metrics(src: Sources, name: str, files: tuple[str, ...]) -> tupl
 
 
 def _not_run(name: str) -> str:
-    return (f"*Not run in this checkout yet: `dvc repro experiments/{name}/dvc.yaml` writes "
+    return (f"*Not run in this checkout yet: `cd experiments/{name} && dvc repro` writes "
             f"`experiments/{name}/metrics/`, then `sumpipe docs` fills this table.*")
 
 
@@ -506,3 +507,18 @@ def sources(root: Path, params_file: Path) -> Sources:
 def render(src: Sources) -> Callable[[str], str]:
     """Block name -> its text for `src` (`sumpipe.docs.generated`'s renderer)."""
     return lambda name: BLOCKS[name](src)
+
+
+COMPARISON_TRANSCRIPT = "docs/comparison.txt"
+
+
+@block("comparison")
+def comparison(src: Sources) -> str:
+    """The README's comparison transcript: `dvc exp run -S`, `dvc exp show`, `sumpipe compare` and `dvc params
+    diff` as a user runs them, recorded by docs/comparison.sh (an experiment costs minutes: no renderer runs
+    one) into docs/comparison.txt and copied here verbatim; tests/docs/test_blocks.py checks that the
+    transcript's baseline R-1 figures are metrics/headline.json's, so a changed result asks for a new one."""
+    path = src.root / COMPARISON_TRANSCRIPT
+    if not path.is_file():
+        raise SumpipeError(f"{path}: not found (docs/comparison.sh records it)")
+    return "```console\n" + path.read_text(encoding="utf-8").rstrip("\n") + "\n```"

@@ -29,11 +29,15 @@ Outputs:
 - `${paths.scores}/summary.json`: the scoring set-up, per-system summaries, the comparisons of
   `sumpipe.evaluate.pairs` (difference, interval, p), abstractiveness and rare-word figures (read by
   `report`);
+- `${paths.metrics}/headline.json`: each model's R-1, the only DVC metrics (`sumpipe.evaluate.headline`),
+  and `${paths.metrics}/figures.json`: the headline figures in full (R-1 with its interval, R-2, R-L and
+  rare-word recall per model, the lead's R-1, each training run's best validation loss from
+  `${paths.models}/<model>/seed-<s>/train_log.csv`); it and the files below are plain outputs, in git;
 - `${paths.metrics}/rouge.json`: `{"<system>": {"rouge1": F1 x 100, "rouge1_sd", "<type>_low",
-  "<type>_high", "n", "n_seeds", "seeds": {"<seed>": {"rouge1": ..}}}}` for `dvc metrics show/diff`
+  "<type>_high", "n", "n_seeds", "seeds": {"<seed>": {"rouge1": ..}}}}`
   (`_sd` and `seeds` for models trained with several seeds);
 - `${paths.metrics}/comparisons.json`: the comparisons of `summary.json` keyed "A vs B" (difference,
-  interval, p per ROUGE type), so `dvc metrics show` and the README's generated table carry them;
+  interval, p per ROUGE type), which the README's generated table carries;
 - `${paths.metrics}/rare_words.json`: per system the mean share (x 100) of the reference's rare words
   that the summary contains, with its interval (`sumpipe.evaluate.rare_words`; word counts from
   `${paths.vocab}/words.parquet`), and the number of documents with a rare reference word; for a model
@@ -72,6 +76,7 @@ from sumpipe.errors import SumpipeError
 from sumpipe.evaluate.abstractiveness import abstractiveness
 from sumpipe.evaluate.bootstrap import two_level_bootstrap
 from sumpipe.evaluate.copy_rate import OutputVocabularies, copy_figures
+from sumpipe.evaluate.headline import FIGURES_FILE, HEADLINE_FILE, dvc_headline, headline, valid_losses
 from sumpipe.evaluate.pairs import Pair, baseline_pairs, ensemble_pairs, model_pairs
 from sumpipe.evaluate.rare_words import rare_word_recall
 from sumpipe.evaluate.read_quality import name_dots, read_quality
@@ -548,4 +553,7 @@ def run_evaluate(paths: PathsConfig, cfg: EvaluateConfig, models: Mapping[str, M
     write_json(rare, Path(paths.metrics) / "rare_words.json")
     if copying is not None:
         write_json(copying, Path(paths.metrics) / "copy_rate.json")
+    figures = headline(summaries, rare, model_names, lead, valid_losses(Path(paths.models), model_names, seeds))
+    write_json(figures, Path(paths.metrics) / FIGURES_FILE, sort_keys=False)
+    write_json(dvc_headline(figures, model_names), Path(paths.metrics) / HEADLINE_FILE, sort_keys=False)
     return EvaluationResult(summaries=summaries, comparisons=comparisons, skipped=skipped)

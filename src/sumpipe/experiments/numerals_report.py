@@ -5,10 +5,13 @@
                                                              <reports>/figures/fig7_accuracy_attention.png
                                                              <reports>/figures/fig8_loss_attention.png
                                                              <reports>/numerals.md, <reports>/numerals.json
+                                                             <reports>/headline.json (the DVC metrics)
 
 Figs. 5-6: the non-attentional model on continuous and random data (validation accuracy, training
 loss) by maximum sequence length; Figs. 7-8: random data without and with attention. A figure whose
-runs are not in params.yaml's `runs` is left out.
+runs are not in params.yaml's `runs` is left out. `headline.json`, the pipeline's only DVC metrics (issue 52):
+each cell's validation token accuracy x 100, `{"accuracy": {"<run>-<L>": ..}}`, a column each in `dvc exp show`;
+the rest of each cell's figures are `numerals.json`'s, a plain output in git.
 """
 
 from __future__ import annotations
@@ -108,4 +111,13 @@ def numerals_report(cfg: NumeralsExperiment) -> list[Path]:
     written.append(write_text(intro + table, reports / "numerals.md"))
     flat = {f"{run}-{length}": m for run, by_length in metrics.items() for length, m in by_length.items()}
     written.append(write_json(flat, reports / "numerals.json"))
+    written.append(write_json(headline(flat), reports / HEADLINE_FILE, sort_keys=False))
     return written
+
+
+HEADLINE_FILE = "headline.json"
+
+
+def headline(cells: dict[str, dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """The DVC metrics: each cell's (`<run>-<L>`) validation token accuracy x 100, 2 decimals, in run order."""
+    return {"accuracy": {cell: round(100 * float(m["valid_token_accuracy"]), 2) for cell, m in cells.items()}}

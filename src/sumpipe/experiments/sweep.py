@@ -14,7 +14,7 @@ never read, so choosing by these numbers leaves the test figures of the report h
 
 Run it as DVC experiments, one point each, and compare them with `dvc exp show`:
 
-    dvc exp run experiments/sweep/dvc.yaml -S experiments/sweep/params.yaml:train.lr=0.005
+    cd experiments/sweep && dvc exp run -S train.lr=0.005   # its own DVC project (issue 52)
 """
 
 from __future__ import annotations

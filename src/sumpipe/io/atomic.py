@@ -269,10 +269,11 @@ def read_parquet(path: str | os.PathLike, columns: list[str] | None = None,
     return read_table(path, columns, contract).to_pandas()
 
 
-def write_json(obj: Any, path: str | os.PathLike) -> Path:
-    """Write JSON atomically, pretty-printed and key-sorted so DVC diffs stay readable."""
+def write_json(obj: Any, path: str | os.PathLike, sort_keys: bool = True) -> Path:
+    """Write JSON atomically, pretty-printed and key-sorted so DVC diffs stay readable (`sort_keys`
+    False: in the object's own order, where that order is the point, as DVC's columns of a metrics file)."""
     with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+        tmp.write_text(json.dumps(obj, indent=2, sort_keys=sort_keys, ensure_ascii=False) + "\n", encoding="utf-8")
     return Path(path)
 
 
