@@ -8,10 +8,11 @@
 - `<folder>/metrics.json`: the latest values, `step`, and `best_step` / `best_valid_loss` (the update
   whose weights the run keeps and its validation loss: what the headline metrics read).
 
-The folders are `<paths.dvclive>/train/<model>/seed-<seed>/` and `<paths.dvclive>/pretrain/`, versioned in
-git and drawn by dvc.yaml's top-level `plots:` (so a fresh clone has the curves, and `dvc exp run` commits
-each experiment's curves with it). They are no DVC output: tokens/s is a wall-clock figure, and a rerun
-must leave dvc.lock unchanged.
+The folders are `<paths.dvclive>/train/<model>/seed-<seed>/` and `<paths.dvclive>/pretrain/`, drawn by
+dvc.yaml's top-level `plots:`; git keeps their loss, validation-loss and learning-rate curves (so a fresh
+clone has them, and `dvc exp run` commits each experiment's curves with it) and ignores tokens/s and
+metrics.json, wall-clock figures that would leave a rebuild's `git status` dirty. They are no DVC output
+either: a rerun must leave dvc.lock unchanged.
 
 Choices:
 
