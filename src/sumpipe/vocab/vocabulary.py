@@ -174,6 +174,7 @@ class Vocabulary:
         counts = table.column("count").to_numpy().astype(np.int64)
         oov_counts = dict(zip(tail.column("token").to_pylist(), tail.column("count").to_pylist())) if keep_tail else {}
         try:
+            _check_counts(itos, counts)  # before rarity_shift reads them
             return cls(itos=itos, counts=counts, shift=rarity_shift(counts[N_SPECIALS:]), oov_counts=oov_counts)
         except SumpipeError as exc:
             raise SumpipeError(f"{path}: {exc}") from None
