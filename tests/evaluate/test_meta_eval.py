@@ -159,6 +159,13 @@ def test_issue_55_a_gzip_of_blank_lines_is_refused_as_it_streams(tmp_path: Path)
     assert time.monotonic() - start < 5
 
 
+def test_issue_55_a_folder_as_the_judgments_file_is_named_as_one(tmp_path: Path) -> None:
+    (tmp_path / "j.jsonl.gz").mkdir()
+    with pytest.raises(SumpipeError) as refused:
+        read_judgments(tmp_path / "j.jsonl.gz")
+    assert str(refused.value) == f"{tmp_path / 'j.jsonl.gz'}: is a directory, not a judgments file"
+
+
 def test_issue_55_bytes_that_are_not_utf8_are_refused(tmp_path: Path) -> None:
     path = tmp_path / "j.jsonl"
     lines = [json.dumps(a).encode() for a in _many(12)]

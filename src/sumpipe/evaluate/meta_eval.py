@@ -114,7 +114,11 @@ def read_judgments(path: Path) -> Judgments:
     from sumpipe.io.userfiles import iter_jsonl
 
     if not path.is_file():
-        raise SumpipeError(f"{path}: no such judgments file (judgments: in the meta-evaluation's params)")
+        from sumpipe.inputs import present_but_not_a_file
+
+        kind = present_but_not_a_file(path)
+        raise SumpipeError(f"{path}: is {kind}, not a judgments file" if kind else
+                           f"{path}: no such judgments file (judgments: in the meta-evaluation's params)")
     systems: tuple[str, ...] = ()
     scores: tuple[str, ...] = ()
     ids, sources, references, outputs, human = [], [], [], [], []
