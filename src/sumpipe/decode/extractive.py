@@ -76,7 +76,7 @@ class ExtractiveSummarizer:
         """The summary of one text, or of each text of a list: at most `sentences` sentences and
         `max_tokens` tokens (None: no cap; one of them is needed). A text with nothing left to
         summarise gets an empty `Summary` with its `error` (a SumpipeError for a single text)."""
-        from sumpipe import arguments
+        import sumpipe.arguments as arguments  # not `from sumpipe import`: the package is the API
         from sumpipe.extractive.methods import Analyzer, Limit
 
         documents, single = arguments.texts(texts)  # a wrong type or a NUL byte: one line (sumpipe.arguments)
@@ -144,7 +144,7 @@ def load_extractive(method: str, *, project: str | os.PathLike[str] = ".", param
     with its keyword `options` (e.g. `threshold=0.2` for lexrank) over params.yaml's
     `extractive.options.<method>`. `project` and `params` as for `sumpipe.load`: the corpus statistics
     of the project's last `dvc repro` are used when present."""
-    from sumpipe import arguments
+    import sumpipe.arguments as arguments  # not `from sumpipe import`: the package is the API
 
     method = arguments.text(method, "method")
     project, params = arguments.path(project, "project"), arguments.optional_path(params, "params")

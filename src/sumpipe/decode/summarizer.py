@@ -271,7 +271,7 @@ class Summarizer:
         gets an empty `Summary` with its `error`; when no text has any, that is a SumpipeError (with
         `strict=False`, every summary says so instead). `generator`: the random stream of sampling
         (`generator(options)`; default: a fresh one seeded with `seed`)."""
-        from sumpipe import arguments
+        import sumpipe.arguments as arguments  # not `from sumpipe import`: the package is the API
 
         documents, single = arguments.texts(texts)  # a wrong type or a NUL byte: one line (sumpipe.arguments)
         details, strict = arguments.flag(details, "details"), arguments.flag(strict, "strict")
@@ -338,7 +338,7 @@ def load(model: str | os.PathLike[str] | None = None, *, seed: int | None = None
     built-in defaults without one). `device`: "cpu", "cuda" or "auto" (default: params.yaml's
     `decode.device`). Reads the model card only: the weights load on the first `summarize`.
     """
-    from sumpipe import arguments
+    import sumpipe.arguments as arguments  # not `from sumpipe import`: the package is the API
 
     model = arguments.optional_path(model, "model")
     seed = arguments.optional_whole(seed, "seed", 0)

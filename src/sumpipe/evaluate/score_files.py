@@ -74,7 +74,7 @@ def rouge(predictions: str | Sequence[str], references: str | Sequence[str | Seq
     percentile bootstrap interval (`bootstrap` resamples, `seed`, `confidence`). A summary's sentences
     are its lines (ROUGE-Lsum); `split_sentences`: split every text into sentences with Punkt first,
     so ROUGE-Lsum is summary-level over real sentences. One string each is one pair."""
-    from sumpipe import arguments
+    import sumpipe.arguments as arguments  # not `from sumpipe import`: the package is the API
 
     preds: list[str | list[str]] = list(arguments.texts(predictions, "predictions")[0])
     refs = arguments.references(references)
