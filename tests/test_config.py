@@ -367,3 +367,18 @@ def test_an_ensemble_of_a_one_seed_model_is_refused() -> None:
             "ensembles": {"E": {"model": "B"}}}
     with pytest.raises(ConfigError, match=r"^ensembles.E.model: an ensemble needs at least 2 seeds; B trains 1$"):
         params_from_dict(data)
+
+
+def test_issue_55_an_integer_too_long_to_read_is_one_line_naming_the_line(tmp_path: Path) -> None:
+    """A 5,000-digit integer in params.yaml was a ValueError traceback (int()'s limit is 4,300 digits)."""
+    from sumpipe.config import read_params_yaml
+
+    path = tmp_path / "params.yaml"
+    path.write_text("data:\n  seed: " + "9" * 5000 + "\n")
+    for read in (load_params, read_params_yaml):
+        with pytest.raises(ConfigError) as refused:
+            read(path)
+        assert str(refused.value) == f"{path}: line 2: a number of 5,000 digits, too large to read (at most 308)"
+    path.write_text("train:\n  seeds: [" + "9" * 300 + "]\n")  # readable: then the key's own check speaks
+    with pytest.raises(ConfigError, match=r"train.seeds\[0\]: must be in \[0, "):
+        load_params(path)

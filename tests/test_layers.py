@@ -19,7 +19,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 LAYERS: list[set[str]] = [
     {"errors", "names"},                                         # what every layer shares
     {"registry", "schemas", "device", "numerics", "options",    # small tools with no sumpipe state
-     "validation",
+     "validation", "arguments",
      "terminal"},
     {"inputs"},                                                  # user files read within bounds
     {"io"},                                                      # atomic writes, user files, checked Parquet reads

@@ -86,3 +86,41 @@ def test_the_api_and_the_command_give_the_same_summary(project: Path, cli) -> No
     summary = sumpipe.load("M2", project=project).summarize(article, beam=2)
     assert (record["summary"], record["tokens"], record["score"]) == (summary.text, summary.tokens,
                                                                       round(summary.score, 4))
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda s: s.summarize(b"The cat sat."), "texts: expected a string or a list of strings, got bytes"),
+    (lambda s: s.summarize(Path("article.txt")), "texts: expected a string or a list of strings, got a path"),
+    (lambda s: s.summarize(None), "texts: expected a string or a list of strings, got None"),
+    (lambda s: s.summarize("The cat\0 sat on the mat."), "texts: holds a NUL byte (character 7): binary data"),
+    (lambda s: s.summarize(["The cat sat.", 3]), "texts[1]: expected a string, got int 3"),
+    (lambda s: s.summarize("The cat sat.", threads="2"), "threads: expected an int, got str '2'"),
+    (lambda s: s.summarize("The cat sat.", details="yes"), "details: expected True or False, got str 'yes'"),
+    (lambda s: s.summarize(["Привет", "мир"]), "none of the 2 documents has Latin-script text to summarise"),
+    (lambda s: s.summarize([]), "no text to summarise (no document was given)"),
+    (lambda s: sumpipe.load(b"M2"), "model: expected a folder or file name (str or Path), got bytes"),
+    (lambda s: sumpipe.load("M2", seed="1"), "seed: expected an int, got str '1'"),
+    (lambda s: sumpipe.load("M2", seeds=5), "seeds: expected a list of seeds (ints), got int 5"),
+    (lambda s: sumpipe.load("M2", project=5), "project: expected a folder or file name (str or Path), got int 5"),
+    (lambda s: sumpipe.load("M2", device="tpu"), "device: must be one of 'auto', 'cpu', 'cuda', got str 'tpu'"),
+    (lambda s: sumpipe.load_extractive(None), "method: expected a string, got None"),
+    (lambda s: sumpipe.load_extractive("lead").summarize(b"x"), "texts: expected a string or a list of strings"),
+    (lambda s: sumpipe.load_extractive("lead").summarize("The cat sat.", sentences="2"),
+     "sentences: expected an int, got str '2'"),
+    (lambda s: sumpipe.load_extractive("lead").summarize("A cat\0. A dog."), "texts: holds a NUL byte"),
+    (lambda s: sumpipe.rouge(None, None), "predictions: expected a string or a list of strings, got None"),
+    (lambda s: sumpipe.rouge(["a"], [[1]]), "references[0][0]: expected a string, got int 1"),
+    (lambda s: sumpipe.rouge("a\0b", "a b"), "predictions: holds a NUL byte"),
+    (lambda s: sumpipe.rouge("a", "a", bootstrap=-1), "bootstrap: must be >= 1, got -1"),
+    (lambda s: sumpipe.rouge("a", "a", confidence=2), "confidence: must be in (0, 1), got 2"),
+    (lambda s: sumpipe.rouge("a", "a", seed="s"), "seed: expected an int, got str 's'"),
+])
+def test_issue_55_every_public_function_refuses_a_wrong_type_in_one_sumpipe_error(
+        project: Path, monkeypatch: pytest.MonkeyPatch, call, message: str) -> None:
+    """docs/api.md: every error is one SumpipeError. `summarize(b"...")` was "TypeError: object of type 'int'
+    has no len()", `summarize(Path(...))` "'PosixPath' object is not iterable", `rouge(bootstrap=-1)` numpy's
+    "negative dimensions"; a NUL byte was summarised though the command refuses such a file."""
+    monkeypatch.chdir(project)
+    with pytest.raises(sumpipe.SumpipeError) as refused:
+        call(sumpipe.load("M2"))
+    assert str(refused.value).startswith(message) and "\n" not in str(refused.value)

@@ -12,7 +12,8 @@ score, raw text to summarise and model cards.
   bomb, 1,000 times), checked as it streams, so a bomb stops after ~100 MiB of output, in a second, not
   after minutes of parsing. The `local` corpus raises both with `data.options.local` keys.
 - JSON nested deeper than Python's recursion limit (`[[[[...]]]]`) is a one-line error, not a
-  RecursionError (`loads_json`).
+  RecursionError (`loads_json`); so is a number no stage can use (an integer of thousands of digits,
+  `1e999`, NaN), naming the key.
 
 The caps on data follow the memory this process may use (`sumpipe.validation.memory_budget_bytes`:
 RAM, or an address-space or cgroup limit when lower): `data_bytes_limit()` is an eighth of it, enough
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import stat
 import zlib
@@ -230,14 +232,79 @@ def iter_lines(path: str | os.PathLike, max_bytes: int, what: str = "a file",
         yield pending
 
 
+MAX_INT_DIGITS = 308  # the longest integer that is surely a finite float (10**308 < 1.8e308); Python's
+#                       int() refuses more than 4,300 digits with a ValueError, float() past ~1.8e308 overflows
+
+
+class _Unreadable:
+    """Stands in, while parsing, for a number the project cannot use; `why` says why."""
+
+    __slots__ = ("why",)
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+
+def _number_hooks() -> tuple[list[_Unreadable], dict[str, Any]]:
+    """`json.loads` hooks that parse every number as usual but put an `_Unreadable` in the place of an
+    integer longer than MAX_INT_DIGITS, a float that overflows and NaN/Infinity (which JSON itself does
+    not allow); the list collects them, so a clean document costs no walk."""
+    found: list[_Unreadable] = []
+
+    def unreadable(why: str) -> _Unreadable:
+        found.append(_Unreadable(why))
+        return found[-1]
+
+    def parse_int(text: str) -> int | _Unreadable:
+        digits = len(text) - text.startswith("-")
+        if digits > MAX_INT_DIGITS:
+            return unreadable(f"a number of {digits:,} digits, too large to read (at most {MAX_INT_DIGITS})")
+        return int(text)
+
+    def parse_float(text: str) -> float | _Unreadable:
+        value = float(text)
+        if not math.isfinite(value):
+            return unreadable(f"the number {text[:20]}{'...' if len(text) > 20 else ''} overflows "
+                              "(not a finite number)")
+        return value
+
+    def parse_constant(text: str) -> _Unreadable:
+        return unreadable(f"{text} is not a finite number")
+
+    return found, {"parse_int": parse_int, "parse_float": parse_float, "parse_constant": parse_constant}
+
+
+def _key_of(value: Any, target: _Unreadable) -> str:
+    """The key path (`human_scores.A.coherence`, `items[3]`) of `target` within `value`, found without
+    recursion (JSON may nest ~1,000 levels); "" at the top level."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        node, path = stack.pop()
+        if node is target:
+            return path
+        if isinstance(node, dict):
+            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(node))
+    return ""
+
+
 def loads_json(text: str | bytes, where: str) -> Any:
     """`json.loads(text)`; invalid JSON and JSON nested deeper than Python can parse are one-line
-    SumpipeErrors naming `where` (a file, or `file:line`)."""
+    SumpipeErrors naming `where` (a file, or `file:line`). So is a number the project cannot use: an
+    integer of more than MAX_INT_DIGITS digits (past 4,300, `int()` itself raises ValueError; past 308 it
+    overflows a float), a float that overflows (`1e999`) and NaN/Infinity (not JSON, though Python reads
+    them); the line names the key (`human_scores.A.coherence`)."""
+    found, hooks = _number_hooks()
     try:
-        return json.loads(text)
+        value = json.loads(text, **hooks)
     except RecursionError:
         raise SumpipeError(f"{where}: JSON nested too deeply (more than ~1,000 levels)") from None
     except json.JSONDecodeError as exc:
         raise SumpipeError(f"{where}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     except UnicodeDecodeError:
         raise SumpipeError(f"{where}: not valid JSON (not UTF-8 text)") from None
+    if found:
+        key = _key_of(value, found[0])
+        raise SumpipeError(f"{where}: {'key ' + key + ': ' if key else ''}{found[0].why}")
+    return value

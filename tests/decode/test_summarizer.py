@@ -102,7 +102,7 @@ def test_one_text_gives_a_summary_and_a_list_gives_a_list(project: Path) -> None
 
 @pytest.mark.parametrize(("texts", "message"), [
     ("Привет мир", "the input has no Latin-script text"),
-    (["Привет", "!!!"], "no document has no Latin-script text"),
+    (["Привет", "!!!"], "none of the 2 documents has Latin-script text to summarise"),  # issue 55: no double negative
 ])
 def test_nothing_to_summarise_is_one_line(project: Path, texts, message: str) -> None:
     with pytest.raises(SumpipeError, match=f"^{message}"):

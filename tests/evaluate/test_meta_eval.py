@@ -96,6 +96,87 @@ def test_a_bad_article_is_one_line_naming_the_file_and_line(tmp_path: Path, chan
         read_judgments(write_judgments(tmp_path / "j.jsonl.gz", articles))
 
 
+def _many(n: int) -> list[dict]:
+    """`n` distinct articles: ARTICLES' two, then copies of the first under new ids and sources."""
+    out = json.loads(json.dumps(ARTICLES))
+    for k in range(2, n):
+        article = json.loads(json.dumps(ARTICLES[0]))
+        article.update(id=f"a{k + 1}", source=f"{article['source']} Day {k} .")
+        out.append(article)
+    return out
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda a: a[3].update(id="a1"), r"j.jsonl.gz:4: the same article as line 1 \(id 'a1'\); each article once"),
+    (lambda a: a[3].update(source=a[2]["source"]),
+     r"j.jsonl.gz:4: the same article as line 3 \(source and system outputs\); each article once"),
+    (lambda a: a[1]["human_scores"]["S2"].update(fluency="@401"),
+     r"j.jsonl.gz:2: key human_scores.S2.fluency: a number of 401 digits, too large to read \(at most 308\)"),
+    (lambda a: a[1]["human_scores"]["S2"].update(fluency="@5000"),
+     r"j.jsonl.gz:2: key human_scores.S2.fluency: a number of 5,000 digits, too large to read"),
+    (lambda a: a[1]["human_scores"]["S2"].update(fluency=float("inf")),
+     r"j.jsonl.gz:2: key human_scores.S2.fluency: Infinity is not a finite number"),
+    (lambda a: [x["system_outputs"].pop(s) or x["human_scores"].pop(s) for x in a for s in ("S2", "S3")],
+     r"j.jsonl.gz:1: system_outputs names one system; a correlation across an article's systems needs at least 2"),
+])
+def test_issue_55_repeated_articles_unreadable_scores_and_one_system_are_refused(tmp_path: Path, change,
+                                                                                 message) -> None:
+    """Issue 55: an article given twice counted twice in every mean (150 "articles" from 100); a score of
+    401 digits was an OverflowError, of 5,000 a ValueError; one system correlated nothing, late."""
+    articles = _many(12)
+    change(articles)
+    path = tmp_path / "j.jsonl.gz"
+    text = "\n".join(json.dumps(a) for a in articles)  # a number json.dumps cannot write, put in as text
+    text = text.replace('"@401"', "7" * 401).replace('"@5000"', "7" * 5000)
+    path.write_bytes(gzip.compress(text.encode()))
+    with pytest.raises(SumpipeError, match=message) as refused:
+        read_judgments(path)
+    assert "\n" not in str(refused.value)
+
+
+def test_issue_55_too_few_articles_are_refused_before_any_work(tmp_path: Path) -> None:
+    write_judgments(tmp_path / "j.jsonl.gz", ARTICLES)
+    cfg = MetaEvaluation(judgments="j.jsonl.gz", bootstrap=20, published={"ROUGE-1": {"fluency": 0.9}})
+    with pytest.raises(SumpipeError) as refused:
+        run_meta_eval(cfg, tmp_path)
+    assert str(refused.value) == "j.jsonl.gz: 2 articles, fewer than the 10 a meta-evaluation needs (min_articles)"
+    assert not (tmp_path / "results").exists()  # before the results folder, before any scoring
+    with pytest.raises(ConfigError, match=r"min_articles: must be >= 2"):
+        from_dict(MetaEvaluation, {"min_articles": 1, "published": {"ROUGE-1": {}}})
+
+
+def test_issue_55_a_gzip_of_blank_lines_is_refused_as_it_streams(tmp_path: Path) -> None:
+    """64 MiB of newlines (a gzip of 64 KiB) took 42 s to stream through before "no article"."""
+    import time
+
+    path = tmp_path / "j.jsonl.gz"
+    path.write_bytes(gzip.compress(b"\n" * (64 << 20), compresslevel=1))
+    start = time.monotonic()
+    with pytest.raises(SumpipeError) as refused:
+        read_judgments(path)
+    assert str(refused.value) == (f"{path}:10001: 10,001 blank lines and 0 JSON objects so far: not a JSON Lines "
+                                  "file (one object a line)")
+    assert time.monotonic() - start < 5
+
+
+def test_issue_55_a_folder_as_the_judgments_file_is_named_as_one(tmp_path: Path) -> None:
+    (tmp_path / "j.jsonl.gz").mkdir()
+    with pytest.raises(SumpipeError) as refused:
+        read_judgments(tmp_path / "j.jsonl.gz")
+    assert str(refused.value) == f"{tmp_path / 'j.jsonl.gz'}: is a directory, not a judgments file"
+
+
+def test_issue_55_bytes_that_are_not_utf8_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    lines = [json.dumps(a).encode() for a in _many(12)]
+    lines[1] = lines[1].replace(b"Stocks fell", b"Stocks f\xe9ll")
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    with pytest.raises(SumpipeError) as refused:
+        read_judgments(path)
+    assert str(refused.value) == (f"{path}:2: bytes that are not UTF-8 (judgments must be UTF-8 text: a replaced "
+                                  "byte changes the text scored)")
+
+
 def test_a_missing_file_and_bad_params_are_refused(tmp_path: Path) -> None:
     with pytest.raises(SumpipeError, match="no such judgments file"):
         run_meta_eval(MetaEvaluation(judgments="nothing.jsonl.gz", published={"ROUGE-1": {}}), tmp_path)
@@ -110,7 +191,8 @@ def test_a_missing_file_and_bad_params_are_refused(tmp_path: Path) -> None:
 
 def test_the_run_writes_the_tables_and_checks_the_published_row(tmp_path: Path) -> None:
     write_judgments(tmp_path / "j.jsonl.gz", ARTICLES)
-    cfg = MetaEvaluation(judgments="j.jsonl.gz", bootstrap=20, published={"ROUGE-1": {"fluency": 0.9}, "X": {}})
+    cfg = MetaEvaluation(judgments="j.jsonl.gz", bootstrap=20, published={"ROUGE-1": {"fluency": 0.9}, "X": {}},
+                         min_articles=2)
     results = run_meta_eval(cfg, tmp_path)
     assert results["check"]["passed"] is False and results["check"]["measured"] == {
         "fluency": results["measures"]["ROUGE-1"]["fluency"]["article"]}

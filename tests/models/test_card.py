@@ -78,3 +78,22 @@ def test_model_card_and_encoder_card_refuse_each_other(tmp_path: Path):
         read_card(tmp_path)
     card = parse_card({"format": CARD_FORMAT, "family": "transformer", "arch": {"d_model": 8}, "vocab_size": 9})
     assert card.arch == {"d_model": 8} and card.vocab_size == 9
+
+
+def test_issue_55_top_level_keys_that_contradict_the_architecture_or_the_folder(tmp_path: Path,
+                                                                                 make_model_dir) -> None:
+    """`vocab_size` and `seed` restate the arch and the run: a card whose copy disagrees was read unread."""
+    from sumpipe.models.card import read_card
+
+    folder = make_model_dir(tmp_path / "M1" / "seed-2", training_seed=2)
+    assert read_card(folder).seed == 2
+    card = json.loads((folder / "config.json").read_text())
+    for change, message in [({"seed": 5}, f"{folder / 'config.json'}: seed is 5, but the folder is seed-2"),
+                            ({"seed": -1}, f"{folder / 'config.json'}: seed: must be >= 0"),
+                            ({"vocab_size": card["vocab_size"] + 1},
+                             f"{folder / 'config.json'}: vocab_size: is {card['vocab_size'] + 1}, but arch.vocab_size "
+                             f"is {card['arch']['vocab_size']}")]:
+        (folder / "config.json").write_text(json.dumps({**card, **change}))
+        with pytest.raises(SumpipeError) as refused:
+            read_card(folder)
+        assert str(refused.value) == message

@@ -53,6 +53,17 @@ CASES = {
     "truncated Parquet": ("c.parquet", _parquet(GOOD)[:200], "error: c.parquet: not valid Parquet"),
     "truncated .jsonl.gz": ("c.jsonl.gz", gzip.compress(_jsonl(GOOD))[:60], "error: c.jsonl.gz: cannot read"),
     "unsupported suffix": ("c.txt", b"hello\n", "error: c.txt: unsupported file type"),
+    # issue 55: numbers no stage can use, and a gzip of blank lines
+    "a 5,000-digit number": ("c.jsonl", _jsonl(GOOD[:2]) + b'{"id": ' + b"9" * 5000 + b', "source": "a b c d"}\n',
+                             "error: c.jsonl:3: key id: a number of 5,000 digits, too large to read (at most 308)"),
+    "1e999 in a line": ("c.jsonl", _jsonl(GOOD[:2]) + b'{"id": "x", "score": 1e999, "source": "a b"}\n',
+                        "error: c.jsonl:3: key score: the number 1e999 overflows (not a finite number)"),
+    "NaN in a line": ("c.jsonl", _jsonl(GOOD[:2]) + b'{"id": "x", "score": [1, NaN], "source": "a b"}\n',
+                      "error: c.jsonl:3: key score[1]: NaN is not a finite number"),
+    "CSV references cell of a 5,000-digit number": (
+        "c.csv", b'id,source,references\n1,the cat sat on the mat,"[' + b"9" * 5000 + b']"\n2,a dog ran,dog\n', 2),
+    "gzip of blank lines": ("c.jsonl.gz", gzip.compress(b"\n" * (64 << 20), compresslevel=1),
+                            "error: c.jsonl.gz:10001: 10,001 blank lines and 0 JSON objects so far: not a JSON Lines"),
     "references not a list": ("c.jsonl", _jsonl([{**r, "references": 5} for r in GOOD]),
                               "error: `references` must be a list of strings"),
 }

@@ -11,7 +11,9 @@ import hashlib
 import json
 import pickle
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,6 +64,43 @@ def _permute_vocab(d: Path) -> None:
     pq.write_table(table.set_column(table.schema.get_field_index("token"), "token", tokens), d / "vocab.parquet")
 
 
+def _counts(change: Callable[[Any], Any]) -> Callable[[Path], None]:
+    """vocab.parquet's `count` column changed by `change` (a numpy array in, one out), SHA256SUMS rewritten
+    to vouch for it (issue 55: a count below -1 was a decimal.InvalidOperation; all 0, an empty summary)."""
+    def mutate(d: Path) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from sumpipe.models.io import write_manifest
+
+        table = pq.read_table(d / "vocab.parquet")
+        counts = change(table.column("count").to_numpy().copy())
+        table = table.set_column(table.schema.get_field_index("count"), "count", pa.array(counts, pa.int64()))
+        pq.write_table(table, d / "vocab.parquet")
+        write_manifest(d)
+    return mutate
+
+
+def _card_text(edit: Callable[[str], str]) -> Callable[[Path], None]:
+    """config.json's text changed by `edit` (str in, str out: numbers json.dumps cannot write), re-vouched."""
+    def mutate(d: Path) -> None:
+        from sumpipe.models.io import write_manifest
+
+        (d / "config.json").write_text(edit((d / "config.json").read_text()))
+        write_manifest(d)
+    return mutate
+
+
+def _minus_two(counts):
+    counts[5] = -2
+    return counts
+
+
+def _zero(counts):
+    counts[:] = 0
+    return counts
+
+
 def _truncate(d: Path) -> None:
     w = d / "model.safetensors"
     w.write_bytes(w.read_bytes()[: w.stat().st_size // 2])
@@ -103,6 +142,18 @@ def _both(*fs):
 
 
 MUTATIONS = {
+    # issue 55: numbers out of range, with every checksum rewritten to vouch for them
+    "vocab.parquet count -2, sums updated": (_counts(_minus_two),
+                                             "error: vocab.parquet: vocabulary row 5 ("),
+    "vocab.parquet every count 0, sums updated": (_counts(_zero), "error: vocab.parquet: every word's count is 0"),
+    "config.json vocab_size contradicts arch": (
+        _both(lambda d: _write_card(d, {**_card(d), "vocab_size": _card(d)["vocab_size"] + 1}), _rehash),
+        "error: config.json: vocab_size: is "),
+    "config.json 5,000-digit number": (
+        _card_text(lambda t: t.replace("{", '{"padding": ' + "9" * 5000 + ", ", 1)),
+        "error: config.json: key padding: a number of 5,000 digits, too large to read"),
+    "config.json NaN": (_card_text(lambda t: t.replace("{", '{"weird": NaN, ', 1)),
+                        "error: config.json: key weird: NaN is not a finite number"),
     "truncated model.safetensors": (_truncate, "error: model.safetensors: does not match config.json"),
     "truncated weights, hash updated": (_both(_truncate, _rehash), "error: model.safetensors: not a readable"),
     "weights deleted": (lambda d: (d / "model.safetensors").unlink(), "error: model.safetensors is missing"),
@@ -123,7 +174,8 @@ MUTATIONS = {
     "config.json claims 10**9 words": (_both(_set_arch("vocab_size", 10**9), _set("vocab_size", 10**9), _rehash),
                                        "error: config.json: arch.vocab_size: must be <="),
     "config.json claims 10**6 words, checksums updated": (_both(_set_arch("vocab_size", 10**6), _rehash),
-                                                          "error: model.safetensors: does not fit the architecture"),
+                                                          # issue 55: the card's own vocab_size contradicts it
+                                                          "error: config.json: vocab_size: is 24, but arch.vocab_size"),
     "config.json d_model 65536": (_both(_set_arch("d_model", 65536), _rehash), "error: config.json: arch.d_model"),
     "vocab.parquet rows permuted": (_permute_vocab, "error: vocab.parquet: does not match SHA256SUMS"),
     "vocab.parquet permuted, checksums updated": (_both(_permute_vocab, _rehash), "ok"),  # cannot be told apart

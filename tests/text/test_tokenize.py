@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from sumpipe.text.tokenize import split_possessive, tokenize, tokenize_lines
+from sumpipe.text.tokenize import MAX_TOKEN_CHARS, split_possessive, tokenize, tokenize_lines
 
 # The pattern exactly as printed in the NLTK book, ch. 3.7, to show what was wrong with it.
 NLTK_BOOK = re.compile(r"""(?x)
@@ -149,3 +149,14 @@ def test_a_host_name_is_one_token_up_to_the_label_bound(labels: int, joined: boo
     text = "xy." + ".".join(["ab"] * (labels - 2)) + ".com"
     tokens = tokenize(text)
     assert (tokens == [text]) is joined, tokens
+
+
+def test_a_token_longer_than_the_cap_is_cut_to_it() -> None:
+    """Issue 55: a 5 MB line without a space was one 200,000-character "word", copied four times into an
+    800 KB summary. Tokens up to the cap are untouched (the default corpus's longest is a 148-character URL)."""
+    url = "https://example.com/" + "a" * 200
+    assert tokenize(f"see {url} now") == ["see", url, "now"]
+    giant = "x" * 5_000
+    assert tokenize(f"a {giant} b .") == ["a", "x" * MAX_TOKEN_CHARS, "b", "."]
+    assert tokenize_lines(f"{giant}\nthe end .") == f"{'x' * MAX_TOKEN_CHARS}\nthe end ."
+    assert tokenize("y" * MAX_TOKEN_CHARS) == ["y" * MAX_TOKEN_CHARS]

@@ -187,3 +187,50 @@ def test_longest_run_starts_first_from_the_timings_of_this_machine(tmp_path: Pat
     runs = [PoolRun("M1", 1, 1, 50.0), PoolRun("PG-cov", 1, 1, 45.0), PoolRun("BERT2S", 1, 1, 100.0),
             PoolRun("M1", 2, 1, 50.0)]
     assert [r.label for r in longest_first(runs)] == ["BERT2S/seed-1", "M1/seed-1", "M1/seed-2", "PG-cov/seed-1"]
+
+
+def _children(pid: int) -> list[int]:
+    """The process ids whose parent is `pid` (Linux /proc)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                out.append(int(entry.name))
+    return out
+
+
+@pytest.mark.slow  # worker processes, each importing torch
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the workers through /proc")
+@pytest.mark.parametrize("victim", ["worker", "pool"])
+def test_a_killed_worker_or_a_terminated_pool_ends_in_its_line_once(tmp_path: Path, write_fixture,
+                                                                     victim: str) -> None:
+    """SIGKILL to a worker (the out-of-memory killer) ends the pool with its error line once; SIGTERM to the
+    pool ends it as stopped; neither leaves multiprocessing's "leaked semaphore" warning on stderr, and the
+    next run resumes (issue 55)."""
+    params = write_fixture(tmp_path, epochs=60, checkpoint_every=5, seeds=[1, 2])
+    proc = _pool_in_a_child(params)
+    state = tmp_path / "checkpoints/T1/seed-1/state.pt"
+    deadline = time.monotonic() + 120
+    while not state.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert state.exists(), "the run should reach its first checkpoint"
+    if victim == "worker":
+        workers = [pid for pid in _children(proc.pid)
+                   if "resource_tracker" not in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")]
+        os.kill(workers[0], signal.SIGKILL)
+    else:
+        proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=120)
+    stderr = proc.stderr.read().decode()
+    assert "leaked semaphore" not in stderr and "Traceback" not in stderr, stderr
+    if victim == "worker":
+        errors = [line for line in stderr.splitlines() if line.startswith("error:")]
+        assert proc.returncode == 1 and len(errors) == 1, stderr
+        assert errors[0].startswith("error: train T1/seed-") and "the worker process died (exit code -9)" in errors[0]
+    else:
+        assert proc.returncode == 130 and "train: stopped" in stderr, stderr
+    assert not (tmp_path / "models/T1/seed-1/model.safetensors").exists()

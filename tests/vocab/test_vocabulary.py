@@ -125,3 +125,24 @@ def test_vocabulary_ids_are_the_model_protocol_specials():
     assert vocab.rarity[UNK] == np.float32(vocab.unknown_rarity)
     with pytest.raises(SumpipeError, match="vocabulary must start with <unk>, <pad>, <s>, </s>"):
         Vocabulary(itos=["<pad>", "<unk>", "<s>", "</s>", "the"], counts=np.zeros(5), shift=0.0)
+
+
+@pytest.mark.parametrize(("counts", "message"), [
+    ([5, -2], "vocabulary row 5 ('b'): count -2 (a word's train count is at least 1)"),
+    ([5, 0], "vocabulary row 5 ('b'): count 0 (a word's train count is at least 1)"),
+    ([0, 0], "every word's count is 0 (a word's train count is at least 1)"),
+])
+def test_issue_55_counts_out_of_range_are_one_line_naming_the_file_and_row(tmp_path, counts, message) -> None:
+    """A count below -1 was a decimal.InvalidOperation in rarity_shift; all 0 gave M2 NaN attention and an
+    empty summary, exit 0."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "vocab.parquet"
+    tokens = [*SPECIAL_TOKENS, "a", "b"]
+    pq.write_table(pa.table({"id": pa.array(range(6), pa.int32()), "token": tokens,
+                             "count": pa.array([0, 0, 0, 0, *counts], pa.int64()),
+                             "rarity": pa.array([0.0] * 6)}), path)
+    with pytest.raises(SumpipeError) as refused:
+        Vocabulary.load(path)
+    assert str(refused.value) == f"{path}: {message}"

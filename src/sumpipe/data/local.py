@@ -201,7 +201,7 @@ def _references(value: Any, path: Path) -> list[str]:
     if isinstance(value, str):  # CSV cells hold a JSON list; a plain string is one reference
         try:
             value = json.loads(value) if value.lstrip().startswith("[") else [value]
-        except json.JSONDecodeError:
+        except ValueError:  # not JSON, or a number of thousands of digits (int() refuses it): one reference
             value = [value]
         except RecursionError:
             raise SumpipeError(f"{path}: `references` nested too deeply to be a list of strings") from None

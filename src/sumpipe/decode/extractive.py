@@ -76,14 +76,18 @@ class ExtractiveSummarizer:
         """The summary of one text, or of each text of a list: at most `sentences` sentences and
         `max_tokens` tokens (None: no cap; one of them is needed). A text with nothing left to
         summarise gets an empty `Summary` with its `error` (a SumpipeError for a single text)."""
+        import sumpipe.arguments as arguments  # not `from sumpipe import`: the package is the API
         from sumpipe.extractive.methods import Analyzer, Limit
 
+        documents, single = arguments.texts(texts)  # a wrong type or a NUL byte: one line (sumpipe.arguments)
+        sentences = arguments.optional_whole(sentences, "sentences", 1)
+        max_tokens = arguments.optional_whole(max_tokens, "max_tokens", 1)
         if sentences is None and max_tokens is None:
             raise SumpipeError("give sentences or max_tokens")
         limit = Limit(sentences=sentences, tokens=max_tokens)
         analyzer = Analyzer()  # one stem cache for the whole call
-        out = [self._one(text, limit, analyzer) for text in ([texts] if isinstance(texts, str) else texts)]
-        if isinstance(texts, str):
+        out = [self._one(text, limit, analyzer) for text in documents]
+        if single:
             if out[0].error:
                 raise SumpipeError(f"the input has {NO_TEXT}")
             return out[0]
@@ -140,6 +144,10 @@ def load_extractive(method: str, *, project: str | os.PathLike[str] = ".", param
     with its keyword `options` (e.g. `threshold=0.2` for lexrank) over params.yaml's
     `extractive.options.<method>`. `project` and `params` as for `sumpipe.load`: the corpus statistics
     of the project's last `dvc repro` are used when present."""
+    import sumpipe.arguments as arguments  # not `from sumpipe import`: the package is the API
+
+    method = arguments.text(method, "method")
+    project, params = arguments.path(project, "project"), arguments.optional_path(params, "params")
     return ExtractiveSummarizer.open(open_project(project, params), method, options)
 
 

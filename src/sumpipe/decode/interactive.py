@@ -40,6 +40,16 @@ SNIFF_BYTES = 1 << 16
 MAX_JSON_BYTES = 64 << 20  # metrics/rouge.json is kilobytes
 MAX_STREAM_BYTES = 256 << 20  # several documents at once: ~1 M news articles; past it, split the input
 NO_TEXT = "no Latin-script text to summarise (preprocessing keeps ASCII only)"
+
+
+def no_text(documents: int) -> str:
+    """The error when none of `documents` texts has anything to summarise (`NO_TEXT`), said once, plainly:
+    "no document has no Latin-script text" was a double negative."""
+    if documents == 0:
+        return "no text to summarise (no document was given)"
+    if documents == 1:
+        return f"the input has {NO_TEXT}"
+    return f"none of the {documents:,} documents has {NO_TEXT.removeprefix('no ')}"
 STREAM_DOCUMENTS = 256  # documents preprocessed, summarised and printed at a time (several batches each)
 
 
@@ -364,6 +374,5 @@ def summarize_input(
         if bar is not None:
             bar.close()
     if not summarised:
-        where = "the input has" if len(documents) == 1 else "no document has"
-        raise SumpipeError(f"{where} {NO_TEXT}")
+        raise SumpipeError(no_text(len(documents)))
     return summarised

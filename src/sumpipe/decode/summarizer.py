@@ -41,7 +41,7 @@ from typing import Any, overload
 
 from sumpipe.config import DecodeConfig, Params
 from sumpipe.decode.domain import DomainCheck
-from sumpipe.decode.interactive import NO_TEXT
+from sumpipe.decode.interactive import NO_TEXT, no_text
 from sumpipe.errors import ConfigError, SumpipeError
 from sumpipe.models.card import ModelCard
 
@@ -274,14 +274,24 @@ class Summarizer:
         `strict=False`, every summary says so instead). `generator`: the random stream of sampling
         (`generator(options)`; default: a fresh one seeded with `seed`). `progress(n)` is called after
         each batch with the number of texts it summarised (a progress bar's update)."""
-        single = isinstance(texts, str)
-        documents = [texts] if isinstance(texts, str) else list(texts)
+        import sumpipe.arguments as arguments  # not `from sumpipe import`: the package is the API
+
+        documents, single = arguments.texts(texts)  # a wrong type or a NUL byte: one line (sumpipe.arguments)
+        details, strict = arguments.flag(details, "details"), arguments.flag(strict, "strict")
+        threads = arguments.optional_whole(threads, "threads", 1)
+        if generator is not None:
+            import torch
+
+            if not isinstance(generator, torch.Generator):
+                raise SumpipeError(f"generator: expected a torch.Generator, got {type(generator).__name__}")
+        if progress is not None and not callable(progress):
+            raise SumpipeError(f"progress: expected a function of the texts done, got {type(progress).__name__}")
         cfg = decode_config(self.config, options)
         prepared = self.prepare(documents)
         todo = [i for i, text in enumerate(prepared) if text]
         if not todo:
             if strict:
-                raise SumpipeError(f"{'the input has' if len(documents) == 1 else 'no document has'} {NO_TEXT}")
+                raise SumpipeError(no_text(len(documents)))
             return [self._summary(raw, None) for raw in documents]
         decoded = self._decode([prepared[i] for i in todo], cfg, details, threads, generator, progress)
         by_doc = dict(zip(todo, decoded))
@@ -352,4 +362,12 @@ def load(model: str | os.PathLike[str] | None = None, *, seed: int | None = None
     built-in defaults without one). `device`: "cpu", "cuda" or "auto" (default: params.yaml's
     `decode.device`). Reads the model card only: the weights load on the first `summarize`.
     """
+    import sumpipe.arguments as arguments  # not `from sumpipe import`: the package is the API
+
+    model = arguments.optional_path(model, "model")
+    seed = arguments.optional_whole(seed, "seed", 0)
+    seeds = arguments.seeds(seeds)
+    ensemble = arguments.flag(ensemble, "ensemble")
+    project, params = arguments.path(project, "project"), arguments.optional_path(params, "params")
+    device = arguments.device(device)
     return Summarizer.open(open_project(project, params), model, device, seed=seed, seeds=seeds, ensemble=ensemble)

@@ -49,6 +49,9 @@ RESULTS_MD = "meta_eval.md"
 ROUGE_ROWS = {"ROUGE-1": "rouge1", "ROUGE-2": "rouge2", "ROUGE-L": "rougeL"}
 LEVELS = ("article", "system", "pooled")
 RECORD_KEYS = ("id", "source", "references", "system_outputs", "human_scores")
+MIN_ARTICLES = 10  # fewer: each bootstrap resample repeats a handful of articles, and the per-article mean
+#                    of taus cannot reproduce a published row (a 2-article file ran a minute, then blamed
+#                    the protocol); SummEval has 100
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,8 @@ class MetaEvaluation:
     number of `bootstrap` resamples of the articles and their `seed`, ROUGE's `use_stemmer`, the
     `published` per-article Kendall rows ({measure: {human score: tau}}) shown beside the measured ones, the
     row the protocol must reproduce (`reproduce`, a key of `published` and of `ROUGE_ROWS`) within `tolerance`,
-    and the `out` folder of the results."""
+    the `out` folder of the results, and the fewest articles a judgments file must hold (`min_articles`,
+    at least 2: a per-article mean and a bootstrap over articles need several)."""
 
     judgments: str = "../../../shared/judgments/summeval_cnndm_test100.jsonl.gz"
     bootstrap: int = 1000
@@ -67,10 +71,12 @@ class MetaEvaluation:
     reproduce: str = "ROUGE-1"
     tolerance: float = 0.01
     out: str = "results"
+    min_articles: int = MIN_ARTICLES
 
     def check(self, key: str) -> None:
         key = f"{key}." if key else ""
         require(self.bootstrap >= 1, f"{key}bootstrap", "must be >= 1")
+        require(self.min_articles >= 2, f"{key}min_articles", "must be >= 2")
         require(self.seed >= 0, f"{key}seed", "must be >= 0")
         require_finite(self.tolerance, f"{key}tolerance")
         require(self.tolerance > 0, f"{key}tolerance", "must be > 0")
@@ -99,18 +105,29 @@ class Judgments:
 
 def read_judgments(path: Path) -> Judgments:
     """The judgments of `path` (gzipped or plain JSON Lines, read within `sumpipe.inputs`' limits), checked
-    whole before any scoring: a missing field, a system or score missing from an article, an empty text or
-    a non-numeric score is one line naming the file, the line and the key."""
+    whole before any scoring: a missing field, a system or score missing from an article, an empty text,
+    a non-numeric score, fewer than two systems, bytes that are not UTF-8 (they would be replaced, and the
+    text scored changed) and an article given twice (by id, or by its source and outputs under another id:
+    it would count twice in every mean) are each one line naming the file, the line and the key. Blank
+    lines are skipped, but a file of mostly blank lines is refused as it streams (`iter_jsonl`)."""
     from sumpipe.errors import SumpipeError
     from sumpipe.io.userfiles import iter_jsonl
 
     if not path.is_file():
-        raise SumpipeError(f"{path}: no such judgments file (judgments: in the meta-evaluation's params)")
+        from sumpipe.inputs import present_but_not_a_file
+
+        kind = present_but_not_a_file(path)
+        raise SumpipeError(f"{path}: is {kind}, not a judgments file" if kind else
+                           f"{path}: no such judgments file (judgments: in the meta-evaluation's params)")
     systems: tuple[str, ...] = ()
     scores: tuple[str, ...] = ()
     ids, sources, references, outputs, human = [], [], [], [], []
-    for line, record, _ in iter_jsonl(path):
+    seen: dict[Any, int] = {}  # an article's id, and its source with its outputs -> its line
+    for line, record, replaced in iter_jsonl(path):
         where = f"{path}:{line}"
+        if replaced:
+            raise SumpipeError(f"{where}: bytes that are not UTF-8 (judgments must be UTF-8 text: a replaced "
+                               "byte changes the text scored)")
         missing = [key for key in RECORD_KEYS if key not in record]
         if missing:
             raise SumpipeError(f"{where}: no {missing[0]!r} field (an article needs {', '.join(RECORD_KEYS)})")
@@ -119,6 +136,9 @@ def read_judgments(path: Path) -> Judgments:
             raise SumpipeError(f"{where}: system_outputs and human_scores must be non-empty objects")
         if not systems:
             systems = tuple(sorted(outs))
+            if len(systems) < 2:
+                raise SumpipeError(f"{where}: system_outputs names one system; a correlation across an "
+                                   "article's systems needs at least 2")
             first = judged.get(systems[0])
             scores = tuple(sorted(first)) if isinstance(first, dict) else ()
             if not scores:
@@ -140,6 +160,12 @@ def read_judgments(path: Path) -> Judgments:
             if not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in values):
                 raise SumpipeError(f"{where}: human_scores.{system}: every score must be a finite number")
             row.append(values)
+        for key, what in ((("id", str(record["id"])), f"id {str(record['id'])!r}"),
+                          (("text", record["source"], *texts[1:]), "source and system outputs")):
+            if key in seen:
+                raise SumpipeError(f"{where}: the same article as line {seen[key]} ({what}); each article "
+                                   "once (a repeat counts twice in every mean)")
+            seen[key] = line
         ids.append(str(record["id"]))
         sources.append(record["source"])
         references.append(refs)
@@ -274,6 +300,9 @@ def run_meta_eval(cfg: MetaEvaluation, folder: Path) -> dict[str, Any]:
     from sumpipe.io.atomic import require_writable_folder, write_json, write_text
 
     judgments = read_judgments(folder / cfg.judgments)
+    if len(judgments.ids) < cfg.min_articles:
+        raise SumpipeError(f"{cfg.judgments}: {len(judgments.ids)} article{'s' * (len(judgments.ids) != 1)}, "
+                           f"fewer than the {cfg.min_articles} a meta-evaluation needs (min_articles)")
     out = require_writable_folder(folder / cfg.out)
     ranked = [s for s in judgments.scores if np.all(np.ptp(judgments.human[s], axis=1) == 0)]
     if ranked:

@@ -17,6 +17,7 @@ from sumpipe.errors import SumpipeError
 from sumpipe.evaluate.files import PREDICTION_COLUMNS, REFERENCE_COLUMNS, read_summaries
 from sumpipe.evaluate.rouge import ROUGE_TYPES, score_pairs
 from sumpipe.evaluate.summary import LABELS, ScoringSetup, summarize
+from sumpipe.validation import MAX_BOOTSTRAP
 
 
 def punkt_lines(text: str) -> str:
@@ -73,9 +74,16 @@ def rouge(predictions: str | Sequence[str], references: str | Sequence[str | Seq
     percentile bootstrap interval (`bootstrap` resamples, `seed`, `confidence`). A summary's sentences
     are its lines (ROUGE-Lsum); `split_sentences`: split every text into sentences with Punkt first,
     so ROUGE-Lsum is summary-level over real sentences. One string each is one pair."""
-    preds: list[str | list[str]] = [predictions] if isinstance(predictions, str) else list(predictions)
-    refs: list[str | list[str]] = [references] if isinstance(references, str) else [
-        r if isinstance(r, str) else list(r) for r in references]
+    import sumpipe.arguments as arguments  # not `from sumpipe import`: the package is the API
+
+    preds: list[str | list[str]] = list(arguments.texts(predictions, "predictions")[0])
+    refs = arguments.references(references)
+    bootstrap, seed = arguments.whole(bootstrap, "bootstrap", 1), arguments.whole(seed, "seed", 0)
+    if bootstrap > MAX_BOOTSTRAP:
+        raise SumpipeError(f"bootstrap: must be <= {MAX_BOOTSTRAP:,}, got {bootstrap:,}")
+    confidence = arguments.fraction(confidence, "confidence")
+    use_stemmer, split_sentences = arguments.flag(use_stemmer, "use_stemmer"), arguments.flag(split_sentences,
+                                                                                            "split_sentences")
     return _rouge(preds, refs, ScoringSetup(use_stemmer=use_stemmer, bootstrap_samples=bootstrap,
                                             confidence=confidence, seed=seed), split_sentences)
 

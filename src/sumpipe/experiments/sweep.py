@@ -25,9 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from sumpipe.config import params_from_dict
+from sumpipe.config import params_from_dict, read_params_yaml
 from sumpipe.validation import require
 
 METRICS_FILE = "metrics.json"
@@ -50,7 +48,7 @@ class SweepConfig:
 
 def swept_params(cfg: SweepConfig, base: Path) -> Any:
     """The repository's params with the sweep's keys set, models and checkpoints under `cfg.out`."""
-    raw = yaml.safe_load((base / "params.yaml").read_text(encoding="utf-8"))
+    raw = read_params_yaml(base / "params.yaml")  # bounded, and a number too long to read is one line
     raw["model"] = {**raw.get("model", {}), **cfg.model}
     raw["train"] = {**raw.get("train", {}), **cfg.train}
     paths = raw.setdefault("paths", {})

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 
 from sumpipe.errors import SumpipeError
 from sumpipe.inputs import loads_json, read_capped
-from sumpipe.io.bookkeeping import held_lock, refuse_folder, require_folder
+from sumpipe.io.bookkeeping import check_replaceable_folder, held_lock, refuse_folder, require_folder
 from sumpipe.io.native import native_path
 
 if TYPE_CHECKING:  # pandas costs ~0.3 s to import; `sumpipe decode` never needs it
@@ -130,6 +130,7 @@ def atomic_folder(path: str | os.PathLike) -> Iterator[Path]:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise _write_error(path, exc) from None
+    check_replaceable_folder(path, "the folder")
     with folder_lock(path):
         tmp: Path | None = None
         try:
@@ -159,8 +160,11 @@ KEPT_ACROSS_SWAPS = (".gitignore",)
 
 def _swap_in(new: Path, path: Path) -> None:
     """Rename folder `new` to `path`, the previous `path` (if any) removed after; the previous
-    folder's `KEPT_ACROSS_SWAPS` files move into the new one unless the writer made its own."""
-    if not path.exists():
+    folder's `KEPT_ACROSS_SWAPS` files move into the new one unless the writer made its own. Only a
+    folder is ever replaced: a file or anything else at `path` is refused (it used to be moved aside and
+    deleted without a word), and a second rename that fails puts the previous folder back."""
+    check_replaceable_folder(path, "the folder")
+    if not os.path.lexists(path):
         os.rename(new, path)
         return
     for name in KEPT_ACROSS_SWAPS:
@@ -168,7 +172,12 @@ def _swap_in(new: Path, path: Path) -> None:
             shutil.copy2(path / name, new / name)
     old = Path(tempfile.mkdtemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent))
     os.rename(path, old / "previous")
-    os.rename(new, path)
+    try:
+        os.rename(new, path)
+    except OSError:
+        os.rename(old / "previous", path)
+        shutil.rmtree(old, ignore_errors=True)
+        raise
     shutil.rmtree(old, ignore_errors=True)
 
 
@@ -189,7 +198,8 @@ def _process_alive(pid: int) -> bool:
 
 
 # errno values that mean "the file system refused the write", not a bug or an unreadable input
-WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO}
+WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO,
+                errno.EBUSY}  # EBUSY: a mount point, or a folder in use, cannot be renamed
 
 
 def _write_error(path: Path, exc: OSError) -> SumpipeError:

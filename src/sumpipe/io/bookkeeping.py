@@ -124,6 +124,74 @@ def check_replaceable(path: str | os.PathLike, what: str) -> Path:
     return refuse_folder(path, what)
 
 
+FS_IOC_GETFLAGS = 0x80086601  # Linux: a file's attribute flags (lsattr)
+FS_IMMUTABLE_FL, FS_APPEND_FL = 0x10, 0x20
+
+
+def _attribute_flags(path: Path) -> int:
+    """`lsattr`'s flags of folder `path` (Linux); 0 where the file system or the platform has none."""
+    try:
+        import fcntl
+        import struct
+
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (ImportError, OSError):
+        return 0
+    try:
+        return int(struct.unpack("i", fcntl.ioctl(fd, FS_IOC_GETFLAGS, b"\0" * 4))[0])
+    except OSError:  # ENOTTY: a file system without attributes (tmpfs on older kernels, overlay)
+        return 0
+    finally:
+        os.close(fd)
+
+
+def _unescape_mount(field: str) -> str:
+    """A mount point as /proc/self/mountinfo writes it (space, tab, newline, backslash as octal escapes)."""
+    for code, char in (("\\040", " "), ("\\011", "\t"), ("\\012", "\n"), ("\\134", "\\")):
+        field = field.replace(code, char)
+    return field
+
+
+def is_mount_point(path: Path) -> bool:
+    """Whether `path` is a mount point: `os.path.ismount`, which misses a bind mount within one file system,
+    or a mount point /proc/self/mountinfo lists (Linux)."""
+    if os.path.ismount(path):
+        return True
+    real = os.path.realpath(path)
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as mounts:
+            return any(len(fields) > 4 and _unescape_mount(fields[4]) == real
+                       for fields in (line.split() for line in mounts))
+    except OSError:
+        return False
+
+
+def check_replaceable_folder(path: str | os.PathLike, what: str) -> Path:
+    """Before a stage spends its time: folder `path`, which `sumpipe.io.atomic.atomic_folder` replaces as a
+    whole (two renames), can be replaced. Its parent must take a file; `path` may be absent, a folder or a
+    link to one (replaced where it leads); a file, pipe or other non-folder there is refused, never removed
+    (it was deleted without a word); so is a mount point (a rename of it is EBUSY: a traceback after
+    training) and a folder marked immutable or append-only (`chattr +i`: EPERM after training). One line
+    naming the path and what to do."""
+    path = Path(path)
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    require_folder(target.parent, f"the folder of {what}")
+    st = _lstat(target)
+    if st is None:
+        return path
+    if not stat.S_ISDIR(st.st_mode):
+        raise SumpipeError(f"{target}: {kind_of(st.st_mode)} is in the way of {what}, which sumpipe writes as "
+                           "a folder; move it away and run again (nothing was changed)")
+    if is_mount_point(target):
+        raise SumpipeError(f"{target}: is a mount point, and sumpipe replaces {what} as a whole (a rename), "
+                           "which a mount point refuses; mount the folder above it instead (or link this "
+                           "path to a folder inside the mount), then run again")
+    if _attribute_flags(target) & (FS_IMMUTABLE_FL | FS_APPEND_FL):
+        raise SumpipeError(f"{target}: cannot replace {what}: the folder is marked immutable or append-only "
+                           "(lsattr); clear it (chattr -i -a) and run again (nothing was changed)")
+    return path
+
+
 def remove(path: str | os.PathLike, what: str) -> None:
     """Remove sumpipe's own file `path` (holding `what`) if present: a link is removed, not what it leads
     to; a folder there is refused in one line, never deleted."""

@@ -68,6 +68,18 @@ class ModelCard:
     def max_summary_tokens(self) -> int:
         return int(self.arch.max_summary_tokens)
 
+    def check(self, key: str) -> None:
+        """The top-level keys that restate the architecture agree with it: `vocab_size` with
+        `arch.vocab_size` (where the arch has one; the weights' shapes are checked against the arch),
+        `seed` a seed (>= 0; `read_card` holds it to a `seed-<s>` folder's name). Such a card was read
+        as valid and its top-level key simply trusted."""
+        require(self.vocab_size >= 1, child_key(key, "vocab_size"), "must be >= 1")  # its upper bound: the arch's
+        arch_vocab = (self.arch.get("vocab_size") if isinstance(self.arch, dict)
+                      else getattr(self.arch, "vocab_size", None))
+        require(arch_vocab is None or arch_vocab == self.vocab_size, child_key(key, "vocab_size"),
+                f"is {self.vocab_size}, but arch.vocab_size is {arch_vocab}")
+        require(self.seed is None or self.seed >= 0, child_key(key, "seed"), "must be >= 0")
+
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
@@ -81,7 +93,14 @@ def parse_card(data: Any) -> ModelCard:
 def read_card(model_dir: str | os.PathLike) -> ModelCard:
     """The validated card of a model directory (no weights read, `arch` a mapping); a one-line
     SumpipeError naming the file otherwise."""
-    return _read_card_file(Path(model_dir) / CARD_FILE, parse_card, "train the model first, e.g. `dvc repro`")
+    from sumpipe.names import folder_seed
+
+    path = Path(model_dir) / CARD_FILE
+    card = _read_card_file(path, parse_card, "train the model first, e.g. `dvc repro`")
+    named = folder_seed(Path(model_dir).name)  # a seed folder (`seed-2`) holds that seed's run
+    if named is not None and card.seed is not None and card.seed != named:
+        raise SumpipeError(f"{path}: seed is {card.seed}, but the folder is {Path(model_dir).name}")
+    return card
 
 
 # --------------------------------------------------------------------------------------------

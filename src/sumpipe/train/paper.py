@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from sumpipe.config import expand_runs
+from sumpipe.config import expand_runs, read_params_yaml
 
 PAPER_OVERRIDES: dict[str, Any] = {
     "data.dataset": "cnn_dailymail",
@@ -192,7 +192,7 @@ def paper_overrides(params: dict[str, Any]) -> dict[str, Any]:
 
 def paper_params(base: Path = Path("params.yaml")) -> dict[str, Any]:
     """params.yaml with the paper's overrides (`paper_overrides`)."""
-    params = yaml.safe_load(base.read_text(encoding="utf-8"))
+    params = read_params_yaml(base)  # bounded, and a number too long to read is one line
     return apply_overrides(params, paper_overrides(params), PAPER_REMOVES)
 
 
@@ -212,7 +212,7 @@ def _hydra(value: Any) -> str:
 def exp_args(base: Path = Path("params.yaml")) -> list[str]:
     """`-S key=value` flags for `dvc exp run` (Hydra syntax: `+key=value` adds a key params.yaml lacks,
     `~key` removes one)."""
-    params = yaml.safe_load(base.read_text(encoding="utf-8"))
+    params = read_params_yaml(base)  # bounded, and a number too long to read is one line
     flags = []
     for dotted in PAPER_REMOVES:
         if _has_key(params, dotted):

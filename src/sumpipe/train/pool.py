@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import math
 import os
 import signal
@@ -48,11 +47,13 @@ from pathlib import Path
 from typing import Any
 
 from sumpipe.errors import SumpipeError
+from sumpipe.inputs import loads_json, read_capped
 from sumpipe.names import seed_folder
 
 # Expected seconds of a run never timed on this machine, by family: the measured runs of the default run
 # (timings/train on a 2-core AMD EPYC, issue 44: M1/M2 44-59 s, PG-cov 43-48 s, BERT2S 98 s). Only the
 # order runs start in depends on them (longest first), never a result.
+MAX_TIMINGS_BYTES = 1 << 20  # a timings file is a few hundred bytes
 FALLBACK_SECONDS = {"bert2stage": 100.0, "transformer": 50.0, "rnn": 45.0}
 DEFAULT_SECONDS = 50.0
 PROGRESS_INTERVAL_S = 0.5  # a worker reports its step at most this often
@@ -118,11 +119,13 @@ def expected_seconds(timings_dir: Path, model: str, seed: int, family: str) -> f
     folder = Path(timings_dir) / "train" / model
     own = folder / f"{seed_folder(seed)}.json"
     for path in [own, *sorted(p for p in folder.glob("seed-*.json") if p != own)] if folder.is_dir() else []:
-        try:
-            figures = json.loads(path.read_text())
-        except (OSError, ValueError):
+        try:  # only orders the runs: a timings file that cannot be read is passed over
+            figures = loads_json(read_capped(path, MAX_TIMINGS_BYTES, "a timings file"), str(path))
+        except SumpipeError:
             continue
-        seconds = figures.get("train_seconds_this_run") if isinstance(figures, dict) else None
+        if not isinstance(figures, dict):
+            continue
+        seconds = figures.get("train_seconds_this_run")
         if figures.get("resumed_from_step") == 0 and isinstance(seconds, (int, float)) and seconds > 0:
             return float(seconds)
     return FALLBACK_SECONDS.get(family, DEFAULT_SECONDS)
@@ -169,11 +172,22 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
+def _no_shared_semaphores() -> None:
+    """tqdm's default lock is a multiprocessing semaphore, registered with the pool's resource tracker: a
+    worker killed (SIGKILL, the out-of-memory killer) never unlinks it, and the tracker ends the run with
+    "There appear to be 1 leaked semaphore objects" after the pool's error line. A worker draws no bar and
+    writes from one thread, so a thread lock serves."""
+    from tqdm import tqdm
+
+    tqdm.set_lock(threading.RLock())
+
+
 def _work(params_path: str, model: str, seed: int, resume: bool, queue: Any) -> None:
     """A worker: train one run exactly as `sumpipe train --model MODEL --seed SEED` does alone (its lock is
     held by the pool), reporting steps, lines and the outcome on `queue`."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the pool decides
     _die_with_parent()
+    _no_shared_semaphores()
     label = f"{model}/{seed_folder(seed)}"
     send = queue.put
     sys.stderr = _LinesToParent(send, label)
@@ -363,19 +377,32 @@ def _handle(queue: Any, going: dict[str, _Going], summaries: dict[str, dict[str,
             display.line(_finished_line(current.run, payload))
         elif kind == "error" and current is not None:
             current.finished = True
-            failures.append((label, payload))
-            display.line(f"error: train {label}: {payload}")
+            _failed(failures, label, payload, going, display)
     ended = []
     for label, current in list(going.items()):
         if current.process.is_alive():
             continue
         current.process.join()
         if not current.finished:  # ended without a word: killed (out of memory?) or crashed in C
-            failures.append((label, f"the worker process died (exit code {current.process.exitcode})"))
-            display.line(f"error: train {label}: the worker process died (exit code {current.process.exitcode})")
+            current.finished = True
+            _failed(failures, label, f"the worker process died (exit code {current.process.exitcode})", going,
+                    display)
         ended.append(going.pop(label))
     display.update(list(going.values()), finished)
     return ended
+
+
+def _failed(failures: list[tuple[str, str]], label: str, message: str, going: dict[str, _Going],
+            display: _Display) -> None:
+    """Record a failed run. Its error line is printed once, by the command, when the pool ends (it used to
+    be printed here too, so the first failure came twice); here only which runs are still finishing, and a
+    later failure's own message (the final line names it among "also failed")."""
+    failures.append((label, message))
+    if len(failures) > 1:
+        display.line(f"train {label} failed too: {message}")
+    others = [g.run.label for g in going.values() if not g.finished]
+    if len(failures) == 1 and others:
+        display.line(f"train {label} failed; the runs in flight finish first ({', '.join(others)}), then its error")
 
 
 def _finished_line(run: PoolRun, summary: dict[str, Any]) -> str:

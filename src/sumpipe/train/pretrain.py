@@ -52,13 +52,14 @@ def check_pretrain_paths(inputs: PretrainInputs) -> None:
     """Before any training time is spent: the output folder's parent takes a file, and the resume
     checkpoint, the folder's lock and the timings can be written (`sumpipe.io.bookkeeping`); one-line errors."""
     from sumpipe.io.atomic import folder_lock_path, require_writable_folder
-    from sumpipe.io.bookkeeping import check_lock
+    from sumpipe.io.bookkeeping import check_lock, check_replaceable_folder
     from sumpipe.timings import check_writable
     from sumpipe.train.checkpoint import check_checkpoint_dir
 
     require_writable_folder(inputs.out_dir.parent)
     check_checkpoint_dir(inputs.checkpoint_dir)
     check_lock(folder_lock_path(inputs.out_dir), "the lock on writing the encoder folder")
+    check_replaceable_folder(inputs.out_dir, "the encoder folder")
     check_writable(inputs.timings_dir, "pretrain", "encoder", throughput=True)
 
 

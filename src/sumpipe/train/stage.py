@@ -119,7 +119,7 @@ def exclusive_model_folder(inputs: TrainInputs) -> Iterator[None]:
     and no other `sumpipe train` works on this model (a lock beside its folder; a second trainer
     would share the resume checkpoints and race for the folder). One-line errors."""
     from sumpipe.io.atomic import folder_lock_path
-    from sumpipe.io.bookkeeping import check_lock, held_lock
+    from sumpipe.io.bookkeeping import check_lock, check_replaceable_folder, held_lock
     from sumpipe.timings import check_writable
 
     require_writable_folder(inputs.out_dir.parent)
@@ -129,6 +129,7 @@ def exclusive_model_folder(inputs: TrainInputs) -> Iterator[None]:
         # every file the run will replace or lock later (sumpipe.io.bookkeeping), checked now
         check_checkpoint_dir(inputs.checkpoint_dir)
         check_lock(folder_lock_path(inputs.out_dir), "the lock on writing the model folder")
+        check_replaceable_folder(inputs.out_dir, "the model folder")
         check_writable(inputs.timings_dir, "train", inputs.run, throughput=True)
         yield
 

@@ -91,6 +91,7 @@ class Vocabulary:
         if list(self.itos[:N_SPECIALS]) != list(SPECIAL_TOKENS):
             raise SumpipeError(f"vocabulary must start with {', '.join(SPECIAL_TOKENS)}")
         _check_tokens(self.itos)
+        _check_counts(self.itos, self.counts)
         self.unknown_rarity = inverse_ln1p(1) + self.shift
         self.rarity = self._rarity64().astype(np.float32)
         self.stoi = {token: i for i, token in enumerate(self.itos)}
@@ -173,9 +174,27 @@ class Vocabulary:
         counts = table.column("count").to_numpy().astype(np.int64)
         oov_counts = dict(zip(tail.column("token").to_pylist(), tail.column("count").to_pylist())) if keep_tail else {}
         try:
+            _check_counts(itos, counts)  # before rarity_shift reads them
             return cls(itos=itos, counts=counts, shift=rarity_shift(counts[N_SPECIALS:]), oov_counts=oov_counts)
         except SumpipeError as exc:
             raise SumpipeError(f"{path}: {exc}") from None
+
+
+def _check_counts(itos: list, counts: np.ndarray) -> None:
+    """Every word row's train count is at least 1 (a word enters the vocabulary by being seen) and no
+    count is negative: 1/ln(1 + count) is infinite at 0 and undefined below -1, so a count edited out of
+    range gave an InvalidOperation deep in `rarity_shift`, or, all counts 0, an M2 whose every attention
+    weight is NaN and whose summaries are empty."""
+    if len(counts) != len(itos):
+        raise SumpipeError(f"vocabulary has {len(itos)} tokens but {len(counts)} counts")
+    words = counts[N_SPECIALS:]
+    if len(words) and not words.any():
+        raise SumpipeError("every word's count is 0 (a word's train count is at least 1)")
+    bad = np.flatnonzero((counts < 0) | (np.arange(len(counts)) >= N_SPECIALS) & (counts < 1))
+    if len(bad):
+        row = int(bad[0])
+        raise SumpipeError(f"vocabulary row {row} ({itos[row]!r}): count {int(counts[row])} "
+                           "(a word's train count is at least 1)")
 
 
 def _check_tokens(itos: list) -> None:
