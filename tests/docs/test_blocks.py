@@ -276,6 +276,36 @@ def test_the_comparison_block_without_its_transcript_is_one_line(project: Source
         BLOCKS["comparison"](project)
 
 
+def test_the_decode_block_is_the_recorded_transcript(project: Sources) -> None:
+    from sumpipe.errors import SumpipeError
+
+    with pytest.raises(SumpipeError, match=r"decode.txt: not found \(docs/decode.sh records it\)"):
+        BLOCKS["decode"](project)
+    (project.root / "docs").mkdir(exist_ok=True)
+    (project.root / "docs" / "decode.txt").write_text("$ sumpipe decode --beam 4 doc.txt\nSort a list.\n")
+    assert BLOCKS["decode"](project) == "```console\n$ sumpipe decode --beam 4 doc.txt\nSort a list.\n```"
+
+
+def test_the_committed_decode_transcript_quotes_the_committed_scores(repo_root: Path) -> None:
+    """docs/decode.txt is recorded with the built models: the ROUGE-1 figures its notes quote (each model's
+    mean over its seeds, the Lead-3's) must be the committed metrics/rouge.json's, so a result that changes
+    asks for a new recording (docs/decode.sh)."""
+    import re
+
+    path = repo_root / "docs" / "decode.txt"
+    if not path.is_file():
+        pytest.skip("docs/decode.txt not recorded yet (docs/decode.sh)")
+    transcript = path.read_text(encoding="utf-8")
+    rouge = json.loads((repo_root / "metrics" / "rouge.json").read_text(encoding="utf-8"))
+    notes = [line for line in transcript.splitlines() if line.startswith("note: model ")]
+    assert len(notes) == 4   # the default model, BERT2S, the ensemble, the news story
+    for line in notes:
+        model = line.split()[2].rstrip(",")
+        assert re.search(rf"test ROUGE-1 {rouge[model]['rouge1']:.2f}\b", line), line
+        assert f"Lead-3 {rouge['lead3']['rouge1']:.2f}" in line, line
+    assert "note: the input has" in transcript.split("$ cat news.txt", 1)[1]   # the news story's domain note
+
+
 def test_the_committed_transcript_shows_the_committed_headline(repo_root: Path) -> None:
     """docs/comparison.txt is recorded, not rendered: its `dvc exp show` rows must carry the R-1 figures of
     the committed metrics/headline.json (the baseline row), so a result that changes asks for a new

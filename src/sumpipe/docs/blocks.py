@@ -21,6 +21,7 @@ the docs are regenerated. Where each block is used:
 | `extractive-methods` | docs/extractive.md | the extractive-method registry (class flags, docstrings) |
 | `datasets` | docs/datasets.md | the data-set registry (options dataclasses, lengths) |
 | `comparison` | README.md | docs/comparison.txt, the transcript docs/comparison.sh records (real DVC output) |
+| `decode` | README.md | docs/decode.txt, the transcript docs/decode.sh records (the built models' real output) |
 | `families` | docs/models.md | the model-family registry, the models of params.yaml and params-paper.yaml |
 
 A table's format lives in its one function: the results table is `results_table`.
@@ -510,6 +511,15 @@ def render(src: Sources) -> Callable[[str], str]:
 
 
 COMPARISON_TRANSCRIPT = "docs/comparison.txt"
+DECODE_TRANSCRIPT = "docs/decode.txt"
+
+
+def _transcript(src: Sources, name: str) -> str:
+    """A recorded transcript (docs/<x>.txt, written by docs/<x>.sh) as a console block, verbatim."""
+    path = src.root / name
+    if not path.is_file():
+        raise SumpipeError(f"{path}: not found ({Path(name).with_suffix('.sh')} records it)")
+    return "```console\n" + path.read_text(encoding="utf-8").rstrip("\n") + "\n```"
 
 
 @block("comparison")
@@ -518,7 +528,13 @@ def comparison(src: Sources) -> str:
     diff` as a user runs them, recorded by docs/comparison.sh (an experiment costs minutes: no renderer runs
     one) into docs/comparison.txt and copied here verbatim; tests/docs/test_blocks.py checks that the
     transcript's baseline R-1 figures are metrics/headline.json's, so a changed result asks for a new one."""
-    path = src.root / COMPARISON_TRANSCRIPT
-    if not path.is_file():
-        raise SumpipeError(f"{path}: not found (docs/comparison.sh records it)")
-    return "```console\n" + path.read_text(encoding="utf-8").rstrip("\n") + "\n```"
+    return _transcript(src, COMPARISON_TRANSCRIPT)
+
+
+@block("decode")
+def decode(src: Sources) -> str:
+    """The README's decode transcript: `sumpipe decode` on a docstring (the default model, BERT2S, an
+    ensemble) and on a news story (the domain note), recorded by docs/decode.sh with the built models into
+    docs/decode.txt and copied here verbatim; tests/docs/test_blocks.py checks that the ROUGE figures its
+    notes quote are metrics/rouge.json's, so a changed result asks for a new one."""
+    return _transcript(src, DECODE_TRANSCRIPT)
