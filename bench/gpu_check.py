@@ -448,7 +448,8 @@ def family_run(params: Any, name: str, steps: int) -> dict[str, Any]:
     from sumpipe.evaluate.score_files import score_files
     from sumpipe.train.stage import resolve_inputs, train_model
 
-    inputs = resolve_inputs(params, name, 1)
+    # no live curves: DVCLive brings dvc and some hundred packages the device lacks (CARRIED's comment)
+    inputs = replace(resolve_inputs(params, name, 1), curves_dir=None)
     half = max(1, steps // 2)
 
     def kill(step: int, total: int) -> None:
@@ -493,7 +494,7 @@ def families_phase(ctx: Namespace, report: Report) -> None:
     params = load_params(path)
     rows = report.data.setdefault("families", [])
     started = time.perf_counter()
-    pretrained = pretrain_encoder(resolve_pretrain_inputs(params), progress=False)
+    pretrained = pretrain_encoder(replace(resolve_pretrain_inputs(params), curves_dir=None), progress=False)
     rows.append({"model": "pretrain", "family": "bert2stage", "steps": pretrained["steps"],
                  "train_seconds": round(time.perf_counter() - started, 1),
                  "best_valid_loss": pretrained.get("best_valid_loss")})

@@ -16,7 +16,7 @@ say() { printf '$ %s\n' "$1"; }
   dvc exp run -n "$name" -S decode.length_penalty=1.0 2>&1 | grep -E "^(Ran experiment|Experiment results|To promote)" || true
   echo
   say "dvc exp show                # no option; a 120-column terminal shows the first 120 columns (less -S)"
-  COLUMNS=120 dvc exp show 2>&1 | cut -c1-120
+  COLUMNS=120 dvc exp show 2>&1 | python3 -c "import sys; print('\\n'.join(line.rstrip('\\n')[:120] for line in sys.stdin))"
   echo
   say "sumpipe compare HEAD $name --system M1 --system M2 --system PG-cov"
   sumpipe compare HEAD "$name" --system M1 --system M2 --system PG-cov 2>&1
