@@ -66,35 +66,28 @@ def test_the_guards_bar_a_padded_setting_however_high_its_rouge() -> None:
     assert choose(results, Guards(), "rougeL") == {"M1": None, "M2": "lp2", "all models": None}
 
 
-def test_the_repeated_words_guard_bars_a_repetitive_setting_when_set() -> None:
+@pytest.mark.parametrize("key, tolerance, passing, rendered", [
     # both settings repeat 2.5 % of their content words, the references 1.0 %: off, both pass; at + 1 point
     # (<= 2.0 %) both fail; lp2 lowered to 1.9 % passes alone
+    ("repeated_words", 1.0, 1.9, ["repeated words <= 2.0 % (the references' + 1)"]),
+    # both settings jam 20 % of their content-word pairs, the references 15 %: at + 4 points (<= 19 %) both
+    # fail; lp2 lowered to 19 % passes alone
+    ("jammed_pairs", 4.0, 19.0, ["jammed pairs <= 19.0 % (the references' + 4)", "15.0 % jammed pairs"]),
+])
+def test_an_optional_guard_bars_a_setting_over_the_references_when_set(key: str, tolerance: float, passing: float,
+                                                                       rendered: list[str]) -> None:
     results = sweep_results({"M1": {"min10": figures(23.0, 21.5, 0.5, 1.0), "lp2": figures(23.0, 21.0, 0.5, 1.0)}})
+    guard = Guards(**{key: tolerance})
     assert choose(results, Guards(), "rougeL")["M1"] == "min10"
-    assert choose(results, Guards(repeated_words=1.0), "rougeL")["M1"] is None
-    results["models"]["M1"]["settings"]["lp2"]["repeated_words"]["mean"] = 1.9
-    assert choose(results, Guards(repeated_words=1.0), "rougeL")["M1"] == "lp2"
-    results["guards"] = {"fragments": 1.0, "sentences": 0.1, "repeated_words": 1.0}
-    results["chosen"] = choose(results, Guards(repeated_words=1.0), "rougeL")
-    assert "repeated words <= 2.0 % (the references' + 1)" in render(results)
-    with pytest.raises(ConfigError, match=r"guards\.repeated_words: must be >= 0"):
-        from_dict(DecodingSweep, {"guards": {"repeated_words": -1}})
-
-
-def test_the_jammed_pairs_guard_bars_a_setting_that_piles_up_names_when_set() -> None:
-    # both settings jam 20 % of their content-word pairs, the references 15 %: off, both pass; at + 4 points
-    # (<= 19 %) both fail; lp2 lowered to 19 % passes alone
-    results = sweep_results({"M1": {"min10": figures(23.0, 21.5, 0.5, 1.0), "lp2": figures(23.0, 21.0, 0.5, 1.0)}})
-    assert choose(results, Guards(), "rougeL")["M1"] == "min10"
-    assert choose(results, Guards(jammed_pairs=4.0), "rougeL")["M1"] is None
-    results["models"]["M1"]["settings"]["lp2"]["jammed_pairs"]["mean"] = 19.0
-    assert choose(results, Guards(jammed_pairs=4.0), "rougeL")["M1"] == "lp2"
-    results["guards"] = {"fragments": 1.0, "sentences": 0.1, "jammed_pairs": 4.0}
-    results["chosen"] = choose(results, Guards(jammed_pairs=4.0), "rougeL")
+    assert choose(results, guard, "rougeL")["M1"] is None
+    results["models"]["M1"]["settings"]["lp2"][key]["mean"] = passing
+    assert choose(results, guard, "rougeL")["M1"] == "lp2"
+    results["guards"] = {"fragments": 1.0, "sentences": 0.1, key: tolerance}
+    results["chosen"] = choose(results, guard, "rougeL")
     text = render(results)
-    assert "jammed pairs <= 19.0 % (the references' + 4)" in text and "15.0 % jammed pairs" in text
-    with pytest.raises(ConfigError, match=r"guards\.jammed_pairs: must be >= 0"):
-        from_dict(DecodingSweep, {"guards": {"jammed_pairs": -1}})
+    assert all(line in text for line in rendered), text
+    with pytest.raises(ConfigError, match=rf"guards\.{key}: must be >= 0"):
+        from_dict(DecodingSweep, {"guards": {key: -1}})
 
 
 def test_results_written_before_the_jammed_pairs_measure_still_render() -> None:
