@@ -6,7 +6,8 @@
   `<folder>/plots/metrics/valid_loss.tsv` at every validation, each with the columns `step` (the update
   count, numbered on across a family's training phases) and the metric;
 - `<folder>/metrics.json`: the latest values, `step`, and `best_step` / `best_valid_loss` (the update
-  whose weights the run keeps and its validation loss: what the headline metrics read).
+  whose weights the run keeps and its validation loss; the figures the pipeline keeps in git are in
+  `metrics/figures.json`, since git ignores this file: it holds the last tokens/s, a wall-clock figure).
 
 The folders are `<paths.dvclive>/train/<model>/seed-<seed>/` and `<paths.dvclive>/pretrain/`, drawn by
 dvc.yaml's top-level `plots:`; git keeps their loss, validation-loss and learning-rate curves (so a fresh
