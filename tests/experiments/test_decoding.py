@@ -132,6 +132,9 @@ def test_the_table_has_a_row_per_model_and_setting_with_the_guards_verdict() -> 
     assert ("| M1 | **lp2** | 23.90 ± 0.40 | 6.00 ± 0.40 | 21.20 ± 0.40 | 8.1 | 1.4 | 1.15 | 3.0 | 0.0 | 2.5 | 12.0 "
             "| 20.0 | 95.0 | pass | 23.01 | 18.5 |") in lines
     assert "fragment rate <= 1.4 % (the references' + 1), sentences <= 1.15" in render(results)
+    assert lines[0] == "# Decoding settings on the valid split (seeds 1, 2, 3)"
+    results["seeds"] = {"M1": [1, 2], "M2": [1]}   # as run_decoding writes them: each model's own
+    assert render(results).splitlines()[0] == "# Decoding settings on the valid split (seeds M1 1, 2; M2 1)"
 
 
 def test_a_negative_guard_is_one_line_naming_it() -> None:

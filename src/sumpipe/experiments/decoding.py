@@ -261,7 +261,10 @@ def _jammed(figures: dict[str, Any], key: str = "jammed_pairs") -> str:
 def render(results: dict[str, Any]) -> str:
     """The results as a markdown table: one row per (model, setting), the guards' verdict and the choice."""
     ref, guards, by = results["references"], results["guards"], results["choose_by"]
-    lines = [f"# Decoding settings on the {results['split']} split (seeds {', '.join(map(str, results['seeds']))})",
+    seeds = results["seeds"]   # {model: its seeds} (a list in results written before models had their own)
+    seeds_text = ("; ".join(f"{m} {', '.join(map(str, v))}" for m, v in seeds.items()) if isinstance(seeds, dict)
+                  else ", ".join(map(str, seeds)))
+    lines = [f"# Decoding settings on the {results['split']} split (seeds {seeds_text})",
              "", f"Mean ± sd over the seeds; references: {ref['mean_words']:.1f} words (10th-90th percentile "
                  f"{ref['p10']:.0f}-{ref['p90']:.0f}), fragment rate {ref['fragment_rate']:.1f} %, "
                  f"{ref['sentences_mean']:.2f} sentences, {ref['unsupported_words']:.1f} % unsupported words"
