@@ -99,8 +99,22 @@ _NAME_DOT = re.compile(r"([\w-]*)\.(?=(\w[\w-]*))")
 
 
 def name_dots(raw: str) -> frozenset[tuple[str, str]]:
-    """The `NameDots` pairs of raw text: "numpy.ndarray, a .npy file" -> {("numpy", "ndarray"), ("", "npy")}."""
-    return frozenset((m.group(1).lower(), m.group(2).lower()) for m in _NAME_DOT.finditer(raw))
+    """The `NameDots` pairs of raw text: "numpy.ndarray, a .npy file" -> {("numpy", "ndarray"), ("", "npy")}.
+
+    A dot with no word before it gives a pair only where it starts a word as a file extension does: white
+    space (or the text's start) before it, no dot before that, and no capital after it. An ellipsis or a
+    typo before a capital ("energetic...He", "Flame". . .the", "a medical leave .The city") ends a sentence:
+    on the CNN stories such dots gave ("", "he"), ("", "the"), ("", "it"), and every "." of a summary that a
+    sentence starting with "he" or "the" followed counted as no sentence end (issue 53).
+    """
+    return frozenset((m.group(1).lower(), m.group(2).lower()) for m in _NAME_DOT.finditer(raw)
+                     if m.group(1) or _starts_a_word(raw, m.start(), m.group(2)))
+
+
+def _starts_a_word(raw: str, dot: int, after: str) -> bool:
+    """Whether the dot at `raw[dot]`, no word before it, starts a word (".npy"; `name_dots`)."""
+    before = raw[max(0, dot - 16):dot]
+    return (not before or before[-1].isspace()) and not before.rstrip().endswith(".") and not after[0].isupper()
 
 
 def split_sentences(summary: str, dots: NameDots = NameDots()) -> list[list[str]]:
