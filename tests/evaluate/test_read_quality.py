@@ -184,11 +184,12 @@ def test_the_dot_of_a_name_the_tokenizer_split_ends_no_sentence() -> None:
 
 
 def test_an_ellipsis_or_a_dot_before_a_capital_is_no_names_dot() -> None:
-    # CNN stories: "energetic...He", "a medical leave .The city" end sentences; a file's extension (".npy",
-    # white space before, lowercase after) and a name's dot ("u.s") still join
+    # CNN stories: "energetic...He", "a medical leave .The city" end sentences; a file's extension (".npy")
+    # and a name's dot ("u.s") still join
     pairs = name_dots("very energetic...He left. Just a leave .The city. A .npy file; the U.S. team; ...yes...the "
                       'end; "Flame". . .the Elvis')
     assert pairs == {("", "npy"), ("u", "s")}
+    assert name_dots("Call `obj`.__init__ or f().append") == {("", "__init__"), ("", "append")}   # code names join
     # a summary that starts its sentences with "he" and "the": three sentences, not one
     summary = "new : he left .\nhe says .\nthe city is calm ."
     assert len(split_sentences(summary, NameDots(frozenset(), pairs))) == 3

@@ -101,20 +101,20 @@ _NAME_DOT = re.compile(r"([\w-]*)\.(?=(\w[\w-]*))")
 def name_dots(raw: str) -> frozenset[tuple[str, str]]:
     """The `NameDots` pairs of raw text: "numpy.ndarray, a .npy file" -> {("numpy", "ndarray"), ("", "npy")}.
 
-    A dot with no word before it gives a pair only where it starts a word as a file extension does: white
-    space (or the text's start) before it, no dot before that, and no capital after it. An ellipsis or a
-    typo before a capital ("energetic...He", "Flame". . .the", "a medical leave .The city") ends a sentence:
-    on the CNN stories such dots gave ("", "he"), ("", "the"), ("", "it"), and every "." of a summary that a
-    sentence starting with "he" or "the" followed counted as no sentence end (issue 53).
+    A dot with no word before it gives no pair where it ends a sentence: after another dot (an ellipsis,
+    "energetic...He", "Flame". . .the") or after white space before a capital (a typo, "a medical leave .The
+    city"). On the CNN stories such dots gave ("", "he"), ("", "the"), ("", "it"), and every "." of a
+    summary that a sentence starting with "he" or "the" followed counted as no sentence end (issue 53). A
+    dot after other punctuation still joins ("`obj`.__init__", ").append").
     """
     return frozenset((m.group(1).lower(), m.group(2).lower()) for m in _NAME_DOT.finditer(raw)
-                     if m.group(1) or _starts_a_word(raw, m.start(), m.group(2)))
+                     if m.group(1) or not _ends_a_sentence(raw, m.start(), m.group(2)))
 
 
-def _starts_a_word(raw: str, dot: int, after: str) -> bool:
-    """Whether the dot at `raw[dot]`, no word before it, starts a word (".npy"; `name_dots`)."""
+def _ends_a_sentence(raw: str, dot: int, after: str) -> bool:
+    """Whether the dot at `raw[dot]`, no word before it, ends a sentence (`name_dots`)."""
     before = raw[max(0, dot - 16):dot]
-    return (not before or before[-1].isspace()) and not before.rstrip().endswith(".") and not after[0].isupper()
+    return before.rstrip().endswith(".") or ((not before or before[-1].isspace()) and after[0].isupper())
 
 
 def split_sentences(summary: str, dots: NameDots = NameDots()) -> list[list[str]]:
