@@ -61,6 +61,9 @@ def test_repository_params_file_validates(repo_root: Path) -> None:
         ({"train": {"unk_target_weight": "none"}}, "train.unk_target_weight: expected float, got 'none'"),
         ({"train": {"copy_attention_weight": -1}}, "train.copy_attention_weight: must be in [0, 100]"),
         ({"train": {"copy_target_weight": 0.5}}, "train.copy_target_weight: must be in [1, 100]"),
+        # issue 53: sentence boundaries in the targets, a minimum of sentences when decoding
+        ({"train": {"sentence_ends": "yes"}}, "train.sentence_ends: expected true or false, got 'yes'"),
+        ({"decode": {"min_sentences": -1}}, "decode.min_sentences: must be >= 0 (0 = off)"),
     ],
 )
 def test_bad_values_name_the_key(data: dict, message: str) -> None:

@@ -127,7 +127,9 @@ TINY = {
     "cnn": {
         "preprocess": {"workers": 1}, "vocab": {"size": 300}, "extract": {"workers": 1},
         "model": TINY_MODEL,
-        "models": {name: {"train": {"max_steps": 3}} for name in ("M1", "M2")},
+        "families": {"rnn": {"embedding_dim": 8, "hidden_dim": 8, "vocab_size": 100}},
+        "models": {**{name: {"train": {"max_steps": 3}} for name in ("M1", "M2")},
+                   "PG-cov": {"arch": {"coverage_phase_steps": 2}, "train": {"max_steps": 3}}},
         "train": {**TINY_TRAIN, "seeds": [1]},  # one seed: six train and decode stages (the seeds: gigaword's)
         "decode": {"max_length": 8, "device": "cpu"},
         "evaluate": {"bootstrap_samples": 50},
@@ -186,7 +188,8 @@ def test_the_experiment_params_validate(name: str) -> None:
         assert params.crosseval.decode_config(params.decode) == params.decode
         assert list(params.ensembles) == ["M1-ens", "M2-ens", "PG-cov-ens"]
     else:
-        assert list(params.models) == ["M1", "M2", "M1-200", "M2-200", "M1-400", "M2-400"]
+        assert list(params.models) == ["M1", "M2", "M1-200", "M2-200", "M1-400", "M2-400", "PG-cov"]
+        assert params.train.sentence_ends   # issue 53: the highlights' sentence ends are in the targets
         assert [f"{b.method}{b.tokens}" for b in params.extract.budgets] == ["first400", "ngram200", "ngram400"]
         assert [b.leading_sentences for b in params.extract.budgets[1:]] == [5, 10]  # the thesis's first_k
         assert params.evaluate.lead_sentences == 3 and "oracle" in params.extractive.systems
@@ -281,7 +284,7 @@ def test_tiny_gigaword_pipeline_reruns_nothing(gigaword: Path) -> None:
 @pytest.mark.faults  # a whole tiny pipeline through DVC (minutes on 2 cores): the long suite, CI runs it
 def test_tiny_cnn_pipeline(cnn: Path) -> None:
     rouge = json.loads((cnn / "metrics/rouge.json").read_text())
-    models = ["M1", "M2", "M1-200", "M2-200", "M1-400", "M2-400"]
+    models = ["M1", "M2", "M1-200", "M2-200", "M1-400", "M2-400", "PG-cov"]
     assert set(rouge) == {*models, "lead3", "lead", "textrank", "oracle", "first400"}
     assert all(rouge[m]["n_seeds"] == 1 and rouge[m]["n"] == 8 for m in models)
     headline = json.loads((cnn / "metrics/headline.json").read_text())   # its only DVC metrics

@@ -318,6 +318,13 @@ class TrainConfig:
     can write (a reference word outside the vocabulary that the source holds; 1: as any word;
     `sumpipe.models.loss.target_weights`). BERT2S's loss reads none of the three keys.
 
+    `sentence_ends` ends every line of the training and validation references that does not end a sentence
+    with a "." (`sumpipe.train.targets`; issue 53): CNN's highlights are separate lines without a final
+    period, and a target is one line of tokens, so without it a model has no sentence boundary to learn and
+    writes one run-on sentence; with it the model writes "." between sentences, which decoding turns back into
+    line breaks (`sumpipe.decode.batches.summary_text`) and read quality counts. Off by default (the default
+    run's targets unchanged).
+
     `seed` seeds one training run (weights, dropout, batch order). `seeds` is the train stage's list:
     one model per seed (dvc.yaml's `train` matrix, `models/<name>/seed-<s>/`), each run with
     `seed` set to it (`for_seed`), so that a result can be told from a lucky seed; null: one run, with
@@ -351,6 +358,7 @@ class TrainConfig:
     unk_target_weight: float = 0.0
     copy_attention_weight: float = 1.0
     copy_target_weight: float = 6.0
+    sentence_ends: bool = False
     workers: int | None = None
 
     def check(self, key: str) -> None:
@@ -492,7 +500,9 @@ class DecodeConfig:
     model's max_summary_tokens. length_penalty is GNMT's alpha; block_ngram_repeat 0 = off;
     block_adjacent_repeat: never the same token twice in a row (the decode stage then also writes the
     summaries without the rule, so the report shows both);
-    top_k 0 = no cut. split: which extracted split the `decode` stage summarises. threads: torch's CPU
+    top_k 0 = no cut. min_sentences: `</s>` is forbidden while a summary holds fewer sentence ends
+    ("." "!" "?"; 0 = off; issue 53: for models trained with `train.sentence_ends`). split: which extracted
+    split the `decode` stage summarises. threads: torch's CPU
     threads while decoding (null: torch's default, every core); the small models' batches gain little
     from a second thread, and on a machine whose cores are busy two threads run several times slower
     than one (issue 29: 52 s against 3 s for 1,036 headlines), so the experiments set 1.
@@ -504,6 +514,7 @@ class DecodeConfig:
     max_length: int | None = None
     block_ngram_repeat: int = 2
     block_adjacent_repeat: bool = False
+    min_sentences: int = 0
     strategy: Literal["beam", "greedy", "sample"] = "beam"
     top_k: int = 0
     top_p: float = 1.0
@@ -525,13 +536,14 @@ class DecodeConfig:
         require(self.max_length is None or self.min_length <= self.max_length, _k(key, "min_length"),
                 f"must be <= max_length ({self.max_length})")
         require(self.block_ngram_repeat >= 0, _k(key, "block_ngram_repeat"), "must be >= 0 (0 = off)")
+        require(self.min_sentences >= 0, _k(key, "min_sentences"), "must be >= 0 (0 = off)")
         require(self.top_k >= 0, _k(key, "top_k"), "must be >= 0")
         require(0.0 < self.top_p <= 1.0, _k(key, "top_p"), "must be in (0, 1]")
         require(self.temperature > 0, _k(key, "temperature"), "must be > 0")
         require(self.batch_size >= 1, _k(key, "batch_size"), "must be >= 1")
         for name, limit in (("beam_size", MAX_BATCH), ("batch_size", MAX_BATCH), ("max_length", MAX_POSITIONS),
                             ("min_length", MAX_POSITIONS), ("block_ngram_repeat", MAX_POSITIONS),
-                            ("top_k", MAX_VOCAB)):
+                            ("min_sentences", MAX_POSITIONS), ("top_k", MAX_VOCAB)):
             require_at_most(getattr(self, name), limit, _k(key, name))
 
 

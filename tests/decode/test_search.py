@@ -313,6 +313,30 @@ def test_min_length_counts_a_sentence_end_as_an_end(strategy: str) -> None:
     assert early.tokens == [4, 5, period]
 
 
+@pytest.mark.parametrize("strategy", ["beam", "greedy", "sample"])
+def test_min_sentences_bars_the_end_until_enough_sentences_are_said(strategy: str) -> None:
+    # A model that says "4 5 ." and would stop; after ".", its next best is "7 8 ." (token 6 is ".").
+    # min_sentences 2: "</s>" is barred after the first "." (one sentence end), so the search goes on to
+    # the second: "4 5 . 7 8 ."; off (0), or without sentence ends to count, the model's "4 5 ." stands;
+    # max_length still ends a hypothesis that cannot reach the count (5 tokens, one "." among them).
+    w, period = 9, 6
+    table = torch.full((1, 1, w, w), -9.0)
+    table[0, 0, BOS, 4] = table[0, 0, 4, 5] = table[0, 0, 5, period] = -0.1
+    table[0, 0, period, EOS] = -0.1
+    table[0, 0, period, 7] = -1.0
+    table[0, 0, 7, 8] = table[0, 0, 8, period] = -0.1
+    model = ToyModel(table.log_softmax(-1), w)
+    batch = ToyBatch(torch.zeros(1, 2, dtype=torch.long), [[]])
+    cfg = DecodeConfig(strategy=strategy, top_k=1, beam_size=3, block_ngram_repeat=0, min_sentences=2)
+    assert decode_batch(model, batch, cfg, max_length=12, sentence_ends=(period,))[0].tokens == [4, 5, period, 7, 8,
+                                                                                                  period]
+    off = replace(cfg, min_sentences=0)
+    assert decode_batch(model, batch, off, max_length=12, sentence_ends=(period,))[0].tokens == [4, 5, period]
+    assert decode_batch(model, batch, cfg, max_length=12)[0].tokens == [4, 5, period]
+    short = decode_batch(model, batch, cfg, max_length=5, sentence_ends=(period,))[0].tokens
+    assert len(short) == 5 and short.count(period) == 1
+
+
 def test_padding_columns_of_other_documents_are_never_chosen() -> None:
     """Doc 0 has 2 OOV words, doc 1 none: doc 1 must not pick extended ids V, V+1."""
     model, batch = toy(n_docs=2, steps=6, vocab=7, n_oov=2, seed=1)

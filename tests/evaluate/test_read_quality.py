@@ -183,6 +183,18 @@ def test_the_dot_of_a_name_the_tokenizer_split_ends_no_sentence() -> None:
     assert not fragment(learnt, dots=NameDots(name_dots("Return a tensor."), name_dots("see torch.nn.Module")))
 
 
+def test_an_ellipsis_or_a_dot_before_a_capital_is_no_names_dot() -> None:
+    # CNN stories: "energetic...He", "a medical leave .The city" end sentences; a file's extension (".npy")
+    # and a name's dot ("u.s") still join
+    pairs = name_dots("very energetic...He left. Just a leave .The city. A .npy file; the U.S. team; ...yes...the "
+                      'end; "Flame". . .the Elvis')
+    assert pairs == {("", "npy"), ("u", "s")}
+    assert name_dots("Call `obj`.__init__ or f().append") == {("", "__init__"), ("", "append")}   # code names join
+    # a summary that starts its sentences with "he" and "the": three sentences, not one
+    summary = "new : he left .\nhe says .\nthe city is calm ."
+    assert len(split_sentences(summary, NameDots(frozenset(), pairs))) == 3
+
+
 def test_read_quality_splits_with_the_raw_texts_dots() -> None:
     summaries = ["calls bytes .\ndecode element-wise ."]
     sources, raws = ["calls bytes . decode on each element ."], ["Calls bytes.decode on each element."]

@@ -40,7 +40,7 @@ def figures(r1: float, rl: float, fragments: float, sentences: float) -> dict:
     return {"rouge1": one(r1), "rouge2": one(6.0), "rougeL": one(rl), "mean_words": one(8.1), "distinct": one(95.0),
             "fragment_rate": one(fragments), "sentences_mean": one(sentences),
             "more_sentences_than_reference": one(3.0), "adjacent_repeat": one(0.0), "repeated_words": one(2.5),
-            "unsupported_words": one(12.0), "jammed_pairs": one(20.0)}
+            "unsupported_words": one(12.0), "jammed_pairs": one(20.0), "rare_word_recall": one(18.5)}
 
 
 REFERENCES = {"fragment_rate": 0.4, "sentences_mean": 1.05, "more_sentences_than_reference": 0.0,
@@ -93,8 +93,27 @@ def test_an_optional_guard_bars_a_setting_over_the_references_when_set(key: str,
 def test_results_written_before_the_jammed_pairs_measure_still_render() -> None:
     results = sweep_results({"M1": {"lp2": figures(23.9, 21.2, 1.4, 1.15)}})
     del results["models"]["M1"]["settings"]["lp2"]["jammed_pairs"], results["references"]["jammed_pairs"]
+    del results["models"]["M1"]["settings"]["lp2"]["rare_word_recall"]
     results["chosen"] = choose(results, Guards(), "rougeL")
-    assert "| 12.0 | – | 95.0 | pass |" in render(results) and "jammed pairs" not in render(results).split("\n")[2]
+    assert "| 12.0 | – | 95.0 | pass | 23.01 | – |" in render(results)
+    assert "jammed pairs" not in render(results).split("\n")[2]
+
+
+def test_the_few_sentences_guard_bars_a_run_on_sentence_against_many_references() -> None:
+    # the references have 3.65 sentences (CNN's highlights); at - 1.1 a setting needs >= 2.55: the run-on
+    # `one` (1.00, the higher R-L) is barred when the guard is set, `ends` (2.60) passes; off, `one` wins
+    results = sweep_results({"M1": {"one": figures(31.0, 21.5, 0.0, 1.00), "ends": figures(30.5, 21.0, 0.5, 2.60)}})
+    results["references"] = {**REFERENCES, "sentences_mean": 3.65}
+    assert choose(results, Guards(), "rougeL")["M1"] == "one"
+    guard = Guards(few_sentences=1.1)
+    assert choose(results, guard, "rougeL")["M1"] == "ends"
+    results["models"]["M1"]["settings"]["ends"]["sentences_mean"]["mean"] = 2.54
+    assert choose(results, guard, "rougeL")["M1"] is None
+    results["guards"] = {"fragments": 1.0, "sentences": 0.1, "few_sentences": 1.1}
+    results["chosen"] = choose(results, guard, "rougeL")
+    assert "sentences >= 2.55 (the references' - 1.1)" in render(results)
+    with pytest.raises(ConfigError, match=r"guards\.few_sentences: must be >= 0"):
+        from_dict(DecodingSweep, {"guards": {"few_sentences": -1}})
 
 
 def test_the_shared_setting_is_the_best_mean_over_the_models_that_passes_for_all() -> None:
@@ -109,10 +128,13 @@ def test_the_table_has_a_row_per_model_and_setting_with_the_guards_verdict() -> 
     results["chosen"] = choose(results, Guards(), "rougeL")
     lines = render(results).splitlines()
     assert ("| M1 | min10 | 23.60 ± 0.40 | 6.00 ± 0.40 | 21.50 ± 0.40 | 8.1 | 9.6 | 1.30 | 3.0 | 0.0 | 2.5 | 12.0 "
-            "| 20.0 | 95.0 | fail | 23.01 |") in lines
+            "| 20.0 | 95.0 | fail | 23.01 | 18.5 |") in lines
     assert ("| M1 | **lp2** | 23.90 ± 0.40 | 6.00 ± 0.40 | 21.20 ± 0.40 | 8.1 | 1.4 | 1.15 | 3.0 | 0.0 | 2.5 | 12.0 "
-            "| 20.0 | 95.0 | pass | 23.01 |") in lines
+            "| 20.0 | 95.0 | pass | 23.01 | 18.5 |") in lines
     assert "fragment rate <= 1.4 % (the references' + 1), sentences <= 1.15" in render(results)
+    assert lines[0] == "# Decoding settings on the valid split (seeds 1, 2, 3)"
+    results["seeds"] = {"M1": [1, 2], "M2": [1]}   # as run_decoding writes them: each model's own
+    assert render(results).splitlines()[0] == "# Decoding settings on the valid split (seeds M1 1, 2; M2 1)"
 
 
 def test_a_negative_guard_is_one_line_naming_it() -> None:

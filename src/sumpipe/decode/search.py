@@ -16,6 +16,9 @@ Conventions shared by all strategies:
   temperature. Degrees."), and after `max_length` words `</s>` is the only choice, so every
   hypothesis ends with `</s>` and has at most `max_length` words (the `</s>` is not part of
   `Hypothesis.tokens`).
+- `min_sentences` = m > 0 also masks `</s>` while a hypothesis holds fewer than m sentence ends
+  (`sentence_ends` tokens; issue 53: a news model trained on highlights ended by "." otherwise stops after
+  one or two); `max_length` still ends it. Off (0) by default, and a no-op without `sentence_ends`.
 - `block_ngram` = n > 0 forbids any token that would repeat an n-gram (of extended ids) already in
   the hypothesis (n = 1 forbids repeating any word).
 - `block_adjacent` forbids the token just generated as the next one ("the cache cache"): a word
@@ -116,11 +119,13 @@ def _masked(
     block_ngram: int,
     block_adjacent: bool = False,
     sentence_ends: torch.Tensor | None = None,
+    min_sentences: int = 0,
 ) -> torch.Tensor:
     """A float32 copy of log_probs (N, W) with every forbidden choice at -inf (see module doc).
 
     width_limit (N,): V + the row's own number of OOV words (columns beyond are padding);
-    sentence_ends: the ids (long tensor) after which `</s>` is allowed before `min_length`.
+    sentence_ends: the ids (long tensor) after which `</s>` is allowed before `min_length`, and which
+    `min_sentences` counts in each row's history (N, t).
     """
     out = log_probs.float().clone()
     out[:, [UNK, PAD, BOS]] = NEG_INF
@@ -133,6 +138,9 @@ def _masked(
         return out
     if step < min_length:
         out[:, EOS] = _min_length_eos(out[:, EOS], history, sentence_ends)
+    if min_sentences > 0 and sentence_ends is not None and sentence_ends.numel():
+        too_few = torch.isin(history, sentence_ends).sum(dim=1) < min_sentences   # (N,)
+        out[:, EOS] = out[:, EOS].masked_fill(too_few, NEG_INF)
     if block_ngram > 0:
         block_repeated_ngrams(out, history, block_ngram)
     if block_adjacent and history.size(1):
@@ -230,6 +238,7 @@ def beam_search(
     details: bool = False,
     block_adjacent: bool = False,
     sentence_ends: Sequence[int] = (),
+    min_sentences: int = 0,
 ) -> list[Hypothesis]:
     """The best hypothesis per document of `batch` (B documents × `beam_size` beams at once).
 
@@ -254,7 +263,7 @@ def beam_search(
     for step in range(max_length + 1):
         log_probs, state, info = model.decode_step(state, prev)
         masked = _masked(log_probs, history, step, limits[row_doc], min_length, max_length, block_ngram,
-                         block_adjacent, sentence_end_ids)
+                         block_adjacent, sentence_end_ids, min_sentences)
         n_active, width = len(active), masked.size(1)
         cand = (beam_logp[:, None] + masked).view(n_active, k * width)
         top_scores, top_idx = cand.topk(min(2 * k, k * width), dim=1)     # sorted, best first
@@ -350,6 +359,7 @@ def sample_search(
     generator: torch.Generator | None = None,
     details: bool = False,
     sentence_ends: Sequence[int] = (),
+    min_sentences: int = 0,
 ) -> list[Hypothesis]:
     """One hypothesis per document, choosing each token greedily (argmax) or by sampling.
 
@@ -370,7 +380,7 @@ def sample_search(
     for step in range(max_length + 1):
         log_probs, state, info = model.decode_step(state, prev)
         masked = _masked(log_probs, history, step, limits[row_doc], min_length, max_length, block_ngram,
-                         block_adjacent, sentence_end_ids)
+                         block_adjacent, sentence_end_ids, min_sentences)
         dead = ~torch.isfinite(masked).any(dim=1)     # every choice blocked: end it here
         masked[dead, EOS] = 0.0
         if greedy:
@@ -421,16 +431,16 @@ def decode_batch(
     """Run the strategy named by `cfg` (a `sumpipe.config.DecodeConfig`) on one batch.
 
     `sentence_ends`: the ids of the tokens that end a sentence (the codec's `sentence_end_ids`), after
-    which `</s>` is allowed before `cfg.min_length`. Sampling draws from `generator`, or from a fresh
-    one seeded with `cfg.seed`; pass one generator to a run over many batches so they do not all
-    replay the same random stream.
+    which `</s>` is allowed before `cfg.min_length` and which `cfg.min_sentences` counts. Sampling draws
+    from `generator`, or from a fresh one seeded with `cfg.seed`; pass one generator to a run over many
+    batches so they do not all replay the same random stream.
     A model with a second pass (`sumpipe.models.protocol.Refinable`, seed 003's refine decoder)
     rewrites the tokens of the hypotheses the search found; scores and details stay the draft's.
     """
     min_length = min(cfg.min_length, max_length)
     common = dict(max_length=max_length, min_length=min_length, alpha=cfg.length_penalty,
                   block_ngram=cfg.block_ngram_repeat, block_adjacent=cfg.block_adjacent_repeat, details=details,
-                  sentence_ends=sentence_ends)
+                  sentence_ends=sentence_ends, min_sentences=cfg.min_sentences)
     if cfg.strategy == "beam":
         hyps = beam_search(model, batch, cfg.beam_size, **common)
     elif cfg.strategy == "greedy":

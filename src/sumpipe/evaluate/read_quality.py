@@ -99,8 +99,22 @@ _NAME_DOT = re.compile(r"([\w-]*)\.(?=(\w[\w-]*))")
 
 
 def name_dots(raw: str) -> frozenset[tuple[str, str]]:
-    """The `NameDots` pairs of raw text: "numpy.ndarray, a .npy file" -> {("numpy", "ndarray"), ("", "npy")}."""
-    return frozenset((m.group(1).lower(), m.group(2).lower()) for m in _NAME_DOT.finditer(raw))
+    """The `NameDots` pairs of raw text: "numpy.ndarray, a .npy file" -> {("numpy", "ndarray"), ("", "npy")}.
+
+    A dot with no word before it gives no pair where it ends a sentence: after another dot (an ellipsis,
+    "energetic...He", "Flame". . .the") or after white space before a capital (a typo, "a medical leave .The
+    city"). On the CNN stories such dots gave ("", "he"), ("", "the"), ("", "it"), and every "." of a
+    summary that a sentence starting with "he" or "the" followed counted as no sentence end (issue 53). A
+    dot after other punctuation still joins ("`obj`.__init__", ").append").
+    """
+    return frozenset((m.group(1).lower(), m.group(2).lower()) for m in _NAME_DOT.finditer(raw)
+                     if m.group(1) or not _ends_a_sentence(raw, m.start(), m.group(2)))
+
+
+def _ends_a_sentence(raw: str, dot: int, after: str) -> bool:
+    """Whether the dot at `raw[dot]`, no word before it, ends a sentence (`name_dots`)."""
+    before = raw[max(0, dot - 16):dot]
+    return before.rstrip().endswith(".") or ((not before or before[-1].isspace()) and after[0].isupper())
 
 
 def split_sentences(summary: str, dots: NameDots = NameDots()) -> list[list[str]]:

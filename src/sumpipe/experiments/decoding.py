@@ -11,7 +11,9 @@ trained model (`models/<m>/seed-<s>/`, from `dvc repro`) summarises the validati
 selection under each setting; the table gives, per model and setting, ROUGE-1/2/L F1 x 100 (mean ±
 sd over the seeds), the length in words (punctuation not counted) and the shares of summaries with a
 word twice in a row and of distinct summaries (`sumpipe.evaluate.abstractiveness`), beside the one-
-lead-sentence baseline of the same documents and the references' length.
+lead-sentence baseline of the same documents and the references' length, and the rare-word recall
+(`sumpipe.evaluate.rare_words`: the share of the reference's rare content words, at most
+`evaluate.rare_word_max_count` training occurrences, that the summary holds; issue 53).
 
 ROUGE F1 rewards length, a reader does not: a model pushed past the end of its sentence pads
 ("Convert degrees to a temperature Celsius temperature. Degrees."). So each setting is also measured
@@ -20,7 +22,9 @@ with the split's references as the anchor, and the setting is chosen under guard
 settings whose fragment rate (mean over the seeds) is at most the references' + `guards.fragments`
 points and whose sentences per summary are at most the references' mean + `guards.sentences` (and,
 where set, whose repeated words and jammed pairs, the two measures validated for fluency, are at most
-the references' + `guards.repeated_words`, + `guards.jammed_pairs` points), the
+the references' + `guards.repeated_words`, + `guards.jammed_pairs` points, and, where set, whose sentences
+per summary are at least the references' mean - `guards.few_sentences`: issue 53, news models that write one
+run-on sentence against the highlights' 3.65), the
 best validation `choose_by` (R-L) wins, per model and for the experiment as a whole (the setting that
 passes for every model with the best mean over the models: what params.yaml's one `decode:` keeps).
 """
@@ -41,7 +45,8 @@ ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
 SHAPE_FIGURES = ("mean_words", "distinct")                 # sumpipe.evaluate.abstractiveness
 READ_FIGURES = ("fragment_rate", "sentences_mean", "more_sentences_than_reference", "adjacent_repeat",
                 "repeated_words", "unsupported_words", "jammed_pairs")     # sumpipe.evaluate.read_quality
-FIGURES = ROUGE_TYPES + SHAPE_FIGURES + READ_FIGURES
+RARE_FIGURES = ("rare_word_recall",)                         # sumpipe.evaluate.rare_words, x 100
+FIGURES = ROUGE_TYPES + SHAPE_FIGURES + READ_FIGURES + RARE_FIGURES
 
 
 @dataclass(frozen=True)
@@ -52,18 +57,22 @@ class Guards:
     distance, the measure validated for fluency: docs/measures.md) at most the references' + that many
     points, and, when `jammed_pairs` is set, its jammed pairs (adjacent content words the source never
     writes side by side, the second measure validated for fluency, issue 53) at most the references' + that
-    many points (means over the seeds). Both off by default: the default run's choice was made without them."""
+    many points, and, when `few_sentences` is set, its sentences per summary at least the references' mean -
+    `few_sentences` (issue 53: a run-on sentence where the references have 3.65) (means over the seeds).
+    All three off by default: the default run's choice was made without them."""
 
     fragments: float = 1.0
     sentences: float = 0.1
     repeated_words: float | None = None
     jammed_pairs: float | None = None
+    few_sentences: float | None = None
 
     def check(self, key: str) -> None:
         require(self.fragments >= 0, f"{key}.fragments", "must be >= 0")
         require(self.sentences >= 0, f"{key}.sentences", "must be >= 0")
         require(self.repeated_words is None or self.repeated_words >= 0, f"{key}.repeated_words", "must be >= 0")
         require(self.jammed_pairs is None or self.jammed_pairs >= 0, f"{key}.jammed_pairs", "must be >= 0")
+        require(self.few_sentences is None or self.few_sentences >= 0, f"{key}.few_sentences", "must be >= 0")
 
     def passes(self, figures: dict[str, Any], anchor: dict[str, float]) -> bool:
         return (figures["fragment_rate"]["mean"] <= anchor["fragment_rate"] + self.fragments
@@ -71,7 +80,9 @@ class Guards:
                 and (self.repeated_words is None
                      or figures["repeated_words"]["mean"] <= anchor["repeated_words"] + self.repeated_words)
                 and (self.jammed_pairs is None
-                     or figures["jammed_pairs"]["mean"] <= anchor["jammed_pairs"] + self.jammed_pairs))
+                     or figures["jammed_pairs"]["mean"] <= anchor["jammed_pairs"] + self.jammed_pairs)
+                and (self.few_sentences is None
+                     or figures["sentences_mean"]["mean"] >= anchor["sentences_mean"] - self.few_sentences))
 
 
 @dataclass(frozen=True)
@@ -111,9 +122,12 @@ def setting_configs(sweep: DecodingSweep, base: Any) -> dict[str, Any]:
 def run_decoding(sweep: DecodingSweep, repo: Path) -> dict[str, Any]:
     """Decode every (model, seed, setting), choose under the guards, write the results (module
     docstring) and return them."""
+    import numpy as np
+
     from sumpipe.config import load_params
     from sumpipe.decode.batches import summarize
     from sumpipe.errors import SumpipeError
+    from sumpipe.evaluate.rare_words import rare_word_recall
     from sumpipe.evaluate.read_quality import name_dots
     from sumpipe.evaluate.rouge import FastRouge, score_pairs
     from sumpipe.evaluate.stage import lead_sentences
@@ -129,6 +143,8 @@ def run_decoding(sweep: DecodingSweep, repo: Path) -> dict[str, Any]:
     processed = read_parquet(repo / params.paths.processed / f"{sweep.split}.parquet").set_index("id")
     raw = read_parquet(repo / params.paths.raw / f"{sweep.split}.parquet").set_index("id")
     train = read_parquet(repo / params.paths.raw / "train.parquet")
+    words = read_parquet(repo / params.paths.vocab / "words.parquet")   # the vocab stage's training counts
+    counts = dict(zip(words["token"], words["count"].astype(int)))
     corpus = name_dots("\n".join(f"{s}\n{refs[0] if len(refs) else ''}"
                                  for s, refs in zip(train["source"], references_of(train))))
     results: dict[str, Any] = {"split": sweep.split, "seeds": {m: params.seeds_of(m) for m in sweep.models},
@@ -149,6 +165,8 @@ def run_decoding(sweep: DecodingSweep, repo: Path) -> dict[str, Any]:
                 texts = [s.text for s in summarize(model, vocab, card, frame["source"].tolist(), cfg)]
                 for figure, value in figures_of(texts, sources, references, raw_sources, corpus, scorer).items():
                     per_setting[setting][figure].append(value)
+                recall = rare_word_recall(texts, references, counts, params.evaluate.rare_word_max_count)
+                per_setting[setting]["rare_word_recall"].append(100 * float(np.nanmean(recall)))
         results["models"][name] = {"lead1_rouge1": round(lead_r1, 2),
                                    "settings": {s: _summary(figures) for s, figures in per_setting.items()}}
     results["references"] = reference_anchor(processed, raw, corpus)
@@ -235,15 +253,18 @@ def choose(results: dict[str, Any], guards: Guards, choose_by: str) -> dict[str,
     return chosen
 
 
-def _jammed(figures: dict[str, Any]) -> str:
-    """A setting's jammed pairs %, or "–" in results written before the measure (issue 53)."""
-    return f"{figures['jammed_pairs']['mean']:.1f}" if "jammed_pairs" in figures else "–"
+def _jammed(figures: dict[str, Any], key: str = "jammed_pairs") -> str:
+    """A setting's jammed pairs % (or another figure `key`), or "–" in results written before it (issue 53)."""
+    return f"{figures[key]['mean']:.1f}" if key in figures else "–"
 
 
 def render(results: dict[str, Any]) -> str:
     """The results as a markdown table: one row per (model, setting), the guards' verdict and the choice."""
     ref, guards, by = results["references"], results["guards"], results["choose_by"]
-    lines = [f"# Decoding settings on the {results['split']} split (seeds {', '.join(map(str, results['seeds']))})",
+    seeds = results["seeds"]   # {model: its seeds} (a list in results written before models had their own)
+    seeds_text = ("; ".join(f"{m} {', '.join(map(str, v))}" for m, v in seeds.items()) if isinstance(seeds, dict)
+                  else ", ".join(map(str, seeds)))
+    lines = [f"# Decoding settings on the {results['split']} split (seeds {seeds_text})",
              "", f"Mean ± sd over the seeds; references: {ref['mean_words']:.1f} words (10th-90th percentile "
                  f"{ref['p10']:.0f}-{ref['p90']:.0f}), fragment rate {ref['fragment_rate']:.1f} %, "
                  f"{ref['sentences_mean']:.2f} sentences, {ref['unsupported_words']:.1f} % unsupported words"
@@ -255,13 +276,15 @@ def render(results: dict[str, Any]) -> str:
                 f"{guards['repeated_words']:g})" if guards.get("repeated_words") is not None else "")
              + (f", jammed pairs <= {ref['jammed_pairs'] + guards['jammed_pairs']:.1f} % (the references' + "
                 f"{guards['jammed_pairs']:g})" if guards.get("jammed_pairs") is not None else "")
+             + (f", sentences >= {ref['sentences_mean'] - guards['few_sentences']:.2f} (the references' - "
+                f"{guards['few_sentences']:g})" if guards.get("few_sentences") is not None else "")
              + f"; chosen (**bold**): the best {by} among the "
                  "settings that pass. Settings (over params.yaml's `decode:`): "
              + "; ".join(f"`{name}` {keys or 'as is'}" for name, keys in results["settings"].items()) + ".", "",
              "| model | setting | R-1 | R-2 | R-L | words | fragments % | sentences | more sentences than "
              "the reference % | word twice % | repeated words % | unsupported % | jammed pairs % | distinct % "
-             "| guards | one lead sentence R-1 |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
+             "| guards | one lead sentence R-1 | rare-word recall % |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
 
     def cell(figure: dict[str, Any]) -> str:
         return f"{figure['mean']:.2f}" + (f" ± {figure['sd']:.2f}" if figure["sd"] is not None else "")
@@ -276,7 +299,8 @@ def render(results: dict[str, Any]) -> str:
                          f"{f['sentences_mean']['mean']:.2f} | {f['more_sentences_than_reference']['mean']:.1f} | "
                          f"{f['adjacent_repeat']['mean']:.1f} | {f['repeated_words']['mean']:.1f} | "
                          f"{f['unsupported_words']['mean']:.1f} | {_jammed(f)} | "
-                         f"{f['distinct']['mean']:.1f} | {verdict} | {model['lead1_rouge1']:.2f} |")
+                         f"{f['distinct']['mean']:.1f} | {verdict} | {model['lead1_rouge1']:.2f} | "
+                         f"{_jammed(f, 'rare_word_recall')} |")
     shared = results["chosen"].get("all models")
     lines += ["", f"For every model at once (params.yaml's one `decode:`): **{shared}**." if shared
               else "No setting passes the guards for every model."]

@@ -154,6 +154,10 @@ def train_model(inputs: TrainInputs, *, resume: bool = True, progress: bool | No
         if len(df) == 0:
             raise SumpipeError(f"{path}: no examples to train on")
     vocab, arch = family.vocabulary.for_training(inputs.vocab_dir, inputs.arch)
+    if cfg.sentence_ends:  # a "." ends every reference line, a boundary the model can learn (issue 53)
+        from sumpipe.train.targets import with_sentence_ends
+
+        train_df, valid_df = with_sentence_ends(train_df), with_sentence_ends(valid_df)
     task = family.make_task(TaskData(train_df, valid_df, vocab, arch, cfg))
 
     ctx = context_from_env()
