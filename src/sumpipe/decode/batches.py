@@ -161,6 +161,20 @@ def check_step_memory(model: Any, card: ModelCard, cfg: Any, n_docs: int) -> Non
                            f"machine's {size_text(budget)}: lower --beam or decode.batch_size")
 
 
+def length_budget(card: ModelCard, codec: Any, cfg: Any) -> Any:
+    """The `LengthBudget` the batches carry (`decode.target_length`, issue 54), or None; a one-line
+    SumpipeError for a budget the model cannot take (`sumpipe.models.length.check_budget`)."""
+    from sumpipe.models.length import LengthBudget, check_budget, word_bytes
+
+    control = getattr(card.arch, "length_control", "none")
+    check_budget(control, cfg.target_length, cfg.length_unit, f"the model {card.name or card.family}")
+    if cfg.target_length is None:
+        return None
+    import torch
+
+    return LengthBudget(int(cfg.target_length), control, torch.from_numpy(word_bytes(codec.itos)))
+
+
 def summarize(
     model: Any,
     vocab: Any,
@@ -194,6 +208,7 @@ def summarize(
         raise SumpipeError(f"--min-length (decode.min_length) {cfg.min_length} is above the longest summary, "
                            f"{max_length} words: raise --max-length (decode.max_length) too")
     check_step_memory(model, card, cfg, len(documents))
+    budget = length_budget(card, codec, cfg)
     device = model_device(model)
     if cfg.strategy == "sample" and generator is None:
         generator = make_generator(cfg.seed, device)
@@ -210,6 +225,7 @@ def summarize(
             started = time.perf_counter()
             chunk = order[start : start + cfg.batch_size]
             batch = codec.collate([examples[i] for i in chunk]).to(device)
+            batch.length_budget = budget
             recorded = bool(details) if wanted is None else not wanted.isdisjoint(chunk)
             hyps = decode_batch(model, batch, cfg, max_length, details=recorded, generator=generator,
                                 sentence_ends=codec.sentence_end_ids)
