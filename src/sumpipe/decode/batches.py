@@ -21,6 +21,7 @@ the decode stage, crosseval and the report.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import time
@@ -159,6 +160,16 @@ def check_step_memory(model: Any, card: ModelCard, cfg: Any, n_docs: int) -> Non
         raise SumpipeError(f"--beam (decode.beam_size) {cfg.beam_size} x {min(cfg.batch_size, n_docs)} documents at "
                            f"once over {width:,} words needs ~{size_text(need)} a decoding step, more than half this "
                            f"machine's {size_text(budget)}: lower --beam or decode.batch_size")
+
+
+def stage_config(cfg: Any, card: ModelCard) -> Any:
+    """The stages' (decode, decode-ensemble, crosseval) decoding settings for one model: `decode.target_length`
+    is the budget of the models trained with length control, and a model without it decodes as it always
+    did, so one experiment's params can give a budget to the models that take one (issue 54). The API and
+    `sumpipe decode` refuse such a budget instead (`length_budget`)."""
+    if cfg.target_length is not None and getattr(card.arch, "length_control", "none") == "none":
+        return dataclasses.replace(cfg, target_length=None)
+    return cfg
 
 
 def length_budget(card: ModelCard, codec: Any, cfg: Any) -> Any:
