@@ -10,14 +10,13 @@ import torch
 from sumpipe.config import DecodeConfig
 from sumpipe.decode.search import beam_search
 from sumpipe.errors import ConfigError, SumpipeError
-from sumpipe.models.batching import collate, encode_examples
+from sumpipe.models.batching import collate, encode_examples, word_bytes
 from sumpipe.models.length import (
     LengthBudget,
     LengthState,
     RemainingLength,
     check_budget,
     remaining_lengths,
-    word_bytes,
 )
 from sumpipe.models.loss import label_smoothed_nll
 from sumpipe.models.rnn import RNNArch, RNNSummarizer

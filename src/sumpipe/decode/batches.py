@@ -175,7 +175,8 @@ def stage_config(cfg: Any, card: ModelCard) -> Any:
 def length_budget(card: ModelCard, codec: Any, cfg: Any) -> Any:
     """The `LengthBudget` the batches carry (`decode.target_length`, issue 54), or None; a one-line
     SumpipeError for a budget the model cannot take (`sumpipe.models.length.check_budget`)."""
-    from sumpipe.models.length import LengthBudget, check_budget, word_bytes
+    from sumpipe.models.batching import word_bytes
+    from sumpipe.models.length import LengthBudget, check_budget
 
     control = getattr(card.arch, "length_control", "none")
     check_budget(control, cfg.target_length, cfg.length_unit, f"the model {card.name or card.family}")

@@ -37,7 +37,6 @@ import numpy as np
 import torch
 
 from sumpipe.errors import SumpipeError
-from sumpipe.models.length import word_bytes
 from sumpipe.names import BOS, EOS, N_SPECIALS, PAD, SENTENCE_END, UNK
 
 
@@ -65,6 +64,11 @@ class Example:
     trg_ext: np.ndarray
     oov_words: list[str]
     trg_fed_bytes: np.ndarray | None = None  # (len(trg_inp),); None: every word 0 bytes (bert2stage's pieces)
+
+
+def word_bytes(words: Sequence[str]) -> np.ndarray:
+    """(n,) int64: each word's UTF-8 length (what length control counts bytes with, `sumpipe.models.length`)."""
+    return np.fromiter((len(w.encode("utf-8")) for w in words), dtype=np.int64, count=len(words))
 
 
 def _word_ids(stoi: dict[str, int], tokens: list[str]) -> np.ndarray:

@@ -34,6 +34,7 @@ import torch
 from torch import nn
 
 from sumpipe.errors import SumpipeError
+from sumpipe.models.batching import word_bytes
 from sumpipe.models.layers import sinusoidal_table
 
 LengthControl = Literal["none", "words", "bytes"]
@@ -41,11 +42,6 @@ LENGTH_CONTROLS = ("none", "words", "bytes")
 LENGTH_UNITS = ("words", "bytes")
 MAX_REMAINING = 1023  # remaining lengths beyond read as this (a budget is checked against MAX_BUDGET first)
 MAX_BUDGET = {"words": 200, "bytes": 1000}
-
-
-def word_bytes(words: Sequence[str]) -> np.ndarray:
-    """(n,) int64: each word's UTF-8 length."""
-    return np.fromiter((len(w.encode("utf-8")) for w in words), dtype=np.int64, count=len(words))
 
 
 def step_costs(fed_bytes: torch.Tensor, position: torch.Tensor, unit: str) -> torch.Tensor:
