@@ -153,3 +153,37 @@ def test_a_budget_the_model_cannot_take_is_one_line_naming_why() -> None:
         from_dict(ArchConfig, {"length_control": "tokens"}, "model")
     with pytest.raises(ConfigError, match="decode.target_length: must be in"):
         from_dict(DecodeConfig, {"target_length": 0}, "decode")
+
+
+def test_length_dropout_withholds_whole_summaries_in_training_only() -> None:
+    """`length_dropout`: a withheld row's vectors are all 0 (what decoding without a budget adds); in eval none is."""
+    torch.manual_seed(0)
+    layer = RemainingLength(8)
+    remaining = torch.tensor([[5, 3, 0]] * 400)
+    out = layer(remaining, withheld=0.25)
+    zero_rows = (out == 0).all(dim=2).all(dim=1)
+    assert (out[~zero_rows] != 0).any(dim=2).all()        # a kept row keeps every position's vector
+    assert 0.18 < zero_rows.float().mean().item() < 0.32  # about a quarter of 400 rows
+    layer.eval()
+    assert (layer(remaining, withheld=0.25) != 0).any(dim=2).all()
+
+
+@pytest.mark.parametrize("family", ["transformer", "rnn"])
+def test_a_model_trained_with_length_dropout_also_decodes_without_a_budget(family: str) -> None:
+    """No budget: the decoder adds no length vector, so every step equals a model that reads none."""
+    torch.manual_seed(4)
+    arch = ARCH if family == "transformer" else RNN
+    with_drop = dataclasses.replace(arch, length_control="bytes", length_dropout=0.25)
+    model = (PointerGeneratorTransformer(with_drop) if family == "transformer" else RNNSummarizer(with_drop)).eval()
+    plain = (PointerGeneratorTransformer(arch) if family == "transformer" else RNNSummarizer(arch)).eval()
+    plain.load_state_dict({k: v for k, v in model.state_dict().items() if not k.startswith("length.")})
+    batch = _batch(["zorro sat on the mat ."])
+    with torch.no_grad():
+        full = plain(batch)
+        state = model.start_decoding(batch)
+        for t in range(batch.trg_inp.shape[1]):
+            step, state, _ = model.decode_step(state, batch.trg_ext[:, t - 1] if t > 0 else batch.trg_inp[:, 0])
+            torch.testing.assert_close(step, full[:, t], atol=1e-5, rtol=1e-5)
+    check_budget("bytes", None, "bytes", "M1", optional=True)
+    with pytest.raises(ConfigError, match="model.length_dropout: needs length_control: words or bytes"):
+        from_dict(ArchConfig, {"length_dropout": 0.2}, "model")

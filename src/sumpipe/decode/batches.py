@@ -179,7 +179,8 @@ def length_budget(card: ModelCard, codec: Any, cfg: Any) -> Any:
     from sumpipe.models.length import LengthBudget, check_budget
 
     control = getattr(card.arch, "length_control", "none")
-    check_budget(control, cfg.target_length, cfg.length_unit, f"the model {card.name or card.family}")
+    check_budget(control, cfg.target_length, cfg.length_unit, f"the model {card.name or card.family}",
+                 optional=getattr(card.arch, "length_dropout", 0.0) > 0)
     if cfg.target_length is None:
         return None
     import torch

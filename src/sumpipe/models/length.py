@@ -20,6 +20,11 @@ The vector (`RemainingLength`): the sinusoidal encoding of r (Vaswani et al.'s t
 own subspace beside the positions' encoding, and nearby budgets get nearby vectors (a budget rare in
 training, 75 bytes is the longest tenth of the Gigaword headlines, still reads sensibly).
 
+`length_dropout` p (an arch key beside `length_control`): in training each summary is given no budget with
+probability p (its length vectors are 0, what a decoder without a budget reads), so the one model also
+writes without a budget, planning its own length as a model without length control does (issue 54: the
+Gigaword pairs, scored by F1 against references of every length, where one fixed budget costs a point).
+
 Shapes: B batch, T target positions, N decoding rows (documents x beams), V vocabulary, J a row's OOV words.
 """
 
@@ -36,6 +41,7 @@ from torch import nn
 from sumpipe.errors import SumpipeError
 from sumpipe.models.batching import word_bytes
 from sumpipe.models.layers import sinusoidal_table
+from sumpipe.validation import require
 
 LengthControl = Literal["none", "words", "bytes"]
 LENGTH_CONTROLS = ("none", "words", "bytes")
@@ -76,8 +82,14 @@ class RemainingLength(nn.Module):
         self.register_buffer("table", sinusoidal_table(MAX_REMAINING + 1, dim), persistent=False)
         self.project = nn.Linear(dim, dim, bias=False)
 
-    def forward(self, remaining: torch.Tensor) -> torch.Tensor:
-        return self.project(self.table[remaining.clamp(0, MAX_REMAINING)])
+    def forward(self, remaining: torch.Tensor, withheld: float = 0.0) -> torch.Tensor:
+        """remaining (B, T) -> (B, T, D); in training, each row's vectors are 0 with probability `withheld`
+        (`length_dropout`: that summary is given no budget, as a decoder without one reads it)."""
+        vectors = self.project(self.table[remaining.clamp(0, MAX_REMAINING)])
+        if self.training and withheld > 0:
+            keep = torch.rand(remaining.shape[0], device=remaining.device) >= withheld
+            vectors = vectors * keep[:, None, None].to(vectors.dtype)
+        return vectors
 
 
 @dataclass(frozen=True)
@@ -132,15 +144,24 @@ class LengthState:
                        oov_bytes=self.oov_bytes.index_select(0, idx))
 
 
-def check_budget(control: str, total: int | None, unit: str, model: str = "the model") -> None:
+def check_length_dropout(control: str, dropout: float, key: str) -> None:
+    """The arch's `length_dropout` (its key named in the error): in [0, 1), and 0 without length control."""
+    require(0.0 <= dropout < 1.0, key, "must be in [0, 1)")
+    require(dropout == 0.0 or control != "none", key, "needs length_control: words or bytes")
+
+
+def check_budget(control: str, total: int | None, unit: str, model: str = "the model", optional: bool = False) -> None:
     """One-line SumpipeError unless a budget fits the model: a budget for a model without length control, a
-    model with it and no budget, a unit the model does not count in, or a budget out of range."""
+    model with it and no budget (unless `optional`: trained with `length_dropout`, it also writes without
+    one), a unit the model does not count in, or a budget out of range."""
     if control == "none":
         if total is not None:
             raise SumpipeError(f"{model} was trained without length control (arch length_control: none): "
                                "it cannot take a target length (--length, decode.target_length)")
         return
     if total is None:
+        if optional:
+            return
         raise SumpipeError(f"{model} was trained with length control in {control}: give it a target length "
                            f"(--length N --unit {control}, decode.target_length)")
     if unit != control:

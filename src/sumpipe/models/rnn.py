@@ -57,6 +57,7 @@ from sumpipe.models.length import (
     LengthState,
     RemainingLength,
     check_budget,
+    check_length_dropout,
     remaining_lengths,
 )
 from sumpipe.models.loss import copy_attention_nll, label_smoothed_nll
@@ -89,7 +90,8 @@ class RNNArch:
     character 3-grams added to an OOV word's vector in the encoder, as the transformer's
     (`layers.OOVSpelling`; 0: none). `length_control`: `words` or `bytes` adds the summary's remaining
     length to the decoder input at each step (Kikuchi et al. 2016's LenEmb; `sumpipe.models.length`,
-    issue 54); `none`: the model as before.
+    issue 54); `none`: the model as before. `length_dropout`: the share of training summaries given no budget,
+    so the model also decodes without one.
     """
 
     cell: Literal["gru", "lstm"] = "lstm"
@@ -109,6 +111,7 @@ class RNNArch:
     oov_slots: int = 32
     oov_spelling: int = 0
     length_control: LengthControl = "none"
+    length_dropout: float = 0.0
 
     def check(self, key: str) -> None:
         def k(name: str) -> str:
@@ -116,6 +119,7 @@ class RNNArch:
 
         require(self.length_control in LENGTH_CONTROLS, k("length_control"),
                 f"must be one of {', '.join(LENGTH_CONTROLS)}")
+        check_length_dropout(self.length_control, self.length_dropout, k("length_dropout"))
 
         require(0 <= self.oov_slots <= MAX_POSITIONS, k("oov_slots"),
                 f"must be in [0, {MAX_POSITIONS}] (0: no placeholders)")
@@ -370,7 +374,8 @@ class RNNSummarizer(nn.Module):
         x = self._embed(decoder_input(batch.trg_inp, batch.trg_ext))
         if self.length is not None:
             assert batch.trg_fed_bytes is not None, "collate fills trg_fed_bytes"
-            x = x + self.length(remaining_lengths(batch.trg_fed_bytes, batch.trg_mask, self.arch.length_control))
+            remaining = remaining_lengths(batch.trg_fed_bytes, batch.trg_mask, self.arch.length_control)
+            x = x + self.length(remaining, self.arch.length_dropout)
         s, _ = self.decoder(x, init)
         out, _ = self._steps(self.dropout(s), x, memory, keys, batch.src_mask, batch.src_ext, batch.n_oov,
                              self._zero_coverage(memory))
@@ -396,8 +401,8 @@ class RNNSummarizer(nn.Module):
         memory, init = self.encode(batch.src_ext, batch.src_mask, batch.oov_spelling)
         budget = batch.length_budget
         check_budget(self.arch.length_control, getattr(budget, "total", None),
-                     getattr(budget, "unit", self.arch.length_control))
-        length = None if self.length is None else LengthState.start(budget, batch.oov_words, device)
+                     getattr(budget, "unit", self.arch.length_control), optional=self.arch.length_dropout > 0)
+        length = None if self.length is None or budget is None else LengthState.start(budget, batch.oov_words, device)
         return RNNDecoderState(
             recurrent=init,
             coverage=self._zero_coverage(memory),
@@ -522,5 +527,6 @@ FAMILY = register_family(Family(
     phases=training_phases,
     # arch keys older cards lack: models trained before issue 43 read every OOV word as the one <unk>,
     # without its spelling
-    legacy_arch={"oov_slots": 0, "oov_spelling": 0, "length_control": "none"},
+    legacy_arch={"oov_slots": 0, "oov_spelling": 0, "length_control": "none",
+                 "length_dropout": 0.0},
 ))

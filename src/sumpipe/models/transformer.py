@@ -65,6 +65,7 @@ from sumpipe.models.length import (
     LengthState,
     RemainingLength,
     check_budget,
+    check_length_dropout,
     remaining_lengths,
 )
 from sumpipe.models.registry import Family, TaskData, register_family
@@ -109,7 +110,8 @@ class ArchConfig:
     word looks like, added to its vector in the encoder (`layers.OOVSpelling`; 0: none).
     `length_control`: `words` or `bytes` adds the remaining length of the summary to the decoder input
     at each position (`sumpipe.models.length`, issue 54), so the model writes to a budget; `none`: no such
-    input, the model as before.
+    input, the model as before. `length_dropout`: the share of training summaries given no budget, so the model
+    also decodes without one.
     """
 
     d_model: int = 64
@@ -126,10 +128,12 @@ class ArchConfig:
     oov_rarity: str = "unknown"
     oov_spelling: int = 0
     length_control: LengthControl = "none"
+    length_dropout: float = 0.0
 
     def check(self, key: str) -> None:
         require(self.length_control in LENGTH_CONTROLS, child_key(key, "length_control"),
                 f"must be one of {', '.join(LENGTH_CONTROLS)}")
+        check_length_dropout(self.length_control, self.length_dropout, child_key(key, "length_dropout"))
         for name in ("d_model", "d_ff", "n_layers", "n_heads", "vocab_size", "max_source_tokens",
                      "max_summary_tokens"):
             require(getattr(self, name) >= 1, child_key(key, name), "must be >= 1")
@@ -355,7 +359,8 @@ class PointerGeneratorTransformer(nn.Module):
         x = self._embed(decoder_input(batch.trg_inp, batch.trg_ext))
         if self.length is not None:
             assert batch.trg_fed_bytes is not None, "collate fills trg_fed_bytes"
-            x = x + self.length(remaining_lengths(batch.trg_fed_bytes, batch.trg_mask, self.arch.length_control))
+            remaining = remaining_lengths(batch.trg_fed_bytes, batch.trg_mask, self.arch.length_control)
+            x = x + self.length(remaining, self.arch.length_dropout)
         log_probs, info, _ = self._decode(
             x, memory_kvs, pointer_kv, memory_bias, batch.src_ext, batch.n_oov, None,
             batch.trg_positions if targets_only else None,
@@ -381,8 +386,8 @@ class PointerGeneratorTransformer(nn.Module):
         empty = memory.new_zeros(n, self.arch.n_heads, 0, self.arch.d_model // self.arch.n_heads)
         budget = batch.length_budget
         check_budget(self.arch.length_control, getattr(budget, "total", None),
-                     getattr(budget, "unit", self.arch.length_control))
-        length = None if self.length is None else LengthState.start(budget, batch.oov_words, device)
+                     getattr(budget, "unit", self.arch.length_control), optional=self.arch.length_dropout > 0)
+        length = None if self.length is None or budget is None else LengthState.start(budget, batch.oov_words, device)
         return TransformerDecoderState(
             src_ext=batch.src_ext,
             memory_bias=memory_bias,
@@ -456,6 +461,7 @@ FAMILY = register_family(Family(
     options=("rarity",),
     # arch keys older cards lack: models trained before issue 43 read every OOV word as the one <unk>,
     # at the one unknown rarity, without its spelling; before issue 54, without length control
-    legacy_arch={"oov_slots": 0, "oov_rarity": "unknown", "oov_spelling": 0, "length_control": "none"},
+    legacy_arch={"oov_slots": 0, "oov_rarity": "unknown", "oov_spelling": 0, "length_control": "none",
+                 "length_dropout": 0.0},
     arch_defaults=arch_defaults,
 ))
