@@ -1,7 +1,7 @@
 """Issue 54's validation runs and table (docs/realtext.md, "Headlines to a length budget"), run in
 experiments/gigaword after its data stages and the training commands of that section.
 
-    python ../../docs/length_validation.py params     # length-params.yaml: params.yaml + M1-len, PG-cov-len, M1-lendrop
+    python ../../docs/length_validation.py params     # length-params.yaml: params.yaml + M1-len, PG-cov-len, *-lendrop
     python ../../docs/length_validation.py run VARIANT MODEL [duc.KEY=VALUE ...] [giga.KEY=VALUE ...]
     python ../../docs/length_validation.py table MODEL:VARIANT ...
 
@@ -39,6 +39,8 @@ def write_params() -> None:
     models["M1-len"] = {**models["M1"], "arch": {"length_control": "bytes"}}
     models["PG-cov-len"] = {**models["PG-cov"], "arch": {**models["PG-cov"]["arch"], "length_control": "bytes"}}
     models["M1-lendrop"] = {**models["M1"], "arch": {"length_control": "bytes", "length_dropout": 0.25}}
+    models["PG-cov-lendrop"] = {**models["PG-cov"], "arch": {**models["PG-cov"]["arch"], "length_control": "bytes",
+                                                             "length_dropout": 0.25}}
     Path(PARAMS).write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
 
 
