@@ -3,13 +3,13 @@
 A model with `length_control: words` or `bytes` (the `model:` arch of the transformer family, `families.rnn`
 / `models.<name>.arch` of the rnn family; `none`, the default, builds the model exactly as before) adds to
 its decoder input at position t a vector of the *remaining length* r_t = L - used_t, where L is the
-summary's length and used_t the length of the t words fed before position t (Kikuchi et al. 2016's LenEmb
+summary's length and used_t the length of the t words fed up to position t (Kikuchi et al. 2016's LenEmb
 for the recurrent decoder; for the transformer the same vector beside the positions, after Takase & Okazaki
 2019's length-difference encoding). At training time L is the reference's own length, so r = 0 exactly at
 the position that predicts `</s>`; at decoding time L is the budget (`decode.target_length`) and every
 hypothesis of the beam counts its own words, so the search needs no change.
 
-Units. `words`: used_t = t - 1 for t >= 1 (position 0 feeds `<s>`). `bytes`: the UTF-8 length of the t
+Units. `words`: used_t = t (position 0 feeds `<s>`, position t the t-th word). `bytes`: the UTF-8 length of the t
 words joined by single spaces, `len(" ".join(words[:t]).encode())`: the summary text's length
 (`decode.batches.summary_text` puts one space or one line break between tokens), which is what DUC's
 75-byte cut (`ScoringProtocol.max_bytes`) reads. A word costs its bytes plus one for the space before it,
@@ -18,7 +18,7 @@ the first word none.
 The vector (`RemainingLength`): the sinusoidal encoding of r (Vaswani et al.'s table, r clamped to
 [0, MAX_REMAINING], an overshoot reads as "nothing left") through a learnt linear map, so it finds its
 own subspace beside the positions' encoding, and nearby budgets get nearby vectors (a budget rare in
-training, 75 bytes is the longest tenth of the Gigaword headlines, still reads sensibly).
+training, 75 bytes and more are 4 % of the Gigaword training headlines, still reads sensibly).
 
 `length_dropout` p (an arch key beside `length_control`): in training each summary is given no budget with
 probability p (its length vectors are 0, what a decoder without a budget reads), so the one model also
