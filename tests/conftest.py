@@ -19,11 +19,14 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import pytest
 
 from sumpipe.config import Budget
+
+if TYPE_CHECKING:
+    from sumpipe.models.length import LengthControl
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("SUMPIPE_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -115,7 +118,8 @@ def _tiny_vocab():
 
 
 def _make_model_dir(path: Path, selection: Budget | None = FIRST400, dataset: str = "pydoc", seed: int = 0,
-                    scale: float = 1.0, training_seed: int | None = None, best_valid_loss: float | None = None) -> Path:
+                    scale: float = 1.0, training_seed: int | None = None, best_valid_loss: float | None = None,
+                    length_control: LengthControl = "none") -> Path:
     import torch
 
     from sumpipe.models.io import save_pretrained
@@ -124,7 +128,7 @@ def _make_model_dir(path: Path, selection: Budget | None = FIRST400, dataset: st
     torch.manual_seed(seed)
     vocab = _tiny_vocab()
     arch = ArchConfig(d_model=16, d_ff=32, n_layers=1, n_heads=2, dropout=0.0, vocab_size=len(vocab),
-                      max_source_tokens=40, max_summary_tokens=8)
+                      max_source_tokens=40, max_summary_tokens=8, length_control=length_control)
     model = PointerGeneratorTransformer(arch)
     with torch.no_grad():
         for p in model.parameters():
@@ -153,7 +157,8 @@ def tiny_vocab():
 @pytest.fixture(scope="session")
 def make_model_dir() -> Callable[..., Path]:
     """`make_model_dir(path, selection=Budget("first", 400), dataset="pydoc", seed=0, scale=1.0,
-    training_seed=None, best_valid_loss=None)`: a tiny untrained transformer directory (weights from torch
+    training_seed=None, best_valid_loss=None, length_control="none")`: a tiny untrained transformer directory
+    (weights from torch
     seed `seed`, scaled up by `scale` so its choices are not near-ties); with `training_seed`, the seed
     folder of model `path.parent.name`; `best_valid_loss` goes into the card's training summary."""
     return _make_model_dir

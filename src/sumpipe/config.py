@@ -506,6 +506,9 @@ class DecodeConfig:
     threads while decoding (null: torch's default, every core); the small models' batches gain little
     from a second thread, and on a machine whose cores are busy two threads run several times slower
     than one (issue 29: 52 s against 3 s for 1,036 headlines), so the experiments set 1.
+    target_length: the length budget of every summary, in `length_unit` (`words`, or `bytes` of the summary
+    text: DUC's 75), for a model trained with length control (`arch.length_control`, issue 54; it must
+    count in the same unit); null: none, the only choice for a model without it.
     """
 
     beam_size: int = 4
@@ -524,9 +527,14 @@ class DecodeConfig:
     split: Split = "test"
     device: Literal["auto", "cpu", "cuda"] = "auto"
     threads: int | None = None
+    target_length: int | None = None
+    length_unit: Literal["words", "bytes"] = "bytes"
 
     def check(self, key: str) -> None:
         require(self.beam_size >= 1, _k(key, "beam_size"), "must be >= 1")
+        # the models' own limit (sumpipe.models.length.MAX_BUDGET: 200 words, 1,000 bytes) is checked at decoding
+        require(self.target_length is None or 1 <= self.target_length <= 1000, _k(key, "target_length"),
+                "must be in [1, 1000] (or null)")
         require(self.threads is None or 1 <= self.threads <= MAX_WORKERS, _k(key, "threads"),
                 f"must be between 1 and {MAX_WORKERS} (or null)")
         # lp = ((5 + |Y|) / 6) ** alpha: past 10 it overflows for long summaries (and 2 is already extreme)

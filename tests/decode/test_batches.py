@@ -213,3 +213,27 @@ def test_a_beam_whose_step_scores_exceed_the_memory_is_refused_before_decoding(w
     with pytest.raises(SumpipeError, match=r"--beam \(decode.beam_size\) 1000 x 16 documents at once over \d+ words"):
         summarize(model, vocab, card, ["the cat sat ."] * 16, cfg)
     check_step_memory(model, card, DecodeConfig(beam_size=1000, strategy="greedy", device="cpu"), n_docs=16)
+
+
+# --------------------------------------------------------------------------------------------
+# Decoding to a length budget (issue 54)
+# --------------------------------------------------------------------------------------------
+def test_a_budget_goes_to_a_model_trained_for_one_and_is_refused_by_one_without(tmp_path: Path, make_model_dir,
+                                                                                 tiny) -> None:
+    from sumpipe.decode.batches import stage_config
+
+    docs = ["return the sum of the values in the list .", "open the file and read the lines ."]
+    plain_model, plain_vocab, plain_card = tiny
+    with pytest.raises(SumpipeError, match="trained without length control"):
+        summarize(plain_model, plain_vocab, plain_card, docs, DecodeConfig(target_length=40))
+    # the stages give the budget to the models that take one and decode the others as before
+    assert stage_config(DecodeConfig(target_length=40), plain_card).target_length is None
+    model, vocab, card = load_model(make_model_dir(tmp_path / "M1-len", scale=1.5, length_control="bytes"))
+    assert card.arch.length_control == "bytes"
+    assert stage_config(DecodeConfig(target_length=40), card).target_length == 40
+    with pytest.raises(SumpipeError, match="trained with length control in bytes: give it a target length"):
+        summarize(model, vocab, card, docs, DecodeConfig())
+    with pytest.raises(SumpipeError, match="counts its length in bytes, not words"):
+        summarize(model, vocab, card, docs, DecodeConfig(target_length=8, length_unit="words"))
+    short, long = (summarize(model, vocab, card, docs, DecodeConfig(target_length=n, max_length=8)) for n in (5, 300))
+    assert all(s.tokens for s in short + long) and [s.text for s in short] != [s.text for s in long]

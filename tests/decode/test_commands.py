@@ -26,6 +26,11 @@ def test_conflicting_and_bad_options(workdir, cli, assert_one_line_error) -> Non
     assert_one_line_error(cli("decode", "--top-p", "1.5", "--sample", "article.txt", cwd=workdir),
                           "--top-p: must be in (0, 1]")
     assert_one_line_error(cli("decode", "--beam", "2", cwd=workdir), "apply to an INPUT file")
+    # issue 54: a length budget for a model trained without length control, and one out of range
+    assert_one_line_error(cli("decode", "--length", "75", "--unit", "bytes", "article.txt", cwd=workdir),
+                          "was trained without length control")
+    assert_one_line_error(cli("decode", "--length", "0", "article.txt", cwd=workdir), "--length: must be in [1, 1000]")
+    assert_one_line_error(cli("decode", "--unit", "chars", "article.txt", cwd=workdir), "--unit: expected one of")
 
 
 def test_no_traceback_from_a_real_process(workdir) -> None:

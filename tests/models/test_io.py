@@ -164,7 +164,8 @@ def test_a_card_from_before_oov_slots_loads_as_the_model_it_was(tmp_path: Path, 
     model_dir = save_pretrained(model, tmp_path / "M2", vocab, transformer_card(model))
     data = json.loads((model_dir / "config.json").read_text())
     # the card itself leaves out the keys at their legacy values: it reads as one written before them
-    assert FAMILY.legacy_arch == {"oov_slots": 0, "oov_rarity": "unknown", "oov_spelling": 0}
+    assert FAMILY.legacy_arch == {"oov_slots": 0, "oov_rarity": "unknown", "oov_spelling": 0,
+                                 "length_control": "none", "length_dropout": 0.0}
     assert "oov_slots" not in data["arch"] and "oov_rarity" not in data["arch"] and data["arch"]["n_layers"] == 1
     loaded, _, card = load_pretrained(model_dir)
     assert card.arch.oov_slots == 0 and loaded.oov_slots is None

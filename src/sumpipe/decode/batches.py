@@ -21,6 +21,7 @@ the decode stage, crosseval and the report.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import time
@@ -161,6 +162,32 @@ def check_step_memory(model: Any, card: ModelCard, cfg: Any, n_docs: int) -> Non
                            f"machine's {size_text(budget)}: lower --beam or decode.batch_size")
 
 
+def stage_config(cfg: Any, card: ModelCard) -> Any:
+    """The stages' (decode, decode-ensemble, crosseval) decoding settings for one model: `decode.target_length`
+    is the budget of the models trained with length control, and a model without it decodes as it always
+    did, so one experiment's params can give a budget to the models that take one (issue 54). The API and
+    `sumpipe decode` refuse such a budget instead (`length_budget`)."""
+    if cfg.target_length is not None and getattr(card.arch, "length_control", "none") == "none":
+        return dataclasses.replace(cfg, target_length=None)
+    return cfg
+
+
+def length_budget(card: ModelCard, codec: Any, cfg: Any) -> Any:
+    """The `LengthBudget` the batches carry (`decode.target_length`, issue 54), or None; a one-line
+    SumpipeError for a budget the model cannot take (`sumpipe.models.length.check_budget`)."""
+    from sumpipe.models.batching import word_bytes
+    from sumpipe.models.length import LengthBudget, check_budget
+
+    control = getattr(card.arch, "length_control", "none")
+    check_budget(control, cfg.target_length, cfg.length_unit, f"the model {card.name or card.family}",
+                 optional=getattr(card.arch, "length_dropout", 0.0) > 0)
+    if cfg.target_length is None:
+        return None
+    import torch
+
+    return LengthBudget(int(cfg.target_length), control, torch.from_numpy(word_bytes(codec.itos)))
+
+
 def summarize(
     model: Any,
     vocab: Any,
@@ -194,6 +221,7 @@ def summarize(
         raise SumpipeError(f"--min-length (decode.min_length) {cfg.min_length} is above the longest summary, "
                            f"{max_length} words: raise --max-length (decode.max_length) too")
     check_step_memory(model, card, cfg, len(documents))
+    budget = length_budget(card, codec, cfg)
     device = model_device(model)
     if cfg.strategy == "sample" and generator is None:
         generator = make_generator(cfg.seed, device)
@@ -210,6 +238,7 @@ def summarize(
             started = time.perf_counter()
             chunk = order[start : start + cfg.batch_size]
             batch = codec.collate([examples[i] for i in chunk]).to(device)
+            batch.length_budget = budget
             recorded = bool(details) if wanted is None else not wanted.isdisjoint(chunk)
             hyps = decode_batch(model, batch, cfg, max_length, details=recorded, generator=generator,
                                 sentence_ends=codec.sentence_end_ids)

@@ -40,6 +40,11 @@ def decode(
     max_length: Annotated[int | None, typer.Option(
         "--max-length", help="most words (default: by data set, e.g. CNN/DM 120)")] = None,
     length_penalty: Annotated[float | None, typer.Option("--length-penalty", help="GNMT alpha")] = None,
+    length: Annotated[int | None, typer.Option(
+        "--length", help="the summary's length budget in --unit, for a model trained with length control "
+                         "(default: decode.target_length), e.g. --length 75 --unit bytes (DUC)")] = None,
+    unit: Annotated[str | None, typer.Option(
+        "--unit", help="words or bytes (of the summary text); the model's own (default: decode.length_unit)")] = None,
     block_ngram: Annotated[int | None, typer.Option(
         "--block-ngram", help="never repeat an n-gram of this size (0 = off)")] = None,
     block_adjacent: Annotated[bool | None, flag(
@@ -63,6 +68,7 @@ def decode(
         "beam": beam, "greedy": greedy, "sample": sample, "top_k": top_k, "top_p": top_p,
         "temperature": temperature, "seed": seed, "min_length": min_length, "max_length": max_length,
         "length_penalty": length_penalty, "block_ngram": block_ngram, "block_adjacent": block_adjacent,
+        "length": length, "unit": unit,
     }
     # greedy/sample are flags (False: not given); --no-block-adjacent is a given False
     given = {k: v for k, v in options.items() if v is not None and not (k in ("greedy", "sample") and v is False)}

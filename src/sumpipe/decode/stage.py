@@ -90,10 +90,11 @@ def _decode_split(model: Any, vocab: Any, card: Any, model_dir: Path, run: str, 
     import pandas as pd
     from tqdm import tqdm
 
-    from sumpipe.decode.batches import resolve_max_length, summarize
+    from sumpipe.decode.batches import resolve_max_length, stage_config, summarize
     from sumpipe.io.atomic import read_parquet, write_parquet
     from sumpipe.io.bookkeeping import remove
 
+    cfg = stage_config(cfg, card)  # decode.target_length: for a model trained with length control
     selection = card.input
     if not selection:
         raise SumpipeError(f"{model_dir / CARD_FILE}: names no input selection (`input`), cannot pick its data")

@@ -52,6 +52,7 @@ DECODE_OPTIONS = {
     "beam": "beam_size", "top_k": "top_k", "top_p": "top_p", "temperature": "temperature", "seed": "seed",
     "min_length": "min_length", "max_length": "max_length", "length_penalty": "length_penalty",
     "block_ngram": "block_ngram_repeat", "block_adjacent": "block_adjacent_repeat", "batch_size": "batch_size",
+    "length": "target_length", "unit": "length_unit",
 }
 
 

@@ -88,7 +88,7 @@ def decode_corpus(model_dir: Path, sources: list[str], vocab_dir: str, decode_cf
     model, vocab, card = batches.load_model(model_dir, device=resolve_device(decode_cfg.device, "decode.device"))
     docs = [batches.prepare_raw(s, card, vocab_dir=vocab_dir) for s in sources]
     keep = [i for i, d in enumerate(docs) if batches.has_words(d)]
-    summaries = batches.summarize(model, vocab, card, [docs[i] for i in keep], decode_cfg)
+    summaries = batches.summarize(model, vocab, card, [docs[i] for i in keep], batches.stage_config(decode_cfg, card))
     out = [""] * len(docs)
     for i, s in zip(keep, summaries):
         out[i] = s.text

@@ -10,7 +10,9 @@ Per example (`encode_example`), with V = the vocabulary size:
 - `trg_inp`  `<s>` + summary, `<unk>` for OOV: the decoder input;
 - `trg_ext`  summary + `</s>`: the loss target. An OOV summary word that occurs in the source
              gets that source word's extended id (the model can copy it); other OOVs are `<unk>`;
-- `oov_words` the example's OOV source words, extended id V + j -> oov_words[j].
+- `oov_words` the example's OOV source words, extended id V + j -> oov_words[j];
+- `trg_fed_bytes` the UTF-8 length of the word fed at each `trg_inp` position (0 for `<s>`): what a
+             model with length control (`sumpipe.models.length`) counts the summary's bytes from.
 `collate` adds `oov_spelling`: each OOV word's character 3-grams as CRC-32 values (`spelling_hashes`), which
 a model with `oov_spelling` buckets turns into a vector that says what the word looks like.
 Sources and summaries follow the text convention (tokens separated by spaces, sentences by
@@ -61,6 +63,12 @@ class Example:
     trg_inp: np.ndarray
     trg_ext: np.ndarray
     oov_words: list[str]
+    trg_fed_bytes: np.ndarray | None = None  # (len(trg_inp),); None: every word 0 bytes (bert2stage's pieces)
+
+
+def word_bytes(words: Sequence[str]) -> np.ndarray:
+    """(n,) int64: each word's UTF-8 length (what length control counts bytes with, `sumpipe.models.length`)."""
+    return np.fromiter((len(w.encode("utf-8")) for w in words), dtype=np.int64, count=len(words))
 
 
 def _word_ids(stoi: dict[str, int], tokens: list[str]) -> np.ndarray:
@@ -107,6 +115,7 @@ def encode_example(
         trg_inp=np.concatenate([[BOS], trg]).astype(np.int64),
         trg_ext=np.concatenate([trg_ext, [EOS]]).astype(np.int64),
         oov_words=list(oov_index),
+        trg_fed_bytes=np.concatenate([[0], word_bytes(words)]).astype(np.int64),
     )
 
 
@@ -142,6 +151,8 @@ class Batch:
     src_unpadded: no source is padded and the caller lets the model drop the source's padding mask
     (`collate(mark_unpadded=True)`, `train.flash_unpadded`): the transformer then attends without a mask,
     which lets PyTorch pick the flash kernel (issue 56; decided on the CPU, so a GPU never syncs for it).
+    trg_fed_bytes (B, T) long: `Example.trg_fed_bytes`, 0 at padding (length control's teacher forcing);
+    length_budget: a `sumpipe.models.length.LengthBudget` when decoding to a target length, else None.
     """
 
     src: torch.Tensor
@@ -157,6 +168,8 @@ class Batch:
     trg_positions: torch.Tensor
     oov_spelling: torch.Tensor
     src_unpadded: bool = False
+    trg_fed_bytes: torch.Tensor | None = None
+    length_budget: Any = None
 
     def __len__(self) -> int:
         return self.src.shape[0]
@@ -250,7 +263,14 @@ def collate(examples: Sequence[Example], mark_unpadded: bool = False) -> Batch:
         trg_positions=target_positions(trg_mask),
         oov_spelling=torch.from_numpy(spelling_table([e.oov_words for e in examples])),
         src_unpadded=mark_unpadded and len({len(e.src) for e in examples}) == 1,
+        trg_fed_bytes=torch.from_numpy(_pad([_fed_bytes(e) for e in examples], 0, np.int64)),
     )
+
+
+def _fed_bytes(example: Example) -> np.ndarray:
+    if example.trg_fed_bytes is not None:
+        return example.trg_fed_bytes
+    return np.zeros(len(example.trg_inp), dtype=np.int64)
 
 
 def decoder_input(trg_inp: torch.Tensor, trg_ext: torch.Tensor) -> torch.Tensor:

@@ -51,6 +51,15 @@ from torch import nn
 from sumpipe.config import TrainConfig
 from sumpipe.models.batching import Batch, WordCodec, decoder_input, encode_examples
 from sumpipe.models.layers import AdditiveAttention, OOVSlots, OOVSpelling, coverage_loss, embed_words, pointer_mix
+from sumpipe.models.length import (
+    LENGTH_CONTROLS,
+    LengthControl,
+    LengthState,
+    RemainingLength,
+    check_budget,
+    check_length_dropout,
+    remaining_lengths,
+)
 from sumpipe.models.loss import copy_attention_nll, label_smoothed_nll
 from sumpipe.models.registry import Family, TaskData, TrainPhase, register_family
 from sumpipe.models.task import SummarizationTask
@@ -79,7 +88,10 @@ class RNNArch:
     `oov_slots`: K per-document placeholders for the words outside the vocabulary, as the transformer's
     (`layers.OOVSlots`; 0: every OOV word is the one `<unk>`). `oov_spelling`: K buckets of hashed
     character 3-grams added to an OOV word's vector in the encoder, as the transformer's
-    (`layers.OOVSpelling`; 0: none).
+    (`layers.OOVSpelling`; 0: none). `length_control`: `words` or `bytes` adds the summary's remaining
+    length to the decoder input at each step (Kikuchi et al. 2016's LenEmb; `sumpipe.models.length`,
+    issue 54); `none`: the model as before. `length_dropout`: the share of training summaries given no budget,
+    so the model also decodes without one.
     """
 
     cell: Literal["gru", "lstm"] = "lstm"
@@ -98,10 +110,16 @@ class RNNArch:
     max_summary_tokens: int = 60
     oov_slots: int = 32
     oov_spelling: int = 0
+    length_control: LengthControl = "none"
+    length_dropout: float = 0.0
 
     def check(self, key: str) -> None:
         def k(name: str) -> str:
             return child_key(key, name)
+
+        require(self.length_control in LENGTH_CONTROLS, k("length_control"),
+                f"must be one of {', '.join(LENGTH_CONTROLS)}")
+        check_length_dropout(self.length_control, self.length_dropout, k("length_dropout"))
 
         require(0 <= self.oov_slots <= MAX_POSITIONS, k("oov_slots"),
                 f"must be in [0, {MAX_POSITIONS}] (0: no placeholders)")
@@ -207,6 +225,7 @@ class RNNDecoderState:
     n_oov: int
     step: int
     doc: torch.Tensor  # (N,) the document whose encoder output row i holds
+    length: LengthState | None = None  # decoding to a budget (length control)
 
     def index_select(self, idx: torch.Tensor) -> RNNDecoderState:
         """Row i of the result is row idx[i] of this state."""
@@ -215,6 +234,7 @@ class RNNDecoderState:
             self,
             recurrent=_select_state(self.recurrent, idx),
             coverage=None if self.coverage is None else self.coverage.index_select(0, idx),
+            length=None if self.length is None else self.length.index_select(idx),
         )
         doc = self.doc.index_select(0, idx)
         if torch.equal(doc, self.doc):  # beams reordered within their documents: encoder side unchanged
@@ -265,6 +285,8 @@ class RNNSummarizer(nn.Module):
         self.out_hidden = nn.Linear(h + context_dim, h)  # V[s_t, h*_t] + b
         self.out_vocab = nn.Linear(h, arch.vocab_size)  # V'(·) + b'
         self.gate = nn.Linear(context_dim + h + e, 1) if arch.pointer else None  # w_h, w_s, w_x, b_ptr
+        # last, so every other weight draws what it drew before length control existed
+        self.length = RemainingLength(e) if arch.length_control != "none" else None
 
     # ---- pieces ------------------------------------------------------------------------------
     def _embed(self, tokens: torch.Tensor, spelled: torch.Tensor | None = None) -> torch.Tensor:
@@ -350,6 +372,10 @@ class RNNSummarizer(nn.Module):
         memory, init = self.encode(batch.src_ext, batch.src_mask, batch.oov_spelling)
         keys = self.attention.project_keys(memory) if self.attention is not None else None
         x = self._embed(decoder_input(batch.trg_inp, batch.trg_ext))
+        if self.length is not None:
+            assert batch.trg_fed_bytes is not None, "collate fills trg_fed_bytes"
+            remaining = remaining_lengths(batch.trg_fed_bytes, batch.trg_mask, self.arch.length_control)
+            x = x + self.length(remaining, self.arch.length_dropout)
         s, _ = self.decoder(x, init)
         out, _ = self._steps(self.dropout(s), x, memory, keys, batch.src_mask, batch.src_ext, batch.n_oov,
                              self._zero_coverage(memory))
@@ -373,6 +399,10 @@ class RNNSummarizer(nn.Module):
         device = self.embed.weight.device
         batch = batch.to(device)
         memory, init = self.encode(batch.src_ext, batch.src_mask, batch.oov_spelling)
+        budget = batch.length_budget
+        check_budget(self.arch.length_control, getattr(budget, "total", None),
+                     getattr(budget, "unit", self.arch.length_control), optional=self.arch.length_dropout > 0)
+        length = None if self.length is None or budget is None else LengthState.start(budget, batch.oov_words, device)
         return RNNDecoderState(
             recurrent=init,
             coverage=self._zero_coverage(memory),
@@ -383,6 +413,7 @@ class RNNSummarizer(nn.Module):
             n_oov=batch.n_oov,
             step=0,
             doc=torch.arange(memory.shape[0], device=device),
+            length=length,
         )
 
     def decode_step(
@@ -390,12 +421,17 @@ class RNNSummarizer(nn.Module):
     ) -> tuple[torch.Tensor, RNNDecoderState, dict[str, torch.Tensor]]:
         """prev_tokens (N,) extended ids -> log P (N, X), the advanced state, info {"p_gen": (N,),
         "attn": (N, S)} (those the model has)."""
-        x = self._embed(prev_tokens.to(state.src_mask.device)[:, None])  # (N, 1, E)
+        prev_tokens = prev_tokens.to(state.src_mask.device)
+        x = self._embed(prev_tokens[:, None])  # (N, 1, E)
+        length = state.length
+        if self.length is not None and length is not None:
+            remaining, length = length.feed(prev_tokens)
+            x = x + self.length(remaining[:, None])
         s, recurrent = self.decoder(x, state.recurrent)
         out, coverage = self._steps(self.dropout(s), x, state.memory, state.keys, state.src_mask,
                                     state.src_ext, state.n_oov, state.coverage)
         info = {k: v[:, 0].float() for k, v in (("p_gen", out.p_gen), ("attn", out.attn)) if v is not None}
-        new_state = replace(state, recurrent=recurrent, coverage=coverage, step=state.step + 1)
+        new_state = replace(state, recurrent=recurrent, coverage=coverage, step=state.step + 1, length=length)
         return out.log_probs[:, 0], new_state, info
 
 
@@ -491,5 +527,6 @@ FAMILY = register_family(Family(
     phases=training_phases,
     # arch keys older cards lack: models trained before issue 43 read every OOV word as the one <unk>,
     # without its spelling
-    legacy_arch={"oov_slots": 0, "oov_spelling": 0},
+    legacy_arch={"oov_slots": 0, "oov_spelling": 0, "length_control": "none",
+                 "length_dropout": 0.0},
 ))

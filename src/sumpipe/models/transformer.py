@@ -59,6 +59,15 @@ from sumpipe.models.layers import (
     key_padding_bias,
     pointer_mix,
 )
+from sumpipe.models.length import (
+    LENGTH_CONTROLS,
+    LengthControl,
+    LengthState,
+    RemainingLength,
+    check_budget,
+    check_length_dropout,
+    remaining_lengths,
+)
 from sumpipe.models.registry import Family, TaskData, register_family
 from sumpipe.models.task import SummarizationTask
 from sumpipe.models.vocabulary import OOV_RARITIES
@@ -99,6 +108,10 @@ class ArchConfig:
     training never saw at the unknown score). `count` lost on validation (docs/models.md, issue 43);
     M1 reads no rarity. `oov_spelling`: K buckets of hashed character 3-grams that say what an OOV
     word looks like, added to its vector in the encoder (`layers.OOVSpelling`; 0: none).
+    `length_control`: `words` or `bytes` adds the remaining length of the summary to the decoder input
+    at each position (`sumpipe.models.length`, issue 54), so the model writes to a budget; `none`: no such
+    input, the model as before. `length_dropout`: the share of training summaries given no budget, so the model
+    also decodes without one.
     """
 
     d_model: int = 64
@@ -114,8 +127,13 @@ class ArchConfig:
     oov_slots: int = 32
     oov_rarity: str = "unknown"
     oov_spelling: int = 0
+    length_control: LengthControl = "none"
+    length_dropout: float = 0.0
 
     def check(self, key: str) -> None:
+        require(self.length_control in LENGTH_CONTROLS, child_key(key, "length_control"),
+                f"must be one of {', '.join(LENGTH_CONTROLS)}")
+        check_length_dropout(self.length_control, self.length_dropout, child_key(key, "length_dropout"))
         for name in ("d_model", "d_ff", "n_layers", "n_heads", "vocab_size", "max_source_tokens",
                      "max_summary_tokens"):
             require(getattr(self, name) >= 1, child_key(key, name), "must be >= 1")
@@ -207,10 +225,13 @@ class TransformerDecoderState:
     n_oov: int
     step: int
     doc: torch.Tensor  # (N,) the document whose encoder output row i's fixed caches hold
+    length: LengthState | None = None  # decoding to a budget (length control)
 
     def index_select(self, idx: torch.Tensor) -> TransformerDecoderState:
         """Row i of the result is row idx[i] of this state, caches included."""
         idx = idx.to(self.src_ext.device)
+        if self.length is not None:
+            return replace(replace(self, length=None).index_select(idx), length=self.length.index_select(idx))
 
         def pick(kv: KV) -> KV:
             return kv[0].index_select(0, idx), kv[1].index_select(0, idx)
@@ -257,6 +278,8 @@ class PointerGeneratorTransformer(nn.Module):
         nn.init.normal_(self.embed.weight, std=d**-0.5)
         with torch.no_grad():
             self.embed.weight[PAD].zero_()
+        # last, so every other weight draws what it drew before length control existed
+        self.length = RemainingLength(d) if arch.length_control != "none" else None
 
     # ---- pieces ------------------------------------------------------------------------------
     def _embed(self, tokens: torch.Tensor, offset: int = 0, spelled: torch.Tensor | None = None) -> torch.Tensor:
@@ -334,6 +357,10 @@ class PointerGeneratorTransformer(nn.Module):
         memory_kvs = [cast(DecoderLayer, layer).cross_attn.project_kv(memory) for layer in self.decoder_layers]
         pointer_kv = self.pointer.attention.project_kv(memory)
         x = self._embed(decoder_input(batch.trg_inp, batch.trg_ext))
+        if self.length is not None:
+            assert batch.trg_fed_bytes is not None, "collate fills trg_fed_bytes"
+            remaining = remaining_lengths(batch.trg_fed_bytes, batch.trg_mask, self.arch.length_control)
+            x = x + self.length(remaining, self.arch.length_dropout)
         log_probs, info, _ = self._decode(
             x, memory_kvs, pointer_kv, memory_bias, batch.src_ext, batch.n_oov, None,
             batch.trg_positions if targets_only else None,
@@ -357,6 +384,10 @@ class PointerGeneratorTransformer(nn.Module):
         assert memory_bias is not None, "decoding keeps the mask: beams of documents of other lengths share caches"
         n = memory.shape[0]
         empty = memory.new_zeros(n, self.arch.n_heads, 0, self.arch.d_model // self.arch.n_heads)
+        budget = batch.length_budget
+        check_budget(self.arch.length_control, getattr(budget, "total", None),
+                     getattr(budget, "unit", self.arch.length_control), optional=self.arch.length_dropout > 0)
+        length = None if self.length is None or budget is None else LengthState.start(budget, batch.oov_words, device)
         return TransformerDecoderState(
             src_ext=batch.src_ext,
             memory_bias=memory_bias,
@@ -366,6 +397,7 @@ class PointerGeneratorTransformer(nn.Module):
             n_oov=batch.n_oov,
             step=0,
             doc=torch.arange(n, device=device),
+            length=length,
         )
 
     def decode_step(
@@ -373,11 +405,16 @@ class PointerGeneratorTransformer(nn.Module):
     ) -> tuple[torch.Tensor, TransformerDecoderState, dict[str, torch.Tensor]]:
         """prev_tokens (N,) extended ids -> log P (N, V + n_oov), the advanced state, info
         {"p_gen": (N,), "attn": (N, S) (the heads' mean), "head_attn": (N, H, S) (each copy head)}."""
-        x = self._embed(prev_tokens.to(state.src_ext.device)[:, None], offset=state.step)
+        prev_tokens = prev_tokens.to(state.src_ext.device)
+        x = self._embed(prev_tokens[:, None], offset=state.step)
+        length = state.length
+        if self.length is not None and length is not None:
+            remaining, length = length.feed(prev_tokens)
+            x = x + self.length(remaining[:, None])
         log_probs, info, kvs = self._decode(
             x, state.cross_kv, state.pointer_kv, state.memory_bias, state.src_ext, state.n_oov, state.self_kv
         )
-        new_state = replace(state, self_kv=kvs, step=state.step + 1)
+        new_state = replace(state, self_kv=kvs, step=state.step + 1, length=length)
         return log_probs[:, 0], new_state, {"p_gen": info["p_gen"][:, 0], "attn": info["attn"][:, 0],
                                             "head_attn": info["head_attn"][:, 0]}
 
@@ -423,7 +460,8 @@ FAMILY = register_family(Family(
     codec=lambda vocab, arch: WordCodec(vocab, arch.max_source_tokens),
     options=("rarity",),
     # arch keys older cards lack: models trained before issue 43 read every OOV word as the one <unk>,
-    # at the one unknown rarity, without its spelling
-    legacy_arch={"oov_slots": 0, "oov_rarity": "unknown", "oov_spelling": 0},
+    # at the one unknown rarity, without its spelling; before issue 54, without length control
+    legacy_arch={"oov_slots": 0, "oov_rarity": "unknown", "oov_spelling": 0, "length_control": "none",
+                 "length_dropout": 0.0},
     arch_defaults=arch_defaults,
 ))

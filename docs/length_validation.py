@@ -1,0 +1,123 @@
+"""Issue 54's validation runs and table (docs/realtext.md, "Headlines to a length budget"), run in
+experiments/gigaword after its data stages and the training commands of that section.
+
+    python ../../docs/length_validation.py params     # length-params.yaml: params.yaml + M1-len, PG-cov-len, *-lendrop
+    python ../../docs/length_validation.py run VARIANT MODEL [duc.KEY=VALUE ...] [giga.KEY=VALUE ...]
+    python ../../docs/length_validation.py table MODEL:VARIANT ...
+
+`run` decodes the model's 3 seeds on the Gigaword validation pairs (`decode.split: valid`, into
+predictions-valid-VARIANT/) and on the DUC 2003 half held out for the choice (the documents whose stable id
+hash falls in `valid` under ratios 0 / 0.5 / 0.5, 325 of 624; the other 299 are the test half), scored by
+the crosseval stage with the DUC protocol (into crosseval-valid-VARIANT/); `duc.` and `giga.` keys are
+`decode:` keys for each (e.g. duc.target_length=75 giga.target_length=48 duc.block_ngram_repeat=1).
+`table` prints one Markdown row per model, variant and seed and their mean: R-1/R-2/R-L F1 on Gigaword
+valid, words and bytes per headline, the read quality of `sumpipe.evaluate.read_quality` (content words
+repeated, fragments, a word twice in a row); on DUC, R-1/R-2 recall at 75 bytes (four references averaged,
+as the crosseval stage scores them), words, and the same read quality of the whole headlines.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from sumpipe.evaluate.read_quality import read_quality
+from sumpipe.evaluate.rouge import score_pairs
+
+SEEDS = (1, 2, 3)
+PARAMS = "length-params.yaml"
+
+
+def write_params() -> None:
+    params = yaml.safe_load(Path("params.yaml").read_text(encoding="utf-8"))
+    models = params["models"]
+    models["M1-len"] = {**models["M1"], "arch": {"length_control": "bytes"}}
+    models["PG-cov-len"] = {**models["PG-cov"], "arch": {**models["PG-cov"]["arch"], "length_control": "bytes"}}
+    models["M1-lendrop"] = {**models["M1"], "arch": {"length_control": "bytes", "length_dropout": 0.25}}
+    models["PG-cov-lendrop"] = {**models["PG-cov"], "arch": {**models["PG-cov"]["arch"], "length_control": "bytes",
+                                                             "length_dropout": 0.25}}
+    Path(PARAMS).write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
+
+
+def value(text: str) -> Any:
+    return yaml.safe_load(text)
+
+
+def run(variant: str, model: str, settings: list[str]) -> None:
+    params = yaml.safe_load(Path(PARAMS).read_text(encoding="utf-8"))
+    params["models"] = {model: params["models"][model]}
+    params["ensembles"] = {}
+    duc = {k[4:]: value(v) for k, v in (s.split("=", 1) for s in settings) if k.startswith("duc.")}
+    giga = {k[5:]: value(v) for k, v in (s.split("=", 1) for s in settings) if k.startswith("giga.")}
+    params["decode"] = {**params["decode"], "split": "valid", **giga}
+    params["paths"].update(predictions=f"predictions-valid-{variant}", crosseval=f"crosseval-valid-{variant}",
+                           metrics=f"metrics-valid-{variant}", timings=f"timings-valid-{variant}")
+    params["crosseval"].update(models=[model], split="valid", name="duc2003-valid", decode=duc)
+    params["crosseval"]["data"] = {**params["crosseval"]["data"], "options": {"local": {"resplit": ["test"]}},
+                                   "split_ratios": {"train": 0.0, "valid": 0.5, "test": 0.5}}
+    path = Path(f"/tmp/length-valid-{variant}-{model}.yaml")
+    path.write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
+    for seed in SEEDS:
+        subprocess.run(["nice", "sumpipe", "decode", "--model", model, "--train-seed", str(seed), "--params",
+                        str(path)], check=True)
+    subprocess.run(["nice", "sumpipe", "crosseval", "--params", str(path)], check=True)
+
+
+def words_and_bytes(texts: list[str]) -> tuple[float, float]:
+    return (sum(len(t.split()) for t in texts) / len(texts),
+            sum(len(" ".join(t.split()).encode()) for t in texts) / len(texts))
+
+
+def quality(texts: list[str], sources: list[str], references: list[str]) -> dict[str, float]:
+    figures = read_quality(texts, sources, references)
+    return {"rep": figures["repeated_words"], "frag": figures["fragment_rate"], "adj": figures["adjacent_repeat"]}
+
+
+def gigaword(folder: str, model: str, seed: int, sources: pd.Series) -> dict[str, float]:
+    frame = pd.read_parquet(f"{folder}/{model}/seed-{seed}/valid.parquet")
+    texts, refs = frame["prediction"].tolist(), frame["reference"].tolist()
+    scores = score_pairs(texts, refs, rouge_types=("rouge1", "rouge2", "rougeL"))
+    words, size = words_and_bytes(texts)
+    return {"R-1": 100 * scores["rouge1_fmeasure"].mean(), "R-2": 100 * scores["rouge2_fmeasure"].mean(),
+            "R-L": 100 * scores["rougeL_fmeasure"].mean(), "words": words, "bytes": size,
+            **quality(texts, sources.loc[frame["id"]].tolist(), refs)}
+
+
+def duc(folder: str, model: str, seed: int) -> dict[str, float]:
+    frame = pd.read_parquet(f"{folder}/{model}.parquet")
+    frame = frame[frame["seed"] == seed]
+    texts = frame["prediction"].tolist()
+    words, _ = words_and_bytes(texts)
+    out = {"DUC R-1": 100 * frame["rouge1_recall"].mean(), "DUC R-2": 100 * frame["rouge2_recall"].mean(),
+           "DUC words": words}
+    first_refs = [refs[0] for refs in frame["references"]]
+    return {**out, **{f"DUC {k}": v for k, v in quality(texts, frame["source"].tolist(), first_refs).items()}}
+
+
+def table(systems: list[str]) -> str:
+    sources = pd.read_parquet("data/extracted/first50/valid.parquet").set_index("id")["source"]
+    rows = []
+    for system in systems:
+        model, _, variant = system.partition(":")
+        runs = [{"model": model, "variant": variant, "seed": str(s),
+                 **gigaword(f"predictions-valid-{variant}", model, s, sources),
+                 **duc(f"crosseval-valid-{variant}", model, s)} for s in SEEDS]
+        rows += runs
+        mean = pd.DataFrame(runs).drop(columns=["model", "variant", "seed"]).mean()
+        rows.append({"model": f"**{model}**", "variant": f"**{variant}**", "seed": "mean", **mean.to_dict()})
+    return pd.DataFrame(rows).to_markdown(index=False, floatfmt=".2f")
+
+
+if __name__ == "__main__":
+    command, args = sys.argv[1], sys.argv[2:]
+    if command == "params":
+        write_params()
+    elif command == "run":
+        run(args[0], args[1], args[2:])
+    else:
+        sys.stdout.write(table(args) + "\n")
