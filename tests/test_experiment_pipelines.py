@@ -184,8 +184,14 @@ def test_the_experiment_params_validate(name: str) -> None:
         assert params.evaluate.prefix_bytes == [75] and params.evaluate.lead_sentences == 1
         protocol = params.crosseval.protocol
         assert (protocol.max_bytes, protocol.references, protocol.measure) == (75, "average", "recall")
-        # DUC is decoded as the Gigaword test pairs, under the read-quality guards: no forced length (issue 43)
-        assert params.crosseval.decode_config(params.decode) == params.decode
+        # DUC is decoded as the Gigaword test pairs, under the read-quality guards: no forced length (issue 43),
+        # but a planned one: the models trained with length control are given DUC's 75 bytes (issue 54), on
+        # the half of DUC 2003 not used to choose it
+        duc = params.crosseval.decode_config(params.decode)
+        assert (duc.target_length, duc.length_unit, duc.min_length) == (75, "bytes", params.decode.min_length)
+        assert params.decode.target_length is None and params.decode.block_ngram_repeat == 1
+        assert params.model["length_control"] == "bytes" == params.families["rnn"]["length_control"]
+        assert params.crosseval.split == "test" and params.crosseval.data.split_ratios.valid == 0.5
         assert list(params.ensembles) == ["M1-ens", "M2-ens", "PG-cov-ens"]
     else:
         assert list(params.models) == ["M1", "M2", "M1-200", "M2-200", "M1-400", "M2-400", "PG-cov"]
