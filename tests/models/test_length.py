@@ -23,7 +23,7 @@ from sumpipe.models.rnn import RNNArch, RNNSummarizer
 from sumpipe.models.transformer import ArchConfig, PointerGeneratorTransformer
 from sumpipe.names import BOS
 from sumpipe.validation import from_dict
-from tests.models.test_transformer import VOCAB, WORDS
+from tests.models.tiny_vocab import VOCAB, WORDS
 
 ARCH = ArchConfig(d_model=32, d_ff=64, n_layers=1, n_heads=4, vocab_size=len(VOCAB), max_source_tokens=50,
                   max_summary_tokens=20)

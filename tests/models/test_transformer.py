@@ -16,25 +16,8 @@ from sumpipe.models.layers import embed_words, key_padding_bias
 from sumpipe.models.loss import label_smoothed_nll
 from sumpipe.models.transformer import ArchConfig, PointerGeneratorTransformer
 from sumpipe.names import UNK
+from tests.models.tiny_vocab import VOCAB, WORDS
 
-WORDS = "the a cat dog sat ran on in mat park big small red quick and ." .split()
-
-
-class TinyVocab:
-    def __init__(self) -> None:
-        self.itos = ["<unk>", "<pad>", "<s>", "</s>", *WORDS]
-        self.stoi = {w: i for i, w in enumerate(self.itos)}
-        self.rarity = np.linspace(0.5, 2.0, len(self.itos)).astype(np.float32)
-        self.unknown_rarity = 2.2
-
-    def oov_rarity(self, word: str) -> float:
-        return self.unknown_rarity
-
-    def __len__(self) -> int:
-        return len(self.itos)
-
-
-VOCAB = TinyVocab()
 ARCH = ArchConfig(d_model=32, d_ff=64, n_layers=2, n_heads=4, dropout=0.0, vocab_size=len(VOCAB),
                   max_source_tokens=50, max_summary_tokens=20)
 
