@@ -269,7 +269,9 @@ def test_tiny_gigaword_pipeline(gigaword: Path) -> None:
     assert all({"rouge1_recall", "rouge1_recall_low", "rouge1", "rouge1_low", "rare_word_recall"} <= set(v)
                for v in cross.values())
     decoded = read_parquet(gigaword / "crosseval/M1.parquet")
-    assert len(decoded) == 24 and decoded["references"].map(len).eq(4).all()  # 12 documents x 2 seeds
+    # the test half of the 12 documents (issue 54: the other half, by the stable id hash, chose the settings)
+    documents = decoded["id"].nunique()
+    assert 0 < documents < 12 and len(decoded) == 2 * documents and decoded["references"].map(len).eq(4).all()
     assert decoded["prediction"].map(lambda p: len(p.encode())).max() <= 75
     assert decoded["prediction"].map(lambda p: len(p.split())).min() >= 6 or \
         decoded["prediction"].map(lambda p: len(p.encode())).min() >= 70  # min_length 6, unless cut by the bytes
