@@ -1,9 +1,9 @@
 """Issue 54's validation runs and table (docs/realtext.md, "Headlines to a length budget"), run in
 experiments/gigaword after its data stages and the training commands of that section.
 
-    python ../../docs/length_validation.py params     # length-params.yaml: params.yaml + M1-len, PG-cov-len, *-lendrop
-    python ../../docs/length_validation.py run VARIANT MODEL [duc.KEY=VALUE ...] [giga.KEY=VALUE ...]
-    python ../../docs/length_validation.py table MODEL:VARIANT ...
+    python length_validation.py params     # length-params.yaml: params.yaml + M1-len, PG-cov-len, *-lendrop
+    python length_validation.py run VARIANT MODEL [duc.KEY=VALUE ...] [giga.KEY=VALUE ...]
+    python length_validation.py table MODEL:VARIANT ...
 
 `run` decodes the model's 3 seeds on the Gigaword validation pairs (`decode.split: valid`, into
 predictions-valid-VARIANT/) and on the DUC 2003 half held out for the choice (the documents whose stable id
@@ -31,10 +31,15 @@ from sumpipe.evaluate.rouge import score_pairs
 
 SEEDS = (1, 2, 3)
 PARAMS = "length-params.yaml"
+# The experiment's params as the choice was made on them: the commit before params.yaml took the chosen
+# settings (length control, no token twice), so that `base` is still the model and decoding before issue 54
+CHOSEN_ON = "6060005~1"
 
 
 def write_params() -> None:
-    params = yaml.safe_load(Path("params.yaml").read_text(encoding="utf-8"))
+    before = subprocess.run(["git", "show", f"{CHOSEN_ON}:experiments/gigaword/params.yaml"], check=True,
+                            capture_output=True, text=True).stdout
+    params = yaml.safe_load(before)
     models = params["models"]
     models["M1-len"] = {**models["M1"], "arch": {"length_control": "bytes"}}
     models["PG-cov-len"] = {**models["PG-cov"], "arch": {**models["PG-cov"]["arch"], "length_control": "bytes"}}
