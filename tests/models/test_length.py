@@ -18,12 +18,11 @@ from sumpipe.models.length import (
     check_budget,
     remaining_lengths,
 )
-from sumpipe.models.loss import label_smoothed_nll
 from sumpipe.models.rnn import RNNArch, RNNSummarizer
 from sumpipe.models.transformer import ArchConfig, PointerGeneratorTransformer
 from sumpipe.names import BOS
 from sumpipe.validation import from_dict
-from tests.models.tiny_vocab import VOCAB, WORDS
+from tests.models.tiny import VOCAB, WORDS, overfit
 
 ARCH = ArchConfig(d_model=32, d_ff=64, n_layers=1, n_heads=4, vocab_size=len(VOCAB), max_source_tokens=50,
                   max_summary_tokens=20)
@@ -120,16 +119,7 @@ def test_a_tiny_model_trained_with_length_control_writes_to_the_budget() -> None
     sources, references = [doc for doc, _ in pairs], [" ".join(doc.split()[:k]) for doc, k in pairs]
     batch = _batch(references, sources)
     model = PointerGeneratorTransformer(dataclasses.replace(ARCH, d_model=16, d_ff=32, length_control="words"))
-    optimizer = torch.optim.Adam(model.parameters(), lr=2e-2)
-    losses = []
-    for _ in range(300):  # the cap bounds a slow failure
-        optimizer.zero_grad()
-        loss, _ = label_smoothed_nll(model(batch), batch.trg_ext, batch.trg_mask, smoothing=0.0)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
-        if losses[-1] < 0.02:
-            break
+    losses = overfit(model, batch, lr=2e-2, max_steps=300)
     model.eval()
     test = _batch(["x"] * 4, documents[:4])
     for words in (2, 5):

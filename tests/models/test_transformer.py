@@ -16,7 +16,7 @@ from sumpipe.models.layers import embed_words, key_padding_bias
 from sumpipe.models.loss import label_smoothed_nll
 from sumpipe.models.transformer import ArchConfig, PointerGeneratorTransformer
 from sumpipe.names import UNK
-from tests.models.tiny_vocab import VOCAB, WORDS
+from tests.models.tiny import VOCAB, WORDS, overfit
 
 ARCH = ArchConfig(d_model=32, d_ff=64, n_layers=2, n_heads=4, dropout=0.0, vocab_size=len(VOCAB),
                   max_source_tokens=50, max_summary_tokens=20)
@@ -265,16 +265,7 @@ def test_tiny_model_overfits_eight_examples_quickly() -> None:
     batch = collate(encode_examples(df, VOCAB, 50, 20))
     assert batch.n_oov > 0 and (batch.trg_ext >= len(VOCAB)).any()
     model = PointerGeneratorTransformer(ArchConfig(**{**ARCH.__dict__, "n_layers": 1}))
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
-    losses = []
-    for _ in range(150):  # typically ~25 steps (a few seconds); the cap bounds a slow failure
-        optimizer.zero_grad()
-        loss, _ = label_smoothed_nll(model(batch), batch.trg_ext, batch.trg_mask, smoothing=0.0)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
-        if losses[-1] < 0.02:
-            break
+    losses = overfit(model, batch, lr=1e-2, max_steps=150)  # typically ~25 steps (a few seconds)
     assert losses[0] > 2.0 and losses[-1] < 0.02, f"loss {losses[0]:.3f} -> {losses[-1]:.3f} in {len(losses)} steps"
 
 

@@ -253,8 +253,9 @@ def choose(results: dict[str, Any], guards: Guards, choose_by: str) -> dict[str,
     return chosen
 
 
-def _jammed(figures: dict[str, Any], key: str = "jammed_pairs") -> str:
-    """A setting's jammed pairs % (or another figure `key`), or "–" in results written before it (issue 53)."""
+def _later_figure(figures: dict[str, Any], key: str) -> str:
+    """A setting's figure added after results were first written (jammed pairs, rare-word recall: issue 53),
+    or "–" in results written before it."""
     return f"{figures[key]['mean']:.1f}" if key in figures else "–"
 
 
@@ -298,9 +299,9 @@ def render(results: dict[str, Any]) -> str:
                          f"{f['mean_words']['mean']:.1f} | {f['fragment_rate']['mean']:.1f} | "
                          f"{f['sentences_mean']['mean']:.2f} | {f['more_sentences_than_reference']['mean']:.1f} | "
                          f"{f['adjacent_repeat']['mean']:.1f} | {f['repeated_words']['mean']:.1f} | "
-                         f"{f['unsupported_words']['mean']:.1f} | {_jammed(f)} | "
+                         f"{f['unsupported_words']['mean']:.1f} | {_later_figure(f, 'jammed_pairs')} | "
                          f"{f['distinct']['mean']:.1f} | {verdict} | {model['lead1_rouge1']:.2f} | "
-                         f"{_jammed(f, 'rare_word_recall')} |")
+                         f"{_later_figure(f, 'rare_word_recall')} |")
     shared = results["chosen"].get("all models")
     lines += ["", f"For every model at once (params.yaml's one `decode:`): **{shared}**." if shared
               else "No setting passes the guards for every model."]
