@@ -365,6 +365,20 @@ def test_bad_ensembles_name_the_key(ensembles: dict, message: str) -> None:
     assert str(info.value).startswith(message), str(info.value)
 
 
+@pytest.mark.parametrize(("crosseval", "message"), [
+    ({"ensembles": ["B-ens"]}, "crosseval.ensembles[0]: no ensemble 'B-ens' in ensembles: (known: A-ens)"),
+    ({"ensembles": ["A-ens", "A-ens"]}, "crosseval.ensembles: lists an ensemble twice"),
+    ({"ensembles": ["../A"]}, "crosseval.ensembles[0]: "),
+])
+def test_crosseval_tests_ensembles_of_the_ensembles_section(crosseval: dict, message: str) -> None:
+    assert params_from_dict(_ensembles({"A-ens": {"model": "A"}})).crosseval.ensembles == []  # none by default
+    ok = params_from_dict({**_ensembles({"A-ens": {"model": "A"}}), "crosseval": {"ensembles": ["A-ens"]}})
+    assert ok.crosseval.ensembles == ["A-ens"]
+    with pytest.raises(ConfigError) as info:
+        params_from_dict({**_ensembles({"A-ens": {"model": "A"}}), "crosseval": crosseval})
+    assert str(info.value).startswith(message) and "\n" not in str(info.value), str(info.value)
+
+
 def test_an_ensemble_of_a_one_seed_model_is_refused() -> None:
     data = {"train": {"seeds": [1, 2]}, "models": {"B": {"seeds": [1]}}, "runs": {"B-1": {"model": "B", "seed": 1}},
             "ensembles": {"E": {"model": "B"}}}

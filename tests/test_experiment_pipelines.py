@@ -192,7 +192,7 @@ def test_the_experiment_params_validate(name: str) -> None:
         assert params.decode.target_length is None and params.decode.block_ngram_repeat == 1
         assert params.model["length_control"] == "bytes" == params.families["rnn"]["length_control"]
         assert params.crosseval.split == "test" and params.crosseval.data.split_ratios.valid == 0.5
-        assert list(params.ensembles) == ["M1-ens", "M2-ens", "PG-cov-ens"]
+        assert list(params.ensembles) == ["M1-ens", "M2-ens", "PG-cov-ens"] == params.crosseval.ensembles  # DUC too
     else:
         assert list(params.models) == ["M1", "M2", "M1-200", "M2-200", "M1-400", "M2-400", "PG-cov"]
         assert params.train.sentence_ends   # issue 53: the highlights' sentence ends are in the targets
@@ -265,7 +265,7 @@ def test_tiny_gigaword_pipeline(gigaword: Path) -> None:
     assert {(c["a"], c["b"]) for c in summary["comparisons"]} >= {("M2", "M1"), ("M1", "lead1"), ("M1", "prefix75")}
 
     cross = json.loads((gigaword / "metrics/crosseval.json").read_text())  # DUC: 75 bytes, recall over 4 refs
-    assert set(cross) == {f"{s} (duc2003)" for s in ("M1", "M2", "PG-cov", "BERT2S", "lead1", "prefix75")}
+    assert set(cross) == {f"{s} (duc2003)" for s in ("M1", "M2", "PG-cov", "BERT2S", *ensembles, "lead1", "prefix75")}
     assert all({"rouge1_recall", "rouge1_recall_low", "rouge1", "rouge1_low", "rare_word_recall"} <= set(v)
                for v in cross.values())
     decoded = read_parquet(gigaword / "crosseval/M1.parquet")

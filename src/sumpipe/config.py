@@ -637,11 +637,13 @@ class CrossEvalConfig:
     `protocol`: how the summaries are scored (`ScoringProtocol`; DUC: 75 bytes, recall averaged over the
     references). `decode`: keys of the `decode:` section set otherwise for this corpus only (DUC:
     `{min_length: 13}`, so that a headline fills the 75 bytes it is scored on, as DUC systems since
-    Rush et al. 2015 are decoded), validated with the rest of params (`decode_config`). Outputs go to
-    `paths.crosseval`.
+    Rush et al. 2015 are decoded), validated with the rest of params (`decode_config`). `ensembles`: names
+    of params `ensembles:` tested as well, each its model's seeds decoded as one (none by default). Outputs
+    go to `paths.crosseval`.
     """
 
     models: list[str] = field(default_factory=lambda: ["M1"])
+    ensembles: list[str] = field(default_factory=list)
     data: DataConfig = field(default_factory=_crosseval_data)
     split: Literal[Split, "all"] = "all"
     max_examples: int | None = 100
@@ -660,6 +662,9 @@ class CrossEvalConfig:
         require(len(self.models) >= 1, _k(key, "models"), "needs at least one model")
         for i, name in enumerate(self.models):
             require_name(name, _k(key, f"models[{i}]"))
+        for i, name in enumerate(self.ensembles):
+            require_name(name, _k(key, f"ensembles[{i}]"))
+        require(len(set(self.ensembles)) == len(self.ensembles), _k(key, "ensembles"), "lists an ensemble twice")
         require(self.max_examples is None or self.max_examples >= 1, _k(key, "max_examples"), "must be >= 1")
         require(bool(self.name.strip()), _k(key, "name"), "must not be empty")
 
@@ -748,6 +753,9 @@ class Params:
                     "runs side by side is one setting for the stage: train.workers")
         self._check_runs(key)
         self._check_ensembles(key)
+        for i, name in enumerate(self.crosseval.ensembles):
+            require(name in self.ensembles, _k(key, f"crosseval.ensembles[{i}]"),
+                    f"no ensemble {name!r} in ensembles: (known: {', '.join(self.ensembles) or 'none'})")
         self.crosseval.decode_config(self.decode)  # its overrides of `decode:` are checked here, at load
         budgets = {f"{b.method}{b.tokens}": b.tokens for b in self.extract.budgets}
         for name, spec in self.models.items():

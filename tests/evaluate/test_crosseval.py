@@ -133,6 +133,7 @@ def test_crosseval_on_a_multi_reference_corpus(tmp_path: Path, eval_corpus, make
         assert row["rouge1_fmeasure"] == best["rouge1"][2]
     summary = json.loads((tmp_path / "crosseval" / "summary.json").read_text())
     assert summary["corpus"] == "tiny-duc" and "3 reference(s)" in summary["references_note"]
+    assert "ensembles" not in summary  # none tested: the summary a run without them always wrote
     assert json.loads((Path(paths.metrics) / "crosseval.json").read_text()) == summaries
 
 
@@ -172,6 +173,57 @@ def test_crosseval_under_the_duc_protocol(tmp_path: Path, eval_corpus, make_eval
     assert summary["references_note"] == ("2 reference(s) per example; with several, P, R and F1 averaged over the "
                                           "references (ROUGE-1.5.5 -f A); every summary cut to its first 15 bytes.")
     assert summary["order"] == list(result.summaries) and summary["measure"] == "recall"
+
+
+def test_an_ensemble_is_one_system_decoded_from_its_models_seeds(tmp_path: Path, eval_corpus,
+                                                                  make_eval_model) -> None:
+    """M1's two seeds hold the same weights (make_eval_model seeds torch with 0), so their ensemble's mean
+    distribution is each seed's: the same headlines and scores, one run (seed 0) instead of two, compared with
+    M1 (a difference of 0) and with the baselines."""
+    from sumpipe.config import ScoringProtocol
+    from sumpipe.evaluate.crosseval import CrossEnsemble
+
+    paths = _paths(tmp_path, _counts(eval_corpus))
+    for seed in (1, 2):
+        make_eval_model(Path(paths.models) / "M1" / f"seed-{seed}", Budget("first", 200), seed=seed)
+    corpus = tmp_path / "duc.jsonl"
+    rows = [{"id": f"d{i}", "split": "test", "source": s.replace("\n", " "), "references": [r, "something else ."]}
+            for i, (s, r) in enumerate(zip(eval_corpus.sources, eval_corpus.references))]
+    corpus.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    cfg = CrossEvalConfig(models=["M1"], ensembles=["M1-ens"], data=DataConfig(dataset="local", path=str(corpus)),
+                          name="duc", protocol=ScoringProtocol(max_bytes=15, references="average", measure="recall"))
+    result = run_crosseval(paths, cfg, DecodeConfig(beam_size=2, max_length=12, batch_size=4),
+                           EvaluateConfig(bootstrap_samples=100, seed=5, lead_sentences=1, prefix_bytes=[75]), [1, 2],
+                           ensembles={"M1-ens": CrossEnsemble("M1", [1, 2])})
+    assert list(result.summaries) == ["M1 (duc)", "M1-ens (duc)", "lead1 (duc)", "prefix75 (duc)"]
+    single, ensemble = read_parquet(tmp_path / "crosseval" / "M1.parquet"), read_parquet(
+        tmp_path / "crosseval" / "M1-ens.parquet")
+    assert ensemble["seed"].tolist() == [0] * 6 and ensemble["id"].tolist() == [f"d{i}" for i in range(6)]
+    assert ensemble["prediction"].tolist() == single[single["seed"] == 1]["prediction"].tolist()
+    assert all(len(p.encode()) <= 15 for p in ensemble["prediction"])
+    m1, ens = result.summaries["M1 (duc)"], result.summaries["M1-ens (duc)"]
+    assert "n_seeds" not in ens and ens["n"] == 6
+    assert ens["rouge1_recall"] == m1["rouge1_recall"] and ens["rare_word_recall"] == m1["rare_word_recall"]
+    pairs = {(c["a"], c["b"]): c for c in result.comparisons}
+    assert list(pairs)[-3:] == [("M1-ens (duc)", "M1 (duc)"), ("M1-ens (duc)", "lead1 (duc)"),
+                                ("M1-ens (duc)", "prefix75 (duc)")]
+    assert pairs[("M1-ens (duc)", "M1 (duc)")]["rouge1"]["delta"] == 0.0
+    summary = json.loads((tmp_path / "crosseval" / "summary.json").read_text())
+    assert summary["ensembles"] == {"M1-ens": {"model": "M1", "seeds": [1, 2]}} and summary["models"] == ["M1"]
+
+
+def test_an_ensemble_needs_its_trained_seeds_and_a_params_entry(tmp_path: Path, make_eval_model) -> None:
+    from sumpipe.evaluate.crosseval import CrossEnsemble
+
+    paths = _paths(tmp_path, {"a": 1})
+    make_eval_model(Path(paths.models) / "M1" / "seed-1", Budget("first", 200), seed=1)
+    cfg = CrossEvalConfig(models=["M1"], ensembles=["M1-ens"])
+    with pytest.raises(SumpipeError, match=r"^crosseval.ensembles: 'M1-ens' is not an ensemble of params"):
+        run_crosseval(paths, cfg, DecodeConfig(), EvaluateConfig(), [1])
+    with pytest.raises(SumpipeError, match=r"^crosseval.ensembles: M1-ens needs the trained model .*M1/seed-2 \(run "
+                                           r"`sumpipe train --model M1 --seed 2`\)$"):
+        run_crosseval(paths, cfg, DecodeConfig(), EvaluateConfig(), [1],
+                      ensembles={"M1-ens": CrossEnsemble("M1", [1, 2])})
 
 
 def test_missing_training_word_counts_are_one_line_before_any_decoding(tmp_path: Path, make_eval_model,

@@ -60,12 +60,13 @@ def rouge(
 def crosseval(params: ParamsOption = Path("params.yaml")) -> None:
     """Cross-data-set test (seed Table 5.22): trained models on the `crosseval.data` corpus."""
     from sumpipe.config import load_params
-    from sumpipe.evaluate.crosseval import run_crosseval
+    from sumpipe.evaluate.crosseval import CrossEnsemble, run_crosseval
 
     p = load_params(params)
     specs = {name: p.models[name] for name in p.crosseval.models if name in p.models}
+    ensembles = {name: CrossEnsemble(p.ensembles[name].model, p.ensemble_seeds(name)) for name in p.crosseval.ensembles}
     result = run_crosseval(p.paths, p.crosseval, p.crosseval.decode_config(p.decode), p.evaluate, p.seeds_by_model(),
-                           specs)
+                           specs, ensembles)
     for note in result.notes:
         echo(f"crosseval: {note}", err=True)
     key = "" if p.crosseval.protocol.measure == "fmeasure" else f"_{p.crosseval.protocol.measure}"

@@ -19,20 +19,25 @@ stage's words.parquet; several references pooled, as the evaluate stage pools th
 protocol scores (the first `max_bytes` bytes under DUC's).
 
 Every seed of `train.seeds` of each model is tested; a model's figures are the mean over its seeds
-(sd and every seed's value beside it, as in the evaluate stage). Baselines: the one-sentence lead,
-Lead-k (`evaluate.lead_sentences`) and the byte prefixes of `evaluate.prefix_bytes` (Rush et al. 2015's
-75-byte prefix). Comparisons, seed-aware as the evaluate stage's (`sumpipe.evaluate.pairs`): M2 against
-M1 and a hybrid against its base among the tested models, and every model against each baseline, on the
-protocol's measure.
+(sd and every seed's value beside it, as in the evaluate stage). Each ensemble of `crosseval.ensembles`
+(names of params `ensembles:`, none by default) is its model's seeds decoded as one summarizer
+(`sumpipe.decode.ensemble`, as the decode-ensemble stage decodes it, with this corpus's `decode`, so a length
+budget reaches every member when they were trained with length control): one system, scored as one "seed"
+(as the evaluate stage scores ensembles), compared with its model (when tested too) and the baselines.
+Baselines: the one-sentence lead, Lead-k (`evaluate.lead_sentences`) and the byte prefixes of
+`evaluate.prefix_bytes` (Rush et al. 2015's 75-byte prefix). Comparisons, seed-aware as the evaluate
+stage's (`sumpipe.evaluate.pairs`): M2 against M1 and a hybrid against its base among the tested models,
+and every model and ensemble against each baseline, on the protocol's measure.
 
-Outputs: `${paths.crosseval}/<model>.parquet` (id, source, seed, prediction, references, per-example
-scores), `${paths.crosseval}/summary.json` (set-up, per-model means with intervals, degeneracy) and
-`${paths.metrics}/crosseval.json` for `dvc metrics`.
+Outputs: `${paths.crosseval}/<model or ensemble>.parquet` (id, source, seed, prediction, references,
+per-example scores; an ensemble's seed is 0, `ONE_RUN`), `${paths.crosseval}/summary.json` (set-up,
+per-model means with intervals, degeneracy; `ensembles`, each one's model and seeds, only when some are
+tested) and `${paths.metrics}/crosseval.json` for `dvc metrics`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,7 +48,7 @@ import pandas as pd
 from sumpipe.config import CrossEvalConfig, DecodeConfig, EvaluateConfig, ModelSpec, PathsConfig
 from sumpipe.errors import SumpipeError
 from sumpipe.evaluate.abstractiveness import abstractiveness
-from sumpipe.evaluate.pairs import Pair, baseline_pairs, model_pairs
+from sumpipe.evaluate.pairs import Pair, baseline_pairs, ensemble_pairs, model_pairs
 from sumpipe.evaluate.rare_words import rare_word_recall
 from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, cut_bytes, multi_reference_note, score_pairs
 from sumpipe.evaluate.stage import (
@@ -57,7 +62,7 @@ from sumpipe.evaluate.stage import (
 )
 from sumpipe.evaluate.summary import summarize, summarize_seeds
 from sumpipe.io.atomic import write_json, write_parquet
-from sumpipe.names import Seeds, seed_folder, seeds_for
+from sumpipe.names import Seeds, folder_seed, seed_folder, seeds_for
 from sumpipe.vocab.ngrams import WORDS_FILE
 
 
@@ -79,13 +84,21 @@ def load_corpus(cfg: CrossEvalConfig) -> pd.DataFrame:
     })
 
 
-def decode_corpus(model_dir: Path, sources: list[str], vocab_dir: str, decode_cfg: DecodeConfig) -> list[str]:
+def decode_corpus(model_dir: Path | Sequence[Path], sources: list[str], vocab_dir: str,
+                  decode_cfg: DecodeConfig) -> list[str]:
     """The model's summary of each raw source ("" where preprocessing leaves no words), decoded on
-    the device `decode.device` asks for."""
+    the device `decode.device` asks for; `model_dir` a list of seed folders: those decoded as one ensemble
+    (`sumpipe.decode.ensemble.load_ensemble`, the first member's card: the members share input and arch)."""
     from sumpipe.decode import batches
     from sumpipe.device import resolve_device
 
-    model, vocab, card = batches.load_model(model_dir, device=resolve_device(decode_cfg.device, "decode.device"))
+    device = resolve_device(decode_cfg.device, "decode.device")
+    if isinstance(model_dir, Path):
+        model, vocab, card = batches.load_model(model_dir, device=device)
+    else:
+        from sumpipe.decode.ensemble import load_ensemble
+
+        model, vocab, card = load_ensemble(list(model_dir), device=device)
     docs = [batches.prepare_raw(s, card, vocab_dir=vocab_dir) for s in sources]
     keep = [i for i, d in enumerate(docs) if batches.has_words(d)]
     summaries = batches.summarize(model, vocab, card, [docs[i] for i in keep], batches.stage_config(decode_cfg, card))
@@ -117,6 +130,14 @@ def degeneracy(summaries: list[str]) -> dict[str, float]:
     return {key: figures[key] for key in ("distinct", "adjacent_repeat", "mean_length")}
 
 
+@dataclass(frozen=True)
+class CrossEnsemble:
+    """An ensemble the stage tests: `model`'s `seeds` decoded as one (params `ensembles:`)."""
+
+    model: str
+    seeds: list[int]
+
+
 @dataclass
 class CrossEvalResult:
     summaries: dict[str, dict]  # "<model> (<corpus>)" -> ROUGE means and intervals
@@ -134,19 +155,33 @@ def crosseval_pairs(specs: Mapping[str, ModelSpec], label: dict[str, str], lead:
 
 def run_crosseval(paths: PathsConfig, cfg: CrossEvalConfig, decode_cfg: DecodeConfig,
                   eval_cfg: EvaluateConfig, seeds: Seeds,
-                  specs: Mapping[str, ModelSpec] | None = None) -> CrossEvalResult:
-    """Decode and score the corpus with every seed of every configured model; write outputs; return the
-    summaries (a model's: the mean over its seeds, as the evaluate stage's) and the comparisons (`specs`:
-    the tested models' params entries, for M2-against-M1 and hybrid-against-base pairs)."""
+                  specs: Mapping[str, ModelSpec] | None = None,
+                  ensembles: Mapping[str, CrossEnsemble] | None = None) -> CrossEvalResult:
+    """Decode and score the corpus with every seed of every configured model and with each of `ensembles`
+    (those of `cfg.ensembles`, resolved from params `ensembles:`); write outputs; return the summaries (a
+    model's: the mean over its seeds, as the evaluate stage's; an ensemble's: its one run) and the comparisons
+    (`specs`: the tested models' params entries, for M2-against-M1 and hybrid-against-base pairs)."""
     from sumpipe.text.preprocess import preprocess_text
 
+    ensembles = dict(ensembles or {})
+    unknown = [name for name in cfg.ensembles if name not in ensembles]
+    if unknown:
+        raise SumpipeError(f"crosseval.ensembles: {unknown[0]!r} is not an ensemble of params `ensembles:`")
     runs = {name: {seed: Path(paths.models) / name / seed_folder(seed) for seed in seeds_for(seeds, name)}
             for name in cfg.models}
+    # an ensemble is one run of its members' folders (ONE_RUN: scored as one "seed")
+    members = {name: [Path(paths.models) / ensembles[name].model / seed_folder(s) for s in ensembles[name].seeds]
+               for name in cfg.ensembles}
     for name, folders in runs.items():
         missing = [seed for seed, folder in folders.items() if not folder.is_dir()]
         if missing:
             raise SumpipeError(f"crosseval.models: no trained model {name!r} seed {missing[0]} in "
                                f"{paths.models}/ (run `sumpipe train --model {name} --seed {missing[0]}`)")
+    for name, seed_dirs in members.items():
+        absent = [folder for folder in seed_dirs if not folder.is_dir()]
+        if absent:
+            raise SumpipeError(f"crosseval.ensembles: {name} needs the trained model {absent[0]} (run `sumpipe "
+                               f"train --model {ensembles[name].model} --seed {folder_seed(absent[0].name)}`)")
     corpus = load_corpus(cfg)
     check_word_counts(paths)
     counts = train_word_counts(paths)
@@ -163,9 +198,11 @@ def run_crosseval(paths: PathsConfig, cfg: CrossEvalConfig, decode_cfg: DecodeCo
     notes = []
     scored_runs: dict[str, dict[int, pd.DataFrame]] = {}  # label -> {seed: per-example scores}
     label = {name: f"{name} ({cfg.name})" for name in runs}
-    for name, folders in runs.items():
+    tested: dict[str, Mapping[int, Path | list[Path]]] = {**runs, **{name: {ONE_RUN: seed_dirs}
+                                                                      for name, seed_dirs in members.items()}}
+    for name, decoders in tested.items():
         scored, frames, predicted = {}, [], {}
-        for seed, folder in folders.items():
+        for seed, folder in decoders.items():
             decoded = decode_corpus(folder, corpus["source"].tolist(), paths.vocab, decode_cfg)
             empty = sum(1 for p in decoded if not p)
             if empty:
@@ -178,11 +215,16 @@ def run_crosseval(paths: PathsConfig, cfg: CrossEvalConfig, decode_cfg: DecodeCo
                                      scores], axis=1))
             predicted[seed] = predictions
         write_parquet(pd.concat(frames, ignore_index=True), out_dir / f"{name}.parquet")
-        figures = summarize_seeds(scored, setup)
-        summaries[label[name]] = {**figures, **_mean_degeneracy(predicted),
-                                  **_seed_rare_recall(figures["seeds"], {seed: rare(texts) for seed, texts in
-                                                                         predicted.items()})}
-        scored_runs[label[name]] = scored
+        system = f"{name} ({cfg.name})"
+        if name in members:  # one run, as the evaluate stage's ensembles and baselines
+            summaries[system] = {**summarize(scored[ONE_RUN], setup), **degeneracy(predicted[ONE_RUN]),
+                                 "rare_word_recall": rare(predicted[ONE_RUN])}
+        else:
+            figures = summarize_seeds(scored, setup)
+            summaries[system] = {**figures, **_mean_degeneracy(predicted),
+                                 **_seed_rare_recall(figures["seeds"], {seed: rare(texts) for seed, texts in
+                                                                        predicted.items()})}
+        scored_runs[system] = scored
     sources = [preprocess_text(s) for s in corpus["source"]]
     baselines = {f"lead{k}": [lead_sentences(s, k) for s in sources]  # the one-sentence lead and Lead-k
                  for k in sorted({1, eval_cfg.lead_sentences})}
@@ -197,7 +239,11 @@ def run_crosseval(paths: PathsConfig, cfg: CrossEvalConfig, decode_cfg: DecodeCo
     lead = f"lead{eval_cfg.lead_sentences} ({cfg.name})"
     named = [f"{base} ({cfg.name})" for base in baselines]
     best = best_extractive(summaries, named, [], protocol.measure)
-    comparisons = comparisons_of(crosseval_pairs(specs or {}, label, lead, named), scored_runs, setup)
+    pairs = crosseval_pairs(specs or {}, label, lead, named)
+    # each ensemble against its model's seeds (where that model is tested too) and against the baselines
+    by_label = {f"{name} ({cfg.name})": f"{ensembles[name].model} ({cfg.name})" for name in members}
+    pairs += ensemble_pairs(by_label, lead, None, named)  # comparisons_of skips a model not tested
+    comparisons = comparisons_of(pairs, scored_runs, setup)
     n_refs = sorted({len(r) for r in references})
     note = (f"{'/'.join(map(str, n_refs))} reference(s) per example; with several, "
             f"{multi_reference_note(protocol.references)}")
@@ -205,7 +251,10 @@ def run_crosseval(paths: PathsConfig, cfg: CrossEvalConfig, decode_cfg: DecodeCo
         note += f"; every summary cut to its first {protocol.max_bytes} bytes"
     lengths = [len(refs[0].split()) for refs in references]
     band = {"p10": float(np.percentile(lengths, 10)), "p90": float(np.percentile(lengths, 90))}
-    write_json({"corpus": cfg.name, "split": cfg.split, "models": cfg.models,
+    # the ensembles' key only where some are tested: a run without them writes what it always wrote
+    tested_ensembles = ({"ensembles": {name: {"model": ensembles[name].model, "seeds": ensembles[name].seeds}
+                                       for name in members}} if members else {})
+    write_json({"corpus": cfg.name, "split": cfg.split, "models": cfg.models, **tested_ensembles,
                 "seeds": {name: seeds_for(seeds, name) for name in cfg.models},
                 "config": setup.as_dict(), "measure": protocol.measure, "references_note": note + ".",
                 "reference_length": band, "order": list(summaries), "systems": summaries,

@@ -1,0 +1,112 @@
+"""Issue 54's reading of the DUC 2003 test half (docs/realtext.md, "Headlines to a length budget"), run in
+experiments/gigaword after the crosseval stage.
+
+    python duc_read.py quality            # read quality of every system of crosseval/ beside the references
+    python duc_read.py before [N]         # N (20) test documents: references, then each system before / after
+
+`quality` prints, per system of crosseval/summary.json (a model: the mean of its seeds; an ensemble: its
+one run, seed 0), the words per headline and `sumpipe.evaluate.read_quality`'s content words repeated and
+fragments, on the 75-byte headlines the stage scored; the references' first of four beside them.
+
+`before` takes every (299 // N)-th document of the test half (ids sorted) and prints a Markdown table: the
+first of the four references, then for each model of `crosseval.models` and the best ensemble of
+`crosseval.ensembles` (the highest R-1 recall) the headline "before" and "after", each cut to the 75 bytes
+DUC scores, with its R-1 recall (four references averaged, as the stage scores it). "After" is the crosseval
+stage's output (seed 1; an ensemble's one run). "Before" decodes the same weights again, for these documents
+only, as the experiment decoded DUC before issue 54: `decode:` with `block_ngram_repeat: 2` (issue 54 made it
+1) and no length budget (the models trained with `length_dropout` take none, and plan their own length).
+The models trained before issue 54 (no length control) are in no cache of this checkout, so "before" is the
+decoding, not the training, of that time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from sumpipe.config import load_params
+from sumpipe.evaluate.crosseval import decode_corpus
+from sumpipe.evaluate.read_quality import read_quality
+from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, cut_bytes, score_pairs
+from sumpipe.names import seed_folder
+
+CROSSEVAL = Path("crosseval")
+BEFORE = {"block_ngram_repeat": 2, "target_length": None}  # the decoding of DUC before issue 54
+SHOWN_SEED = 1
+
+
+def system_runs() -> dict[str, pd.DataFrame]:
+    """{system: its crosseval rows}, in the summary's order (models, then ensembles)."""
+    summary = json.loads((CROSSEVAL / "summary.json").read_text())
+    names = [*summary["models"], *summary.get("ensembles", {})]
+    return {name: pd.read_parquet(CROSSEVAL / f"{name}.parquet") for name in names}
+
+
+def quality() -> None:
+    runs = system_runs()
+    first = next(iter(runs.values()))
+    one = first[first["seed"] == first["seed"].min()]
+    refs = [r[0] for r in one["references"]]
+    rows = {"references (first of four)": [(refs, one["source"].tolist(), refs)]}
+    for name, frame in runs.items():
+        rows[name] = [(g["prediction"].tolist(), g["source"].tolist(), [r[0] for r in g["references"]])
+                      for _, g in frame.groupby("seed")]
+    print("| system | seeds | words | content words repeated % | fragments % |")
+    print("|---|---:|---:|---:|---:|")
+    for name, each in rows.items():
+        figures = [read_quality(*args) for args in each]
+        words = sum(sum(len(t.split()) for t in args[0]) / len(args[0]) for args in each) / len(each)
+        rep = sum(f["repeated_words"] for f in figures) / len(figures)
+        frag = sum(f["fragment_rate"] for f in figures) / len(figures)
+        print(f"| {name} | {len(each)} | {words:.2f} | {rep:.2f} | {frag:.2f} |")
+
+
+def before(n: int) -> None:
+    params = load_params("params.yaml")
+    runs = system_runs()
+    summary = json.loads((CROSSEVAL / "summary.json").read_text())
+    corpus = summary["corpus"]
+    ensembles = list(summary.get("ensembles", {}))
+    best = max(ensembles, key=lambda e: summary["systems"][f"{e} ({corpus})"]["rouge1_recall"]) if ensembles else None
+    shown = [*params.crosseval.models, *([best] if best else [])]
+    first = runs[shown[0]]
+    docs = first[first["seed"] == SHOWN_SEED].sort_values("id")
+    docs = docs.iloc[:: len(docs) // n].head(n).reset_index(drop=True)
+    base = params.crosseval.decode_config(params.decode)
+    old = dataclasses.replace(base, **BEFORE)
+    scorer = FastRouge(ROUGE_TYPES, params.evaluate.use_stemmer, params.crosseval.protocol.references)
+    max_bytes = params.crosseval.protocol.max_bytes
+    cells: dict[str, list[str]] = {}
+    for name in shown:
+        if name in params.crosseval.models:
+            folders: Path | list[Path] = Path(params.paths.models) / name / seed_folder(SHOWN_SEED)
+            after = runs[name][runs[name]["seed"] == SHOWN_SEED].set_index("id")
+        else:
+            spec = summary["ensembles"][name]
+            folders = [Path(params.paths.models) / spec["model"] / seed_folder(s) for s in spec["seeds"]]
+            after = runs[name].set_index("id")
+        decoded = decode_corpus(folders, docs["source"].tolist(), params.paths.vocab, old)
+        then = [cut_bytes(text, max_bytes) for text in decoded]
+        scores = score_pairs(then, [list(r) for r in docs["references"]], scorer=scorer)["rouge1_recall"].tolist()
+        now = after.loc[docs["id"]]
+        cells[name] = [f"{b} ({100 * sb:.0f}) → {a} ({100 * sa:.0f})" for b, sb, a, sa in
+                       zip(then, scores, now["prediction"], now["rouge1_recall"])]
+    print(f"seed {SHOWN_SEED} (ensemble {best}: its one run); before: {BEFORE}, after: the crosseval stage")
+    for i, row in docs.iterrows():
+        print(f"\n**{row['id']}** — {' '.join(row['references'][0].split())}")
+        for name in shown:
+            print(f"- {name}: {cells[name][i]}")
+
+
+if __name__ == "__main__":
+    command = sys.argv[1] if len(sys.argv) > 1 else ""
+    if command == "quality":
+        quality()
+    elif command == "before":
+        before(int(sys.argv[2]) if len(sys.argv) > 2 else 20)
+    else:
+        sys.exit(__doc__)
