@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sumpipe.config import load_params
+from sumpipe.config import expand_runs, load_params
 
 REPO = Path(__file__).resolve().parents[1]
 EXPERIMENTS = REPO / "experiments"
@@ -158,6 +158,8 @@ def tiny_pipeline(work: Path, name: str, data: dict) -> Path:
     for file in ("dvc.yaml", ".gitignore"):
         shutil.copy(EXPERIMENTS / name / file, folder / file)
     params = merge(merge(yaml.safe_load((EXPERIMENTS / name / "params.yaml").read_text()), TINY[name]), data)
+    if "runs" in params:  # the pool's runs follow the shrunk seeds (experiments/cnn trains through the pool)
+        params["runs"] = expand_runs(params["models"], params["train"]["seeds"])
     (folder / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     run(["git", "init", "-q"], work)
     run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init"], work)
@@ -196,6 +198,8 @@ def test_the_experiment_params_validate(name: str) -> None:
     else:
         assert list(params.models) == ["M1", "M2", "M1-200", "M2-200", "M1-400", "M2-400", "PG-cov"]
         assert params.train.sentence_ends   # issue 53: the highlights' sentence ends are in the targets
+        # issue 53: 3 seeds of every model, trained side by side through the pool (dvc.yaml's one train stage)
+        assert params.train.run_seeds == [1, 2, 3] and len(params.runs) == 3 * len(params.models)
         assert [f"{b.method}{b.tokens}" for b in params.extract.budgets] == ["first400", "ngram200", "ngram400"]
         assert [b.leading_sentences for b in params.extract.budgets[1:]] == [5, 10]  # the thesis's first_k
         assert params.evaluate.lead_sentences == 3 and "oracle" in params.extractive.systems
