@@ -130,7 +130,7 @@ TINY = {
         "families": {"rnn": {"embedding_dim": 8, "hidden_dim": 8, "vocab_size": 100}},
         "models": {**{name: {"train": {"max_steps": 3}} for name in ("M1", "M2")},
                    "PG-cov": {"arch": {"coverage_phase_steps": 2}, "train": {"max_steps": 3}}},
-        "train": {**TINY_TRAIN, "seeds": [1]},  # one seed: six train and decode stages (the seeds: gigaword's)
+        "train": {**TINY_TRAIN, "seeds": [1]},  # one seed: seven runs (two seeds: gigaword's)
         "decode": {"max_length": 8, "device": "cpu"},
         "evaluate": {"bootstrap_samples": 50},
         "extractive": {"systems": ["lead", "textrank", "oracle"], "keyword_topics": 3},
@@ -180,6 +180,10 @@ def test_the_experiment_params_validate(name: str) -> None:
     assert params.data.dataset == "local" and params.data.path.startswith("../../../shared/data/")
     # fixed thread counts (not null, all cores): the weights then do not depend on the machine
     assert params.train.threads in (1, 2) and params.decode.threads == 1 and len(params.train.run_seeds) >= 2
+    # 3 seeds of every model, trained side by side through the pool (dvc.yaml's one train stage; issues 53, 54)
+    assert params.train.run_seeds == [1, 2, 3] and len(params.runs) == 3 * len(params.models)
+    stages = yaml.safe_load((EXPERIMENTS / name / "dvc.yaml").read_text())["stages"]
+    assert stages["train"]["cmd"] == "sumpipe train" and stages["decode"]["foreach"] == "${runs}"
     if name == "gigaword":
         assert list(params.models) == ["M1", "M2", "PG-cov", "BERT2S"]
         assert params.data.options["local"] == {"splits": {"valid": "test"}, "resplit": ["train"]}
@@ -198,8 +202,6 @@ def test_the_experiment_params_validate(name: str) -> None:
     else:
         assert list(params.models) == ["M1", "M2", "M1-200", "M2-200", "M1-400", "M2-400", "PG-cov"]
         assert params.train.sentence_ends   # issue 53: the highlights' sentence ends are in the targets
-        # issue 53: 3 seeds of every model, trained side by side through the pool (dvc.yaml's one train stage)
-        assert params.train.run_seeds == [1, 2, 3] and len(params.runs) == 3 * len(params.models)
         assert [f"{b.method}{b.tokens}" for b in params.extract.budgets] == ["first400", "ngram200", "ngram400"]
         assert [b.leading_sentences for b in params.extract.budgets[1:]] == [5, 10]  # the thesis's first_k
         assert params.evaluate.lead_sentences == 3 and "oracle" in params.extractive.systems
