@@ -129,14 +129,17 @@ TINY = {
         "model": TINY_MODEL,
         "families": {"rnn": {"embedding_dim": 8, "hidden_dim": 8, "vocab_size": 100}},
         "models": {**{name: {"train": {"max_steps": 3}} for name in ("M1", "M2")},
-                   "PG-cov": {"arch": {"coverage_phase_steps": 2}, "train": {"max_steps": 3}}},
-        "train": {**TINY_TRAIN, "seeds": [1]},  # one seed: seven runs (two seeds: gigaword's)
+                   # two seeds for its ensemble (below), one for the others: eight runs
+                   "PG-cov": {"arch": {"coverage_phase_steps": 2}, "train": {"max_steps": 3}, "seeds": [1, 2]}},
+        "train": {**TINY_TRAIN, "seeds": [1]},
         "decode": {"max_length": 8, "device": "cpu"},
         "evaluate": {"bootstrap_samples": 50},
         "extractive": {"systems": ["lead", "textrank", "oracle"], "keyword_topics": 3},
         "report": {"n_samples": 1, "n_heatmaps": 1},
     },
 }
+# whole sections that replace the experiment's (TINY merges into them): an ensemble needs 2 seeds
+TINY_REPLACE = {"cnn": {"ensembles": {"PG-cov-ens": {"model": "PG-cov"}}}}
 
 
 def run(args: list[str], cwd: Path) -> str:
@@ -158,6 +161,7 @@ def tiny_pipeline(work: Path, name: str, data: dict) -> Path:
     for file in ("dvc.yaml", ".gitignore"):
         shutil.copy(EXPERIMENTS / name / file, folder / file)
     params = merge(merge(yaml.safe_load((EXPERIMENTS / name / "params.yaml").read_text()), TINY[name]), data)
+    params.update(TINY_REPLACE.get(name, {}))
     if "runs" in params:  # the pool's runs follow the shrunk seeds (experiments/cnn trains through the pool)
         params["runs"] = expand_runs(params["models"], params["train"]["seeds"])
     (folder / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
@@ -205,6 +209,7 @@ def test_the_experiment_params_validate(name: str) -> None:
         assert [f"{b.method}{b.tokens}" for b in params.extract.budgets] == ["first400", "ngram200", "ngram400"]
         assert [b.leading_sentences for b in params.extract.budgets[1:]] == [5, 10]  # the thesis's first_k
         assert params.evaluate.lead_sentences == 3 and "oracle" in params.extractive.systems
+        assert list(params.ensembles) == ["M1-ens", "M2-ens", "PG-cov-ens"]   # issue 53: the best system may be one
 
 
 @pytest.mark.parametrize("name", ["gigaword", "cnn"])
@@ -299,12 +304,14 @@ def test_tiny_gigaword_pipeline_reruns_nothing(gigaword: Path) -> None:
 def test_tiny_cnn_pipeline(cnn: Path) -> None:
     rouge = json.loads((cnn / "metrics/rouge.json").read_text())
     models = ["M1", "M2", "M1-200", "M2-200", "M1-400", "M2-400", "PG-cov"]
-    assert set(rouge) == {*models, "lead3", "lead", "textrank", "oracle", "first400"}
-    assert all(rouge[m]["n_seeds"] == 1 and rouge[m]["n"] == 8 for m in models)
+    assert set(rouge) == {*models, "PG-cov-ens", "lead3", "lead", "textrank", "oracle", "first400"}
+    assert all(rouge[m]["n_seeds"] == (2 if m == "PG-cov" else 1) and rouge[m]["n"] == 8 for m in models)
+    assert rouge["PG-cov-ens"]["n"] == 8   # its two seeds decoded as one (decode-ensemble, issue 53)
     headline = json.loads((cnn / "metrics/headline.json").read_text())   # its only DVC metrics
     assert list(headline) == ["R-1"] and list(headline["R-1"]) == models
     figures = json.loads((cnn / "metrics/figures.json").read_text())
-    assert list(figures["R-1"]) == [*models, "lead3"] and set(figures["valid_loss"]) == {f"{m}-1" for m in models}
+    assert list(figures["R-1"]) == [*models, "lead3"]   # the models' figures: an ensemble trains nothing
+    assert set(figures["valid_loss"]) == {*(f"{m}-1" for m in models), "PG-cov-2"}
     summary = json.loads((cnn / "scores/summary.json").read_text())
     pairs = {(c["a"], c["b"], c["what"]) for c in summary["comparisons"]}
     assert {("M2", "M1", "rarity-scaled attention"), ("M1-200", "M1", "ngram200 selection against first400"),
