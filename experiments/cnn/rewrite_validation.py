@@ -7,7 +7,9 @@ validation (issue 53)"), run in experiments/cnn after its data stages and the tr
     python rewrite_validation.py pipeline MODEL ...   # the experiment's MODEL, every seed, on the valid split
     python rewrite_validation.py extractive SYSTEM ...  # an extractive system on the valid split (its selection)
     python rewrite_validation.py rewrite SELECTION ...  # lead3 or an extractive system's selection, rewritten
-    python rewrite_validation.py table                # the table of docs/realtext.md
+    python rewrite_validation.py table SYSTEM ...     # the table of docs/realtext.md (lead<k>, lead<k>cut<n>:
+                                                      # computed baselines; else predictions-valid/SYSTEM)
+    python rewrite_validation.py rewrites SELECTION   # what RW does to each sentence (copies, truncations)
     python rewrite_validation.py read ID ...          # stories side by side (Lead-3, PG-cov, lead3+RW, reference)
 
 The rewriter RW is trained by the project's `sumpipe train` on (story sentence -> highlight sentence) pairs
@@ -21,6 +23,7 @@ functions: ROUGE F1 with the stemmer, read quality with the raw texts, rare-word
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -50,11 +53,12 @@ def write_params() -> None:
     params["extract"]["budgets"] = [{"method": "first", "tokens": 60}]
     params["model"].update(max_source_tokens=60, max_summary_tokens=30)
     params["families"]["rnn"].update(vocab_size=5000, max_source_tokens=60, max_summary_tokens=30)
-    params["models"] = {"RW": {"family": "rnn", "input": SELECTION,
-                               "arch": {"coverage": True, "coverage_phase_steps": 100},
-                               "train": {"batch_size": 32, "lr": 0.005, "epochs": 2, "label_smoothing": 0.0,
-                                         "copy_attention_weight": 0.0}}}
-    params["runs"] = {f"RW-{s}": {"model": "RW", "seed": s} for s in SEEDS}
+    recipe = {"batch_size": 32, "lr": 0.005, "epochs": 2, "label_smoothing": 0.0, "copy_attention_weight": 0.0}
+    rewriter = {"family": "rnn", "input": SELECTION, "arch": {"coverage": True, "coverage_phase_steps": 100}}
+    # RW: Gigaword's PG-cov epochs (2); RW4: 4 epochs, as RW's validation loss still fell after its second
+    params["models"] = {"RW": {**rewriter, "train": recipe},
+                        "RW4": {**rewriter, "arch": {**rewriter["arch"]}, "train": {**recipe, "epochs": 4}}}
+    params["runs"] = {f"{model}-{s}": {"model": model, "seed": s} for model in params["models"] for s in SEEDS}
     params["decode"].update(SENTENCE_DECODE)
     PARAMS.parent.mkdir(exist_ok=True)
     PARAMS.write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
@@ -102,12 +106,12 @@ def extractive(systems: list[str]) -> None:
 
 
 def selection_of(name: str, stories: pd.DataFrame) -> dict[str, list[int]]:
-    """{story id: sentence indices}: `lead3` (the first 3 non-empty lines, as the evaluate stage's Lead-3) or
-    the `selected` sentences of an extractive system run by `extractive`."""
+    """{story id: sentence indices}: `lead<k>` (the first k non-empty lines; lead3 as the evaluate stage's
+    Lead-3) or the `selected` sentences of an extractive system run by `extractive`."""
     from sumpipe.rewrite.compose import lead
 
-    if name == "lead3":
-        return {str(i): lead(source, 3) for i, source in zip(stories["id"], stories["source"])}
+    if name.startswith("lead") and name[4:].isdigit():
+        return {str(i): lead(source, int(name[4:])) for i, source in zip(stories["id"], stories["source"])}
     frame = pd.read_parquet(f"{VALID}/{name}/valid.parquet")
     return {str(i): [int(k) for k in chosen] for i, chosen in zip(frame["id"], frame["selected"])}
 
@@ -135,6 +139,23 @@ def rewrite(selections: list[str]) -> None:
             sys.stdout.write(f"{name}+RW seed {seed}: {len(rows)} sentences rewritten in {result.seconds:.1f} s\n")
 
 
+def baseline(name: str) -> tuple[int, int | None] | None:
+    """`lead<k>` (the first k non-empty sentences) or `lead<k>cut<n>` (each cut to its first n tokens, a
+    "." added: what a rewriter that only truncates would write) -> (k, n or None); None for another name."""
+    match = re.fullmatch(r"lead(\d+)(?:cut(\d+))?", name)
+    return None if match is None else (int(match[1]), int(match[2]) if match[2] else None)
+
+
+def lead_cut(source: str, k: int, cut: int | None) -> str:
+    from sumpipe.rewrite.align import lines
+    from sumpipe.rewrite.compose import lead
+
+    sentences = [lines(source)[i] for i in lead(source, k)]
+    if cut is None:
+        return "\n".join(sentences)
+    return "\n".join(" ".join(s.split()[:cut]) + ("" if len(s.split()) <= cut else " .") for s in sentences)
+
+
 def systems_of(names: list[str]) -> tuple[dict[str, dict[int, pd.DataFrame]], list[str]]:
     """The systems of the table as the evaluate stage holds them ({name: {seed: id, prediction,
     references}}; Lead-3 computed as the evaluate stage does) and which of them are seeded."""
@@ -148,12 +169,16 @@ def systems_of(names: list[str]) -> tuple[dict[str, dict[int, pd.DataFrame]], li
     seeded = []
     for name in names:
         folder = Path(VALID) / name
-        if (folder / "valid.parquet").exists():
+        if baseline(name) is not None:
+            k, cut = baseline(name)
+            texts = [lead_cut(source, k, cut) for source in stories["source"]]
+            systems[name] = {ONE_RUN: pd.DataFrame({"id": stories["id"].astype(str), "prediction": texts})}
+        elif (folder / "valid.parquet").exists():
             systems[name] = {ONE_RUN: pd.read_parquet(folder / "valid.parquet")[["id", "prediction"]]}
-            continue
-        systems[name] = {s: pd.read_parquet(folder / f"seed-{s}" / "valid.parquet")[["id", "prediction"]]
-                         for s in SEEDS if (folder / f"seed-{s}" / "valid.parquet").exists()}
-        seeded.append(name)
+        else:
+            systems[name] = {s: pd.read_parquet(folder / f"seed-{s}" / "valid.parquet")[["id", "prediction"]]
+                             for s in SEEDS if (folder / f"seed-{s}" / "valid.parquet").exists()}
+            seeded.append(name)
     for runs in systems.values():
         for seed, df in runs.items():
             runs[seed] = df.assign(id=df["id"].astype(str), references=[refs[i] for i in df["id"].astype(str)])
@@ -203,6 +228,36 @@ def table(names: list[str]) -> str:
     return pd.DataFrame(rows).to_markdown(index=False, floatfmt=".2f")
 
 
+def rewrites(selection: str) -> str:
+    """What the rewriter does to each sentence of `selection`, per seed: words of the story sentence and of
+    its rewrite, the share of rewrites that copy the sentence whole, that are a prefix of it (truncation: the
+    rewrite's words, its final "." aside, are the sentence's first words), that end on a stop word before
+    the "." (a clause cut in the middle), and of the rewrites' words those not in their sentence (new words)."""
+    from sumpipe.evaluate.read_quality import stop_words
+    from sumpipe.rewrite.align import lines
+
+    inputs = pd.read_parquet(WORK / "inputs" / selection / SELECTION / "valid.parquet").set_index("id")["source"]
+    stops, rows = stop_words(), []
+    for seed in SEEDS:
+        out = pd.read_parquet(WORK / "predictions" / selection / f"seed-{seed}" / "valid.parquet")
+        counts = {"copy": 0, "prefix": 0, "stop end": 0, "new": 0, "words": 0, "source words": 0}
+        for row, text in zip(out["id"], out["prediction"].fillna("")):
+            source, words = inputs[row].split(), " ".join(lines(text)).split()
+            body = words[:-1] if words and words[-1] == "." else words
+            counts["copy"] += body == source[: len(source) - (source[-1:] == ["."])]
+            counts["prefix"] += body == source[: len(body)]
+            counts["stop end"] += bool(body) and body[-1] in stops
+            counts["new"] += sum(w not in set(source) for w in words)
+            counts["words"] += len(words)
+            counts["source words"] += len(source)
+        n = len(out)
+        rows.append({"seed": seed, "sentence words": counts["source words"] / n, "rewrite words": counts["words"] / n,
+                     "whole copy %": 100 * counts["copy"] / n, "prefix %": 100 * counts["prefix"] / n,
+                     "ends on a stop word %": 100 * counts["stop end"] / n,
+                     "new words %": 100 * counts["new"] / max(counts["words"], 1)})
+    return pd.DataFrame(rows).to_markdown(index=False, floatfmt=".1f")
+
+
 def read(ids: list[str], systems: list[str]) -> str:
     """The stories `ids` side by side: Lead-3, each of `systems` (name or name:seed), the reference."""
     stories = pd.read_parquet("data/processed/valid.parquet").set_index("id")
@@ -229,6 +284,8 @@ if __name__ == "__main__":
         commands[command](args)
     elif command == "table":
         sys.stdout.write(table(args) + "\n")
+    elif command == "rewrites":
+        sys.stdout.write(rewrites(args[0]) + "\n")
     elif command == "read":
         ids, _, systems = " ".join(args).partition(" -- ")
         sys.stdout.write(read(ids.split(), systems.split()) + "\n")
