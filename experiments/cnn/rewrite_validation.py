@@ -6,10 +6,11 @@ validation (issue 53)"), run in experiments/cnn after its data stages and the tr
     nice sumpipe train --params rewrite/params.yaml --workers 1     # RW's seeds (rewrite/models/RW/seed-<s>)
     python rewrite_validation.py pipeline MODEL ...   # the experiment's MODEL, every seed, on the valid split
     python rewrite_validation.py extractive SYSTEM ...  # an extractive system on the valid split (its selection)
-    python rewrite_validation.py rewrite SELECTION ...  # lead3 or an extractive system's selection, rewritten
+    python rewrite_validation.py rewrite SELECTION ... [rewriter=RW4]   # lead<k> or an extractive system's
+                                                      # selection rewritten (by RW unless rewriter= says)
     python rewrite_validation.py table SYSTEM ...     # the table of docs/realtext.md (lead<k>, lead<k>cut<n>:
                                                       # computed baselines; else predictions-valid/SYSTEM)
-    python rewrite_validation.py rewrites SELECTION   # what RW does to each sentence (copies, truncations)
+    python rewrite_validation.py rewrites SELECTION+RW   # what RW does to each sentence (copies, truncations)
     python rewrite_validation.py read ID ...          # stories side by side (Lead-3, PG-cov, lead3+RW, reference)
 
 The rewriter RW is trained by the project's `sumpipe train` on (story sentence -> highlight sentence) pairs
@@ -116,9 +117,12 @@ def selection_of(name: str, stories: pd.DataFrame) -> dict[str, list[int]]:
     return {str(i): [int(k) for k in chosen] for i, chosen in zip(frame["id"], frame["selected"])}
 
 
-def rewrite(selections: list[str]) -> None:
-    """Each SELECTION's sentences of the valid stories rewritten by RW's seeds and composed
-    (predictions-valid/<selection>+RW/seed-<s>/valid.parquet: id, prediction, reference)."""
+def rewrite(args: list[str]) -> None:
+    """Each SELECTION's sentences of the valid stories rewritten by the rewriter's seeds (RW, or the model of
+    a `rewriter=NAME` argument) and composed (predictions-valid/<selection>+<rewriter>/seed-<s>/valid.parquet:
+    id, prediction, reference)."""
+    rewriter = next((a.split("=", 1)[1] for a in args if a.startswith("rewriter=")), "RW")
+    selections = [a for a in args if not a.startswith("rewriter=")]
     from sumpipe.config import load_params
     from sumpipe.decode.stage import decode_stage
     from sumpipe.io.atomic import write_parquet
@@ -131,12 +135,13 @@ def rewrite(selections: list[str]) -> None:
         rows = sentence_rows(stories, selection_of(name, stories))
         write_parquet(rows, inputs / SELECTION / "valid.parquet")
         for seed in SEEDS:
-            rewritten = WORK / "predictions" / name / f"seed-{seed}"
-            result = decode_stage(WORK / "models" / "RW" / f"seed-{seed}", inputs, rewritten, cfg)
+            rewritten = WORK / "predictions" / f"{name}+{rewriter}" / f"seed-{seed}"
+            result = decode_stage(WORK / "models" / rewriter / f"seed-{seed}", inputs, rewritten, cfg)
             texts = compose(stories["id"].astype(str).tolist(), pd.read_parquet(rewritten / "valid.parquet"))
             write_parquet(pd.DataFrame({"id": stories["id"], "prediction": texts, "reference": stories["reference"]}),
-                          Path(VALID) / f"{name}+RW" / f"seed-{seed}" / "valid.parquet")
-            sys.stdout.write(f"{name}+RW seed {seed}: {len(rows)} sentences rewritten in {result.seconds:.1f} s\n")
+                          Path(VALID) / f"{name}+{rewriter}" / f"seed-{seed}" / "valid.parquet")
+            sys.stdout.write(f"{name}+{rewriter} seed {seed}: {len(rows)} sentences rewritten in "
+                             f"{result.seconds:.1f} s\n")
 
 
 def baseline(name: str) -> tuple[int, int | None] | None:
@@ -228,18 +233,20 @@ def table(names: list[str]) -> str:
     return pd.DataFrame(rows).to_markdown(index=False, floatfmt=".2f")
 
 
-def rewrites(selection: str) -> str:
-    """What the rewriter does to each sentence of `selection`, per seed: words of the story sentence and of
-    its rewrite, the share of rewrites that copy the sentence whole, that are a prefix of it (truncation: the
-    rewrite's words, its final "." aside, are the sentence's first words), that end on a stop word before
-    the "." (a clause cut in the middle), and of the rewrites' words those not in their sentence (new words)."""
+def rewrites(system: str) -> str:
+    """What the rewriter does to each sentence of `system` (`<selection>+<rewriter>`), per seed: words of the
+    story sentence and of its rewrite, the share of rewrites that copy the sentence whole, that are a prefix
+    of it (truncation: the rewrite's words, its final "." aside, are the sentence's first words), that end on
+    a stop word before the "." (a clause cut in the middle), and of the rewrites' words those not in their
+    sentence (new words)."""
     from sumpipe.evaluate.read_quality import stop_words
     from sumpipe.rewrite.align import lines
 
+    selection = system.partition("+")[0]
     inputs = pd.read_parquet(WORK / "inputs" / selection / SELECTION / "valid.parquet").set_index("id")["source"]
     stops, rows = stop_words(), []
     for seed in SEEDS:
-        out = pd.read_parquet(WORK / "predictions" / selection / f"seed-{seed}" / "valid.parquet")
+        out = pd.read_parquet(WORK / "predictions" / system / f"seed-{seed}" / "valid.parquet")
         counts = {"copy": 0, "prefix": 0, "stop end": 0, "new": 0, "words": 0, "source words": 0}
         for row, text in zip(out["id"], out["prediction"].fillna("")):
             source, words = inputs[row].split(), " ".join(lines(text)).split()
