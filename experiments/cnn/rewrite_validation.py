@@ -6,7 +6,7 @@ validation (issue 53)"), run in experiments/cnn after its data stages and the tr
     nice sumpipe train --params rewrite/params.yaml --workers 1     # RW's seeds (rewrite/models/RW/seed-<s>)
     python rewrite_validation.py pipeline MODEL ...   # the experiment's MODEL, every seed, on the valid split
     python rewrite_validation.py extractive SYSTEM ...  # an extractive system on the valid split (its selection)
-    python rewrite_validation.py rewrite SELECTION ... [rewriter=RW4]   # lead<k> or an extractive system's
+    python rewrite_validation.py rewrite SELECTION ... [rewriter=RW4]   # lead<k>[w<m>] or an extractive system's
                                                       # selection rewritten (by RW unless rewriter= says)
     python rewrite_validation.py table SYSTEM ...     # the table of docs/realtext.md (lead<k>, lead<k>cut<n>:
                                                       # computed baselines; else predictions-valid/SYSTEM)
@@ -52,13 +52,15 @@ def write_params() -> None:
                                        "checkpoints", "timings", "crosseval")})
     params["paths"]["dvclive"] = str(WORK / "dvclive")
     params["extract"]["budgets"] = [{"method": "first", "tokens": 60}]
-    params["model"].update(max_source_tokens=60, max_summary_tokens=30)
+    params["model"].update(max_source_tokens=60, max_summary_tokens=30, vocab_size=5000)
     params["families"]["rnn"].update(vocab_size=5000, max_source_tokens=60, max_summary_tokens=30)
     recipe = {"batch_size": 32, "lr": 0.005, "epochs": 2, "label_smoothing": 0.0, "copy_attention_weight": 0.0}
     rewriter = {"family": "rnn", "input": SELECTION, "arch": {"coverage": True, "coverage_phase_steps": 100}}
     # RW: Gigaword's PG-cov epochs (2); RW4: 4 epochs, as RW's validation loss still fell after its second
     params["models"] = {"RW": {**rewriter, "train": recipe},
-                        "RW4": {**rewriter, "arch": {**rewriter["arch"]}, "train": {**recipe, "epochs": 4}}}
+                        "RW4": {**rewriter, "arch": {**rewriter["arch"]}, "train": {**recipe, "epochs": 4}},
+                        # the experiment's M1 (transformer, its train: recipe) as a sentence rewriter, 4 epochs
+                        "RWT": {"family": "transformer", "input": SELECTION, "rarity": False, "train": {"epochs": 4}}}
     params["runs"] = {f"{model}-{s}": {"model": model, "seed": s} for model in params["models"] for s in SEEDS}
     params["decode"].update(SENTENCE_DECODE)
     PARAMS.parent.mkdir(exist_ok=True)
@@ -108,11 +110,14 @@ def extractive(systems: list[str]) -> None:
 
 def selection_of(name: str, stories: pd.DataFrame) -> dict[str, list[int]]:
     """{story id: sentence indices}: `lead<k>` (the first k non-empty lines; lead3 as the evaluate stage's
-    Lead-3) or the `selected` sentences of an extractive system run by `extractive`."""
+    Lead-3), `lead<k>w<n>` (the first k lines of at least n words) or the `selected` sentences of an
+    extractive system run by `extractive`."""
     from sumpipe.rewrite.compose import lead
 
-    if name.startswith("lead") and name[4:].isdigit():
-        return {str(i): lead(source, int(name[4:])) for i, source in zip(stories["id"], stories["source"])}
+    match = re.fullmatch(r"lead(\d+)(?:w(\d+))?", name)
+    if match:
+        k, least = int(match[1]), int(match[2] or 1)
+        return {str(i): lead(source, k, least) for i, source in zip(stories["id"], stories["source"])}
     frame = pd.read_parquet(f"{VALID}/{name}/valid.parquet")
     return {str(i): [int(k) for k in chosen] for i, chosen in zip(frame["id"], frame["selected"])}
 
@@ -144,18 +149,19 @@ def rewrite(args: list[str]) -> None:
                              f"{result.seconds:.1f} s\n")
 
 
-def baseline(name: str) -> tuple[int, int | None] | None:
-    """`lead<k>` (the first k non-empty sentences) or `lead<k>cut<n>` (each cut to its first n tokens, a
-    "." added: what a rewriter that only truncates would write) -> (k, n or None); None for another name."""
-    match = re.fullmatch(r"lead(\d+)(?:cut(\d+))?", name)
-    return None if match is None else (int(match[1]), int(match[2]) if match[2] else None)
+def baseline(name: str) -> tuple[int, int, int | None] | None:
+    """`lead<k>` (the first k non-empty sentences), `lead<k>w<m>` (of at least m words), either with `cut<n>`
+    (each cut to its first n tokens, a "." added: what a rewriter that only truncates would write) ->
+    (k, m, n or None); None for another name."""
+    match = re.fullmatch(r"lead(\d+)(?:w(\d+))?(?:cut(\d+))?", name)
+    return None if match is None else (int(match[1]), int(match[2] or 1), int(match[3]) if match[3] else None)
 
 
-def lead_cut(source: str, k: int, cut: int | None) -> str:
+def lead_cut(source: str, k: int, least: int, cut: int | None) -> str:
     from sumpipe.rewrite.align import lines
     from sumpipe.rewrite.compose import lead
 
-    sentences = [lines(source)[i] for i in lead(source, k)]
+    sentences = [lines(source)[i] for i in lead(source, k, least)]
     if cut is None:
         return "\n".join(sentences)
     return "\n".join(" ".join(s.split()[:cut]) + ("" if len(s.split()) <= cut else " .") for s in sentences)
@@ -174,9 +180,9 @@ def systems_of(names: list[str]) -> tuple[dict[str, dict[int, pd.DataFrame]], li
     seeded = []
     for name in names:
         folder = Path(VALID) / name
-        if baseline(name) is not None:
-            k, cut = baseline(name)
-            texts = [lead_cut(source, k, cut) for source in stories["source"]]
+        if (spec := baseline(name)) is not None:
+            k, least, cut = spec
+            texts = [lead_cut(source, k, least, cut) for source in stories["source"]]
             systems[name] = {ONE_RUN: pd.DataFrame({"id": stories["id"].astype(str), "prediction": texts})}
         elif (folder / "valid.parquet").exists():
             systems[name] = {ONE_RUN: pd.read_parquet(folder / "valid.parquet")[["id", "prediction"]]}

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from sumpipe.errors import SumpipeError
-from sumpipe.rewrite.compose import compose, lead, parse_row_id, sentence_rows
+from sumpipe.rewrite.compose import compose, lead, parse_row_id, sentence_rows, words
 
 STORIES = pd.DataFrame({"id": ["a", "b"],
                         "source": ["first one .\n\nsecond one .\nthird one .\nfourth one .", "only one ."],
@@ -17,6 +17,13 @@ def test_lead_skips_empty_lines() -> None:
     assert lead(STORIES["source"][0], 3) == [0, 2, 3]
     assert lead("only one .", 3) == [0]
     assert lead("", 3) == []
+
+
+def test_lead_can_skip_short_lines() -> None:
+    source = "how ?\nfirst real one .\nfair enough .\n2 , 3 .\nsecond real one ."
+    assert words("2 , 3 .") == 2 and words(". ,") == 0
+    assert lead(source, 2, min_words=3) == [1, 4]   # "how ?", "fair enough ." and "2 , 3 ." have 1-2 words
+    assert lead(source, 2) == [0, 1]
 
 
 def test_sentence_rows_one_per_selected_sentence_in_story_order() -> None:

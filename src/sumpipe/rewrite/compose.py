@@ -25,9 +25,16 @@ from sumpipe.rewrite.align import lines
 SEPARATOR = "#"  # between a story's id and a sentence's index in a row id
 
 
-def lead(source: str, k: int) -> list[int]:
-    """The indices of the first `k` non-empty sentences of a processed source (Lead-k's selection)."""
-    return [i for i, line in enumerate(lines(source)) if line][:k]
+def words(sentence: str) -> int:
+    """The words of a tokenized sentence: tokens holding a letter or digit (punctuation is no word)."""
+    return sum(any(ch.isalnum() for ch in token) for token in sentence.split())
+
+
+def lead(source: str, k: int, min_words: int = 1) -> list[int]:
+    """The indices of the first `k` sentences of a processed source with at least `min_words` words (1:
+    Lead-k's selection, empty lines skipped; 3 also skips the one- and two-word lines, "how ?", that read
+    quality counts as fragments)."""
+    return [i for i, line in enumerate(lines(source)) if line and words(line) >= min_words][:k]
 
 
 def row_id(story: str, index: int) -> str:
