@@ -1,31 +1,39 @@
 #!/usr/bin/env bash
-# Issue 53: PG-cov's copy-target weight on the 340 validation stories (docs/realtext.md, "The copy-target
-# weight of PG-cov"). Run in experiments/cnn after `dvc repro` (it reads data/ and the pipeline's PG-cov
-# models, trained at the weight 1 then in params.yaml), about 30 minutes on one core:
+# Issue 53: a model's copy-target weight on the 340 validation stories (docs/realtext.md, "The copy-target
+# weight of PG-cov" and "The transformers' copy-target weight"). Run in experiments/cnn after `dvc repro` with
+# the model at the weight 1 (it reads data/ and the pipeline's models of MODEL), two runs at a time, one
+# thread each:
 #
-#   bash copy_weight.sh
+#   bash copy_weight.sh [MODEL [WEIGHT ...]]   # as run: `bash copy_weight.sh` (PG-cov 2 3), `bash copy_weight.sh M1 2 3`
 #
-# It builds the workspace copyweight/ (gitignored): the experiment's params with PG-cov at weight 1 (its 3
-# seeds: the pipeline's models as they were, linked as copyweight/models/PG-cov, so run this before
-# params.yaml's weight is changed, or point PGCOV_MODELS at those models) and at 2 and 3 (PGw2, PGw3: 2
-# seeds each, trained here), every run decoded on the valid split and scored by the evaluate stage:
-# copyweight/metrics/{rouge,read_quality,rare_words}.json.
+# It builds the workspace copyweight/MODEL/ (gitignored): the experiment's params with MODEL at weight 1 (its
+# 3 seeds: the pipeline's models as they were at weight 1, linked as copyweight/MODEL/models/MODEL, so run
+# this before params.yaml's weight is changed, or point BASE_MODELS at those models) and at each WEIGHT
+# (<MODEL>w<WEIGHT>, PG-cov's PGw<WEIGHT>: 2 seeds each, trained here), every run decoded on the valid split
+# and scored by the evaluate stage: copyweight/MODEL/metrics/{rouge,read_quality,rare_words}.json; then
+# `python name_runs.py copyweight/MODEL` counts the summaries that pile up copied names.
 set -euo pipefail
 cd "$(dirname "$0")"
-work=copyweight
+model=${1:-PG-cov}
+weights=${*:2}
+weights=${weights:-2 3}
+short=$([ "$model" = PG-cov ] && echo PG || echo "$model")
+work=copyweight/$model
 mkdir -p "$work/models"
 ln -sfn "$PWD/data" "$work/data"
-ln -sfn "${PGCOV_MODELS:-$PWD/models/PG-cov}" "$work/models/PG-cov"
-python - "$work/params.yaml" <<'EOF'
+ln -sfn "${BASE_MODELS:-$PWD/models/$model}" "$work/models/$model"
+# shellcheck disable=SC2086
+python - "$work/params.yaml" "$model" "$short" $weights <<'EOF'
 import copy, sys
 import yaml
+out, name, short, weights = sys.argv[1], sys.argv[2], sys.argv[3], [float(w) for w in sys.argv[4:]]
 params = yaml.safe_load(open("params.yaml"))
-base = params["models"]["PG-cov"]
-base["train"]["copy_target_weight"] = 1.0          # the weight the experiment trained PG-cov with before
-models = {"PG-cov": base}
-for weight in (2, 3):
-    models[f"PGw{weight}"] = copy.deepcopy(base) | {"seeds": [1, 2]}
-    models[f"PGw{weight}"]["train"]["copy_target_weight"] = float(weight)
+base = params["models"][name]
+base["train"] = {**base.get("train", {}), "copy_target_weight": 1.0}  # the weight it was trained with before
+models = {name: base}
+for weight in weights:
+    models[f"{short}w{weight:g}"] = copy.deepcopy(base) | {"seeds": [1, 2]}
+    models[f"{short}w{weight:g}"]["train"]["copy_target_weight"] = weight
 params["models"] = models
 params["runs"] = {f"{name}-{seed}": {"model": name, "seed": seed}
                   for name, spec in models.items() for seed in spec.get("seeds", [1, 2, 3])}
@@ -33,15 +41,11 @@ params.pop("ensembles", None)
 params["extractive"]["systems"] = []                # Lead-3 is evaluate's own baseline
 params["train"]["workers"] = 1
 params["decode"]["split"] = "valid"
-yaml.safe_dump(params, open(sys.argv[1], "w"), sort_keys=False)
+yaml.safe_dump(params, open(out, "w"), sort_keys=False)
 EOF
 cd "$work"
-for run in "PGw2 1" "PGw3 1" "PGw2 2" "PGw3 2"; do
-  set -- $run
-  sumpipe train --model "$1" --seed "$2"
-done
-for run in "PG-cov 1" "PG-cov 2" "PG-cov 3" "PGw2 1" "PGw2 2" "PGw3 1" "PGw3 2"; do
-  set -- $run
-  sumpipe decode --model "$1" --train-seed "$2"
-done
+trained=$(for w in $weights; do for seed in 1 2; do echo "${short}w$w $seed"; done; done)
+echo "$trained" | xargs -P 2 -L 1 sh -c 'sumpipe train --model "$0" --seed "$1"'
+{ for seed in 1 2 3; do echo "$model $seed"; done; echo "$trained"; } |
+  xargs -P 2 -L 1 sh -c 'sumpipe decode --model "$0" --train-seed "$1"'
 sumpipe evaluate
