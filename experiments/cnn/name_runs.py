@@ -60,9 +60,10 @@ def main(folder: Path, split: str) -> None:
     share, per100 = figures(list(refs.values()), list(refs), sources, raw)
     print("| system | summaries with a pile % | piles per 100 |\n|---|---:|---:|")
     print(f"| references | {share:.1f} | {per100:.1f} |")
-    for model in params.models:
+    for model in [*params.models, *params.ensembles]:  # an ensemble is one run: predictions/<name>/<split>.parquet
         rows = []
-        for path in sorted((Path(params.paths.predictions) / model).glob(f"seed-*/{split}.parquet")):
+        folder = Path(params.paths.predictions) / model
+        for path in sorted(folder.glob(f"seed-*/{split}.parquet")) or sorted(folder.glob(f"{split}.parquet")):
             frame: pd.DataFrame = read_parquet(path)
             rows.append((path.parent.name, *figures(frame["prediction"].tolist(), list(frame["id"]), sources, raw)))
         if rows:
