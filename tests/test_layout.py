@@ -3,7 +3,9 @@
 - `tests/a/b/test_c.py` tests `src/sumpipe/a/b/c.py`, or the package `src/sumpipe/a/b/c/__init__.py`;
   `tests/test_c.py` tests `src/sumpipe/c.py`. Exempt: tests/reliability/ (a cross-cutting fault suite) and
   the top-level CROSS_CUTTING files, which test the whole pipeline rather than one module.
-- `tests/bench/test_c.py` tests the script `bench/c.py` (the benchmarks that a later session runs on a device).
+- `tests/bench/test_c.py` tests the script `bench/c.py` (the benchmarks that a later session runs on a device),
+  and `tests/experiments/<e>/test_c.py` the script `experiments/<e>/c.py` of the experiment folder `<e>`
+  (a study's script; `tests/experiments/test_c.py` still tests `src/sumpipe/experiments/c.py`).
 - Every test folder is a package (`__init__.py`), so basenames may repeat (`selection/test_stage.py`,
   `train/test_stage.py`).
 - No test file imports another test module or a conftest: shared helpers are fixtures (conftest.py), or
@@ -23,6 +25,7 @@ import pytest
 
 TESTS = Path(__file__).resolve().parent
 SRC = TESTS.parent / "src" / "sumpipe"
+EXPERIMENTS = TESTS.parent / "experiments"  # the experiment folders, whose scripts have tests of their own
 CROSS_CUTTING = {"test_pipeline_e2e.py", "test_dvc_stages.py", "test_reproducible_stages.py", "test_layers.py",
                  "test_layout.py", "test_experiment_pipelines.py",
                  "test_params_file.py",   # params.yaml as `dvc exp run -S` rewrites it (issue 52)
@@ -49,9 +52,16 @@ def _relative(root: Path, paths: Iterable[Path]) -> list[PurePosixPath]:
     return sorted(PurePosixPath(p.relative_to(root).as_posix()) for p in paths)
 
 
+def is_script_test(test_file: PurePosixPath) -> bool:
+    """Whether `test_file` (relative to tests/) tests a script of an experiment folder: `experiments/<e>/...`."""
+    parts = test_file.parts
+    return len(parts) > 2 and parts[0] == "experiments" and (EXPERIMENTS / parts[1]).is_dir()
+
+
 def per_module_test_files() -> list[PurePosixPath]:
     files = _relative(TESTS, TESTS.rglob("test_*.py"))
-    return [f for f in files if f.parts[0] not in ("reliability", "bench") and str(f) not in CROSS_CUTTING]
+    return [f for f in files if f.parts[0] not in ("reliability", "bench") and str(f) not in CROSS_CUTTING
+            and not is_script_test(f)]
 
 
 def src_files() -> set[PurePosixPath]:
@@ -101,6 +111,21 @@ def test_a_stale_name_is_caught(test_file: str, stale: bool) -> None:
 def test_every_bench_test_names_a_bench_script() -> None:
     tests = sorted((TESTS / "bench").glob("test_*.py"))
     assert [t.name for t in tests if not (TESTS.parent / "bench" / t.name.removeprefix("test_")).is_file()] == []
+
+
+@pytest.mark.parametrize(("test_file", "script"), [
+    ("experiments/cnn/test_name_runs.py", True),      # experiments/cnn/name_runs.py
+    ("experiments/test_decoding.py", False),           # src/sumpipe/experiments/decoding.py
+    ("experiments/nowhere/test_x.py", False),          # no such experiment folder: a src path, caught as stale
+])
+def test_an_experiment_script_test_is_told_from_a_module_test(test_file: str, script: bool) -> None:
+    assert is_script_test(PurePosixPath(test_file)) is script
+
+
+def test_every_experiment_script_test_names_a_script() -> None:
+    tests = [f for f in _relative(TESTS, (TESTS / "experiments").rglob("test_*.py")) if is_script_test(f)]
+    assert tests, "no experiment script tests found"
+    assert [t for t in tests if not (TESTS.parent / module_of(t).with_suffix(".py")).is_file()] == []
 
 
 def test_every_test_folder_is_a_package() -> None:

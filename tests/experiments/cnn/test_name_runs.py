@@ -10,7 +10,7 @@ import pytest
 
 from sumpipe.evaluate.read_quality import casing
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 RAW = "In 2009, Christopher Christie beat Jon Corzine in New York City. The mayor of New York City spoke."
 SOURCE = "in 2009 , christopher christie beat jon corzine in new york city .\nthe mayor of new york city spoke ."
