@@ -26,14 +26,14 @@ ln -sfn "${BASE_MODELS:-$PWD/models/$model}" "$work/models/$model"
 python - "$work/params.yaml" "$model" "$short" $weights <<'EOF'
 import copy, sys
 import yaml
-out, name, short, weights = sys.argv[1], sys.argv[2], sys.argv[3], [float(w) for w in sys.argv[4:]]
+out, name, short, weights = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 params = yaml.safe_load(open("params.yaml"))
 base = params["models"][name]
 base["train"] = {**base.get("train", {}), "copy_target_weight": 1.0}  # the weight it was trained with before
 models = {name: base}
-for weight in weights:
-    models[f"{short}w{weight:g}"] = copy.deepcopy(base) | {"seeds": [1, 2]}
-    models[f"{short}w{weight:g}"]["train"]["copy_target_weight"] = weight
+for weight in weights:  # named as the shell names the runs below: <short>w<WEIGHT as given>
+    variant = models[f"{short}w{weight}"] = copy.deepcopy(base) | {"seeds": [1, 2]}
+    variant["train"]["copy_target_weight"] = float(weight)
 params["models"] = models
 params["runs"] = {f"{name}-{seed}": {"model": name, "seed": seed}
                   for name, spec in models.items() for seed in spec.get("seeds", [1, 2, 3])}
