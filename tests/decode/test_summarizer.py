@@ -188,3 +188,18 @@ def test_ensemble_arguments_that_cannot_hold_are_one_line(seeded: Path, kwargs: 
 def test_a_model_folder_is_no_folder_of_seeds_to_ensemble(project: Path) -> None:
     with pytest.raises(SumpipeError, match=r"--ensemble: .*models/M1 is one trained model, not a folder of seeds"):
         load("M1", ensemble=True, project=project)
+
+
+def test_an_ensemble_of_params_opens_by_its_name(seeded: Path, tmp_path: Path) -> None:
+    # the README's tables name the ensembles (PG-cov-ens); `sumpipe decode --model NAME` and load(NAME) open
+    # the seeds its decode-ensemble stage decodes, params.yaml's, not every seed under models/
+    params = tmp_path / "params.yaml"
+    params.write_text("models:\n  M1: {family: transformer, input: first400}\n"
+                      "train: {seeds: [1, 2, 3]}\nensembles:\n  M1-ens: {model: M1, seeds: [1, 3]}\n")
+    s = load("M1-ens", project=seeded, params=params)
+    assert (s.is_ensemble, s.seeds, s.name) == (True, [1, 3], "M1")
+    assert s.members == [seeded / "models" / "M1" / "seed-1", seeded / "models" / "M1" / "seed-3"]
+    for kwargs in ({"seed": 2}, {"seeds": [1, 2]}):
+        with pytest.raises(SumpipeError, match=r"^M1-ens is an ensemble \(ensembles.M1-ens in params.yaml\) and its "
+                                               r"seeds are params.yaml's: open its model M1 to choose seeds$"):
+            load("M1-ens", project=seeded, params=params, **kwargs)

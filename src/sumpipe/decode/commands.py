@@ -20,7 +20,8 @@ def decode(
         show_default=False)] = None,
     model: Annotated[str | None, typer.Option(
         "--model", "-m",
-        help="model name under models/ or a model directory (default: best rougeL in metrics/rouge.json, else M1)",
+        help="model name under models/, a model directory, or an ensemble of params.yaml's `ensembles:` "
+             "(default: best rougeL in metrics/rouge.json, else M1)",
     )] = None,
     beam: Annotated[int | None, typer.Option("--beam", "-b", help="beam size (default: decode.beam_size)")] = None,
     greedy: Annotated[bool, flag("--greedy", help="greedy decoding")] = False,

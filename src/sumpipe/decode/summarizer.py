@@ -190,6 +190,8 @@ class Summarizer:
         from sumpipe.decode.interactive import find_ensemble, find_model_dir
 
         name = None if model is None else os.fspath(model)
+        if name in project.params.ensembles:
+            return cls.open_ensemble(project, name, device, seed=seed, seeds=seeds)
         preferred = list(project.params.models)
         if seeds is not None:
             if seed is not None:
@@ -205,6 +207,22 @@ class Summarizer:
             return cls(members[0], project, device, members)
         return cls(find_model_dir(name, project.models_root, project.metrics_file, preferred, seed=seed),
                    project, device)
+
+    @classmethod
+    def open_ensemble(cls, project: Project, name: str, device: str | None = None, seed: int | None = None,
+                      seeds: Sequence[int] | None = None) -> Summarizer:
+        """The ensemble `name` of params.yaml's `ensembles:` (`PG-cov-ens`), the seeds its decode-ensemble
+        stage decodes as one, so the README's tables and `sumpipe decode --model NAME` name the same system.
+        Its seeds are params.yaml's: a seed given with it is an error."""
+        from sumpipe.decode.interactive import find_ensemble
+
+        if seed is not None or seeds is not None:
+            raise SumpipeError(f"{name} is an ensemble (ensembles.{name} in params.yaml) and its seeds are "
+                               f"params.yaml's: open its model {project.params.ensembles[name].model} to choose seeds")
+        spec = project.params.ensembles[name]
+        members = find_ensemble(spec.model, project.models_root, project.metrics_file, [spec.model],
+                                project.params.ensemble_seeds(name))
+        return cls(members[0], project, device, members)
 
     @property
     def name(self) -> str:
@@ -353,8 +371,9 @@ def load(model: str | os.PathLike[str] | None = None, *, seed: int | None = None
          device: str | None = None) -> Summarizer:
     """A summarizer for a trained model.
 
-    `model`: a model folder (with its config.json, or a model's folder of seeds), or a model's name
-    under the project's `paths.models` (`"M2"`); None: the trained model with the best mean R-L in
+    `model`: a model folder (with its config.json, or a model's folder of seeds), a model's name
+    under the project's `paths.models` (`"M2"`), or the name of an ensemble of params.yaml's `ensembles:`
+    (`"PG-cov-ens"`: its seeds as one summarizer); None: the trained model with the best mean R-L in
     `metrics/rouge.json` (else M1). `seed`: which training seed's weights (default: the seed with the
     lowest validation loss; `.seed` says which answered). `ensemble=True`: every trained seed of the
     model as one ensemble (`sumpipe.decode.ensemble`); `seeds=[1, 2]`: those seeds (one seed: that seed
