@@ -115,6 +115,20 @@ def test_decode_cli_uses_the_trained_models(pipeline: Path) -> None:
     assert out.strip() and "<unk>" not in out
 
 
+def test_bert2s_writes_only_known_words_when_asked(pipeline: Path) -> None:
+    # issue 54: the subword model keeps its training words (vocab.parquet) and `known_words` holds its drafts
+    # to them and to the input's words
+    import sumpipe
+    from sumpipe.models.bert2stage import PieceVocabulary
+
+    trained = PieceVocabulary.from_table(pipeline / "models/BERT2S/seed-1/vocab.parquet").known_words
+    assert trained and "return" in trained
+    s = sumpipe.load("BERT2S", project=pipeline)
+    text = "Return the sorted list of zorblax values, or raise a ValueError when it is empty."
+    summary = s.summarize(text, known_words=True, beam=4)
+    assert summary.tokens and set(summary.tokens) <= set(trained) | set(s.prepare([text])[0].split())
+
+
 def test_ensembles_are_systems_of_the_run(pipeline: Path) -> None:
     rouge = json.loads((pipeline / "metrics/rouge.json").read_text())
     for name in ("M1-ens", "M2-ens", "PG-cov-ens"):   # params.yaml's ensembles, of the 2 seeds here

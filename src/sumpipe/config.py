@@ -509,6 +509,9 @@ class DecodeConfig:
     target_length: the length budget of every summary, in `length_unit` (`words`, or `bytes` of the summary
     text: DUC's 75), for a model trained with length control (`arch.length_control`, issue 54; it must
     count in the same unit); null: none, the only choice for a model without it.
+    known_words: a subword model (BERT2S) writes only words of its training text or of the document
+    (`sumpipe.models.known_words`, issue 54: its joins of pieces wrote non-words); a word model writes
+    nothing else anyway, so for it the key changes nothing.
     """
 
     beam_size: int = 4
@@ -529,6 +532,7 @@ class DecodeConfig:
     threads: int | None = None
     target_length: int | None = None
     length_unit: Literal["words", "bytes"] = "bytes"
+    known_words: bool = False
 
     def check(self, key: str) -> None:
         require(self.beam_size >= 1, _k(key, "beam_size"), "must be >= 1")

@@ -436,3 +436,22 @@ def test_hypothesis_of_a_dead_end_is_empty() -> None:
     assert out[0] == Hypothesis([], -math.inf, -math.inf)
     out = sample_search(model, batch, max_length=6, min_length=4, block_ngram=1)
     assert out[0].score == -math.inf
+
+
+@pytest.mark.parametrize("strategy", ["beam", "greedy"])
+def test_known_words_keep_the_search_from_joining_pieces_into_a_non_word(strategy: str) -> None:
+    # pieces: 5 "\u2581ca" 6 "s" 7 "\u2581cat"; the model prefers "ca" + "s" ("cas", no word), then "cat" + "s".
+    # With the known words {cat, cats} the search writes "cats"; without, "cas".
+    from sumpipe.models.known_words import KnownWords, PieceTrie
+
+    w, ca, s, cat = 8, 5, 6, 7
+    table = torch.full((1, 1, w, w), -9.0)
+    table[0, 0, BOS, ca], table[0, 0, BOS, cat] = -0.1, -1.0
+    table[0, 0, ca, s] = table[0, 0, cat, s] = table[0, 0, s, EOS] = -0.1
+    model = ToyModel(table.log_softmax(-1), w)
+    batch = ToyBatch(torch.zeros(1, 2, dtype=torch.long), [[]])
+    cfg = DecodeConfig(strategy=strategy, beam_size=2, block_ngram_repeat=0)
+    starts = [False] * 5 + [True, False, True]
+    known = KnownWords.for_batch(starts, PieceTrie([[cat], [cat, s]]), [[]])
+    assert decode_batch(model, batch, cfg, max_length=4, known_words=known)[0].tokens == [cat, s]
+    assert decode_batch(model, batch, cfg, max_length=4)[0].tokens == [ca, s]

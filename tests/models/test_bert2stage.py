@@ -216,3 +216,40 @@ def test_refine_with_the_adjacent_rule_never_puts_a_piece_after_itself(monkeypat
     batch = collate([encode_pieces_example("a", [10, 11, 12], [12, 13, 14], 20, 10)])
     assert model.refine(batch, [[12, 13, 14]]) == [[20, 20, 20]]
     assert model.refine(batch, [[12, 13, 14]], block_adjacent=True) == [[20, 21, 20]]
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 54: the training words travel with the model (decode.known_words)
+# --------------------------------------------------------------------------------------------
+def test_the_training_words_travel_in_vocab_parquet_and_open_the_documents_own(tmp_path) -> None:
+    import pandas as pd
+
+    from sumpipe.config import SubwordConfig
+    from sumpipe.models.bert2stage import PieceVocabulary, SubwordCodec
+    from sumpipe.subword.stage import train_subword
+
+    words = "the returns array arrays returned value values compute computes sort sorted".split()
+    rows = [{"id": str(i), "source": " ".join(words[(i + j) % len(words)] for j in range(8)),
+             "reference": " ".join(words[i % 5: i % 5 + 3])} for i in range(40)]
+    (tmp_path / "processed").mkdir()
+    pd.DataFrame(rows).to_parquet(tmp_path / "processed" / "train.parquet")
+    train_subword(tmp_path / "processed", tmp_path / "subword", SubwordConfig(size=40))
+    vocab = PieceVocabulary.load(tmp_path / "subword")
+    assert isinstance(vocab, PieceVocabulary) and vocab.known_words is None
+    vocab.known_words = ["the", "sorted", "values"]
+    from sumpipe.io.atomic import write_parquet
+
+    write_parquet(vocab.to_table(), tmp_path / "vocab.parquet")
+    again = PieceVocabulary.from_table(tmp_path / "vocab.parquet")
+    assert again.known_words == ["the", "sorted", "values"] and again.itos == vocab.itos
+
+    codec = SubwordCodec(again, max_source_tokens=16)
+    assert codec.lexicon is not None and len(codec.lexicon) == 3
+    batch = codec.collate([codec.encode("0", "compute returns")])
+    known = codec.known_words(batch)
+    # nothing written yet: the first piece of a training word or of the document's ("compute", "returns"),
+    # or the end (the minimum length, not this rule, keeps a summary from being empty)
+    out = torch.zeros(1, len(again))
+    known.mask(out, torch.zeros(1, 0, dtype=torch.long), torch.tensor([0]))
+    firsts = {again.encode(w)[0] for w in ("the", "sorted", "values", "compute", "returns")}
+    assert set(torch.isfinite(out[0]).nonzero().view(-1).tolist()) == firsts | {EOS}

@@ -188,6 +188,20 @@ def length_budget(card: ModelCard, codec: Any, cfg: Any) -> Any:
     return LengthBudget(int(cfg.target_length), control, torch.from_numpy(word_bytes(codec.itos)))
 
 
+def known_words_of(card: ModelCard, codec: Any, cfg: Any) -> Any:
+    """`decode.known_words`: the codec's constraint maker (batch -> `sumpipe.models.known_words.KnownWords`),
+    or None: off, or a word model's codec, which offers none (it writes known words only). A subword model
+    saved without its training words is a one-line error before any decoding."""
+    make = getattr(codec, "known_words", None)
+    if not cfg.known_words or make is None:
+        return None
+    if getattr(codec, "lexicon", None) is None:
+        raise SumpipeError(f"the model {card.name or card.family} was saved without its training words "
+                           "(vocab.parquet's known_words): retrain it, or decode without --known-words "
+                           "(decode.known_words)")
+    return make
+
+
 def summarize(
     model: Any,
     vocab: Any,
@@ -222,6 +236,7 @@ def summarize(
                            f"{max_length} words: raise --max-length (decode.max_length) too")
     check_step_memory(model, card, cfg, len(documents))
     budget = length_budget(card, codec, cfg)
+    known = known_words_of(card, codec, cfg)
     device = model_device(model)
     if cfg.strategy == "sample" and generator is None:
         generator = make_generator(cfg.seed, device)
@@ -240,8 +255,9 @@ def summarize(
             batch = codec.collate([examples[i] for i in chunk]).to(device)
             batch.length_budget = budget
             recorded = bool(details) if wanted is None else not wanted.isdisjoint(chunk)
+            constraint = None if known is None else known(batch)
             hyps = decode_batch(model, batch, cfg, max_length, details=recorded, generator=generator,
-                                sentence_ends=codec.sentence_end_ids)
+                                sentence_ends=codec.sentence_end_ids, known_words=constraint)
             for i, hyp in zip(chunk, hyps):
                 example = examples[i]
                 tokens = codec.words(hyp.tokens, example)

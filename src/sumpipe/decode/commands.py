@@ -51,6 +51,10 @@ def decode(
     block_adjacent: Annotated[bool | None, flag(
         "--block-adjacent/--no-block-adjacent",
         help="never the same token twice in a row (default: decode.block_adjacent_repeat)")] = None,
+    known_words: Annotated[bool | None, flag(
+        "--known-words/--any-words",
+        help="a subword model (BERT2S) writes only words of its training text or the input "
+             "(default: decode.known_words)")] = None,
     per_line: Annotated[bool, flag("--per-line", help="one document per line")] = False,
     per_block: Annotated[bool, flag("--per-block", help="one document per blank-line-separated block")] = False,
     as_json: Annotated[bool, flag("--json", help="JSON Lines with tokens, score, p_gen and attention")] = False,
@@ -69,7 +73,7 @@ def decode(
         "beam": beam, "greedy": greedy, "sample": sample, "top_k": top_k, "top_p": top_p,
         "temperature": temperature, "seed": seed, "min_length": min_length, "max_length": max_length,
         "length_penalty": length_penalty, "block_ngram": block_ngram, "block_adjacent": block_adjacent,
-        "length": length, "unit": unit,
+        "length": length, "unit": unit, "known_words": known_words,
     }
     # greedy/sample are flags (False: not given); --no-block-adjacent is a given False
     given = {k: v for k, v in options.items() if v is not None and not (k in ("greedy", "sample") and v is False)}

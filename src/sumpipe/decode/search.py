@@ -24,6 +24,8 @@ Conventions shared by all strategies:
 - `block_adjacent` forbids the token just generated as the next one ("the cache cache"): a word
   twice in a row, which a repeated 2-gram rule does not catch (the 2-gram (cache, cache) is new). A
   decoding rule, not a trained cure: the report shows every model's figures with and without it.
+- `known_words` (a subword model's `decode.known_words`) lets a hypothesis write only known words: the
+  model's training words and its document's (`sumpipe.models.known_words`).
 - GNMT length penalty (Wu et al. 2016, used by seed 001 §2.3.4): lp(Y) = ((5 + |Y|) / 6) ** alpha
   with |Y| = the number of output tokens *including* the final `</s>`; a finished hypothesis
   scores log P(Y) / lp(Y).
@@ -120,12 +122,15 @@ def _masked(
     block_adjacent: bool = False,
     sentence_ends: torch.Tensor | None = None,
     min_sentences: int = 0,
+    known_words: Any = None,
+    row_doc: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """A float32 copy of log_probs (N, W) with every forbidden choice at -inf (see module doc).
 
     width_limit (N,): V + the row's own number of OOV words (columns beyond are padding);
     sentence_ends: the ids (long tensor) after which `</s>` is allowed before `min_length`, and which
-    `min_sentences` counts in each row's history (N, t).
+    `min_sentences` counts in each row's history (N, t); known_words: a `sumpipe.models.known_words.KnownWords`
+    of the batch (None: no constraint), which reads each row's document in row_doc (N,).
     """
     out = log_probs.float().clone()
     out[:, [UNK, PAD, BOS]] = NEG_INF
@@ -145,6 +150,9 @@ def _masked(
         block_repeated_ngrams(out, history, block_ngram)
     if block_adjacent and history.size(1):
         out.scatter_(1, history[:, -1:], NEG_INF)
+    if known_words is not None:
+        assert row_doc is not None, "known_words reads each row's document"
+        known_words.mask(out, history, row_doc)
     return out
 
 
@@ -239,10 +247,12 @@ def beam_search(
     block_adjacent: bool = False,
     sentence_ends: Sequence[int] = (),
     min_sentences: int = 0,
+    known_words: Any = None,
 ) -> list[Hypothesis]:
     """The best hypothesis per document of `batch` (B documents × `beam_size` beams at once).
 
-    The termination rule and scoring are in the module docstring.
+    The termination rule and scoring are in the module docstring; `known_words` restricts the words
+    written (`sumpipe.models.known_words`).
     """
     k = beam_size
     lp_max = length_penalty(max_length + 1, alpha)
@@ -263,7 +273,7 @@ def beam_search(
     for step in range(max_length + 1):
         log_probs, state, info = model.decode_step(state, prev)
         masked = _masked(log_probs, history, step, limits[row_doc], min_length, max_length, block_ngram,
-                         block_adjacent, sentence_end_ids, min_sentences)
+                         block_adjacent, sentence_end_ids, min_sentences, known_words, row_doc)
         n_active, width = len(active), masked.size(1)
         cand = (beam_logp[:, None] + masked).view(n_active, k * width)
         top_scores, top_idx = cand.topk(min(2 * k, k * width), dim=1)     # sorted, best first
@@ -360,6 +370,7 @@ def sample_search(
     details: bool = False,
     sentence_ends: Sequence[int] = (),
     min_sentences: int = 0,
+    known_words: Any = None,
 ) -> list[Hypothesis]:
     """One hypothesis per document, choosing each token greedily (argmax) or by sampling.
 
@@ -380,7 +391,7 @@ def sample_search(
     for step in range(max_length + 1):
         log_probs, state, info = model.decode_step(state, prev)
         masked = _masked(log_probs, history, step, limits[row_doc], min_length, max_length, block_ngram,
-                         block_adjacent, sentence_end_ids, min_sentences)
+                         block_adjacent, sentence_end_ids, min_sentences, known_words, row_doc)
         dead = ~torch.isfinite(masked).any(dim=1)     # every choice blocked: end it here
         masked[dead, EOS] = 0.0
         if greedy:
@@ -427,11 +438,13 @@ def decode_batch(
     details: bool = False,
     generator: torch.Generator | None = None,
     sentence_ends: Sequence[int] = (),
+    known_words: Any = None,
 ) -> list[Hypothesis]:
     """Run the strategy named by `cfg` (a `sumpipe.config.DecodeConfig`) on one batch.
 
     `sentence_ends`: the ids of the tokens that end a sentence (the codec's `sentence_end_ids`), after
-    which `</s>` is allowed before `cfg.min_length` and which `cfg.min_sentences` counts. Sampling draws
+    which `</s>` is allowed before `cfg.min_length` and which `cfg.min_sentences` counts. `known_words`:
+    the batch's `sumpipe.models.known_words.KnownWords` (`decode.known_words`), or None. Sampling draws
     from `generator`, or from a fresh one seeded with `cfg.seed`; pass one generator to a run over many
     batches so they do not all replay the same random stream.
     A model with a second pass (`sumpipe.models.protocol.Refinable`, seed 003's refine decoder)
@@ -440,7 +453,7 @@ def decode_batch(
     min_length = min(cfg.min_length, max_length)
     common = dict(max_length=max_length, min_length=min_length, alpha=cfg.length_penalty,
                   block_ngram=cfg.block_ngram_repeat, block_adjacent=cfg.block_adjacent_repeat, details=details,
-                  sentence_ends=sentence_ends, min_sentences=cfg.min_sentences)
+                  sentence_ends=sentence_ends, min_sentences=cfg.min_sentences, known_words=known_words)
     if cfg.strategy == "beam":
         hyps = beam_search(model, batch, cfg.beam_size, **common)
     elif cfg.strategy == "greedy":

@@ -20,8 +20,8 @@ notebook and the command give the same summary for the same text and options:
   (`sumpipe.decode.batches.prepare_raw`), then length-sorted batches of `decode.batch_size`
   (`sumpipe.decode.batches.summarize`);
 - decoding options are the command's (`beam`, `greedy`, `sample`, `top_k`, `top_p`, `temperature`,
-  `seed`, `min_length`, `max_length`, `length_penalty`, `block_ngram`, `block_adjacent`, plus
-  `batch_size`) over
+  `seed`, `min_length`, `max_length`, `length_penalty`, `block_ngram`, `block_adjacent`, `length`,
+  `unit`, `known_words`, plus `batch_size`) over
   params.yaml's `decode:` section, checked the same way: a bad value is one line naming the option.
 
 Loading reads only the model card; the weights (and torch) load on the first `summarize`, so bad
@@ -52,7 +52,7 @@ DECODE_OPTIONS = {
     "beam": "beam_size", "top_k": "top_k", "top_p": "top_p", "temperature": "temperature", "seed": "seed",
     "min_length": "min_length", "max_length": "max_length", "length_penalty": "length_penalty",
     "block_ngram": "block_ngram_repeat", "block_adjacent": "block_adjacent_repeat", "batch_size": "batch_size",
-    "length": "target_length", "unit": "length_unit",
+    "length": "target_length", "unit": "length_unit", "known_words": "known_words",
 }
 
 

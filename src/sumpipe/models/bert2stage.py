@@ -34,6 +34,8 @@ Shapes: B batch, S source pieces, T summary positions, L draft words, D width, V
 from __future__ import annotations
 
 import dataclasses
+import functools
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -48,17 +50,20 @@ from sumpipe.errors import ConfigError, SumpipeError
 from sumpipe.models.batching import Batch, Example, collate
 from sumpipe.models.bert import BertEncoder, init_bert_weights
 from sumpipe.models.card import VOCAB_FILE
+from sumpipe.models.known_words import KnownWords, PieceTrie
 from sumpipe.models.layers import BilinearCopyGate, FeedForward, MultiHeadAttention, key_padding_bias, pointer_mix
 from sumpipe.models.loss import label_smoothed_nll
 from sumpipe.models.registry import Family, TaskData, register_family
 from sumpipe.models.task import SummarizationTask
 from sumpipe.models.vocabulary import VocabularyKind
-from sumpipe.names import BOS, EOS, PAD, SENTENCE_END
+from sumpipe.names import BOS, EOS, PAD, SENTENCE_END, UNK
 from sumpipe.subword.pieces import MASK, MODEL_FILE, N_SPECIAL_PIECES, SubwordVocab
 from sumpipe.validation import MAX_LAYERS, MAX_VOCAB, from_dict, require, require_at_most
+from sumpipe.vocab.ngrams import WORDS_FILE
 
 KV = tuple[torch.Tensor, torch.Tensor]
 NEG_INF = float("-inf")
+KNOWN_WORDS_KEY = b"known_words"  # vocab.parquet's metadata key of the training words (`PieceVocabulary`)
 
 
 @dataclass(frozen=True)
@@ -396,6 +401,33 @@ class Bert2StageTask(SummarizationTask):
         return right.sum(), batch.trg_mask.sum()
 
 
+class PieceVocabulary(SubwordVocab):
+    """The subword model, and the words of the text the model was trained on (`known_words`: the vocab
+    stage's `words.parquet`, sources and summaries; None when training had none), which
+    `decode.known_words` lets the draft write (`sumpipe.models.known_words`). The model folder's
+    vocab.parquet keeps them in its schema metadata, beside the sentencepiece model, one word a line
+    (a token of the text convention holds no white space)."""
+
+    known_words: list[str] | None = None
+
+    def to_table(self) -> Any:
+        table = super().to_table()
+        if self.known_words is None:
+            return table
+        return table.replace_schema_metadata({**table.schema.metadata,
+                                              KNOWN_WORDS_KEY: "\n".join(self.known_words).encode()})
+
+    @classmethod
+    def from_table(cls, path: str | os.PathLike) -> PieceVocabulary:
+        import pyarrow.parquet as pq
+
+        vocab = cast(PieceVocabulary, super().from_table(path))
+        words = (pq.read_schema(path).metadata or {}).get(KNOWN_WORDS_KEY)
+        if words is not None:
+            vocab.known_words = words.decode().split("\n") if words else []
+        return vocab
+
+
 class SubwordCodec:
     """Decode-time text <-> pieces (`sumpipe.models.registry.Codec`): a document becomes `<s>` pieces
     `</s>`; generated pieces become words again (sentencepiece detokenisation), so ROUGE and every
@@ -405,6 +437,21 @@ class SubwordCodec:
         self.vocab, self.max_source_tokens = vocab, max_source_tokens
         # "." may be a piece of its own or carry the word-start mark ("\u2581.")
         self.sentence_end_ids = tuple(i for i, piece in enumerate(vocab.itos) if piece.lstrip("\u2581") in SENTENCE_END)
+        self.starts_word = [i >= N_SPECIAL_PIECES and piece.startswith("\u2581") for i, piece in enumerate(vocab.itos)]
+
+    @functools.cached_property
+    def lexicon(self) -> PieceTrie | None:
+        """The training words as piece sequences (None: the model was saved without them)."""
+        words = getattr(self.vocab, "known_words", None)
+        if words is None:
+            return None
+        return PieceTrie(pieces for pieces in self.vocab.encode_many(words) if pieces and UNK not in pieces)
+
+    def known_words(self, batch: Batch) -> KnownWords:
+        """The batch's `decode.known_words` constraint: the training words and each document's own."""
+        assert self.lexicon is not None, "batches.known_words_of checks the lexicon first"
+        sources = [[p for p in row if p >= N_SPECIAL_PIECES] for row in batch.src.tolist()]
+        return KnownWords.for_batch(self.starts_word, self.lexicon, sources)
 
     def encode(self, example_id: str, source: str) -> Example:
         return encode_pieces_example(example_id, self.vocab.encode(source), [], self.max_source_tokens, 1)
@@ -446,9 +493,19 @@ def arch_defaults(params: Params) -> dict[str, Any]:
 
 
 def _vocab_for_training(vocab_dir: Path, arch: Bert2StageArch) -> tuple[SubwordVocab, Bert2StageArch]:
-    """The subword stage's model (`arch.subword_dir`; the word vocabulary is not used)."""
-    vocab = SubwordVocab.load(arch.subword_dir)
+    """The subword stage's model (`arch.subword_dir`), with the training words of the vocab stage
+    (`words.parquet`, for `decode.known_words`; the word vocabulary itself is not used)."""
+    vocab = cast(PieceVocabulary, PieceVocabulary.load(arch.subword_dir))
+    words = Path(vocab_dir) / WORDS_FILE
+    if words.is_file():
+        vocab.known_words = _read_words(words)
     return vocab, replace(arch, vocab_size=len(vocab))
+
+
+def _read_words(path: Path) -> list[str]:
+    from sumpipe.io.atomic import read_table
+
+    return [str(word) for word in read_table(path, ["token"]).column("token").to_pylist()]
 
 
 def warm_start(model: Bert2Stage, arch: Bert2StageArch) -> list[Path]:
@@ -480,7 +537,7 @@ def _save_vocab(vocab: SubwordVocab, model_dir: Path, arch: Bert2StageArch) -> N
 
 
 def _load_vocab(model_dir: Path, arch: Bert2StageArch) -> SubwordVocab:
-    vocab = SubwordVocab.from_table(Path(model_dir) / VOCAB_FILE)
+    vocab = PieceVocabulary.from_table(Path(model_dir) / VOCAB_FILE)
     if len(vocab) != arch.vocab_size:
         raise SumpipeError(f"{Path(model_dir) / VOCAB_FILE}: has {len(vocab)} pieces, config.json says "
                            f"{arch.vocab_size}")
