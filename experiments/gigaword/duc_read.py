@@ -6,7 +6,10 @@ experiments/gigaword after the crosseval stage.
 
 `quality` prints, per system of crosseval/summary.json (a model: the mean of its seeds; an ensemble: its
 one run, seed 0), the words per headline and `sumpipe.evaluate.read_quality`'s content words repeated and
-fragments, on the 75-byte headlines the stage scored; the references' first of four beside them.
+fragments, on the 75-byte headlines the stage scored; the references' first of four beside them; and the
+unknown words: the share of the headlines' words found neither in the training text (data/vocab/words.parquet,
+sources and headlines) nor in their own document, the non-words a subword model joins from pieces
+("afflosated", "censusal"; `decode.known_words` bars them).
 
 `before` takes every (299 // N)-th document of the test half (ids sorted) and prints a Markdown table: the
 first of the four references, then for each model of `crosseval.models` and the best ensemble of
@@ -46,7 +49,14 @@ def system_runs() -> dict[str, pd.DataFrame]:
     return {name: pd.read_parquet(CROSSEVAL / f"{name}.parquet") for name in names}
 
 
+def unknown_words(texts: list[str], sources: list[str], known: set[str]) -> float:
+    """% of the words of `texts` in neither `known` nor their own source."""
+    words = [(w, set(src.split())) for text, src in zip(texts, sources) for w in text.split()]
+    return 100 * sum(w not in known and w not in own for w, own in words) / max(len(words), 1)
+
+
 def quality() -> None:
+    known = set(pd.read_parquet("data/vocab/words.parquet", columns=["token"])["token"])
     runs = system_runs()
     first = next(iter(runs.values()))
     one = first[first["seed"] == first["seed"].min()]
@@ -55,14 +65,15 @@ def quality() -> None:
     for name, frame in runs.items():
         rows[name] = [(g["prediction"].tolist(), g["source"].tolist(), [r[0] for r in g["references"]])
                       for _, g in frame.groupby("seed")]
-    print("| system | seeds | words | content words repeated % | fragments % |")
-    print("|---|---:|---:|---:|---:|")
+    print("| system | seeds | words | content words repeated % | fragments % | unknown words % |")
+    print("|---|---:|---:|---:|---:|---:|")
     for name, each in rows.items():
         figures = [read_quality(*args) for args in each]
         words = sum(sum(len(t.split()) for t in args[0]) / len(args[0]) for args in each) / len(each)
         rep = sum(f["repeated_words"] for f in figures) / len(figures)
         frag = sum(f["fragment_rate"] for f in figures) / len(figures)
-        print(f"| {name} | {len(each)} | {words:.2f} | {rep:.2f} | {frag:.2f} |")
+        unknown = sum(unknown_words(texts, sources, known) for texts, sources, _ in each) / len(each)
+        print(f"| {name} | {len(each)} | {words:.2f} | {rep:.2f} | {frag:.2f} | {unknown:.2f} |")
 
 
 def before(n: int) -> None:

@@ -2,6 +2,7 @@
 experiments/gigaword after its data stages and the training commands of that section.
 
     python length_validation.py params     # length-params.yaml: params.yaml + M1-len, PG-cov-len, *-lendrop
+    python length_validation.py params current   # length-params.yaml: params.yaml as it is (its own models)
     python length_validation.py run VARIANT MODEL [duc.KEY=VALUE ...] [giga.KEY=VALUE ...]
     python length_validation.py table MODEL:VARIANT ...
 
@@ -13,11 +14,13 @@ the crosseval stage with the DUC protocol (into crosseval-valid-VARIANT/); `duc.
 `table` prints one Markdown row per model, variant and seed and their mean: R-1/R-2/R-L F1 on Gigaword
 valid, words and bytes per headline, the read quality of `sumpipe.evaluate.read_quality` (content words
 repeated, fragments, a word twice in a row); on DUC, R-1/R-2 recall at 75 bytes (four references averaged,
-as the crosseval stage scores them), words, and the same read quality of the whole headlines.
+as the crosseval stage scores them), words, the same read quality of the whole headlines, and their unknown
+words (`duc_read.unknown_words`: in neither the training text nor the document).
 """
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +28,7 @@ from typing import Any
 
 import pandas as pd
 import yaml
+from duc_read import unknown_words
 
 from sumpipe.evaluate.read_quality import read_quality
 from sumpipe.evaluate.rouge import score_pairs
@@ -101,7 +105,13 @@ def duc(folder: str, model: str, seed: int) -> dict[str, float]:
     out = {"DUC R-1": 100 * frame["rouge1_recall"].mean(), "DUC R-2": 100 * frame["rouge2_recall"].mean(),
            "DUC words": words}
     first_refs = [refs[0] for refs in frame["references"]]
+    out["DUC unk"] = unknown_words(texts, frame["source"].tolist(), known_words())
     return {**out, **{f"DUC {k}": v for k, v in quality(texts, frame["source"].tolist(), first_refs).items()}}
+
+
+@functools.cache
+def known_words() -> set[str]:
+    return set(pd.read_parquet("data/vocab/words.parquet", columns=["token"])["token"])
 
 
 def table(systems: list[str]) -> str:
@@ -120,7 +130,9 @@ def table(systems: list[str]) -> str:
 
 if __name__ == "__main__":
     command, args = sys.argv[1], sys.argv[2:]
-    if command == "params":
+    if command == "params" and args == ["current"]:  # the decoding choices made on the pipeline's own models
+        Path(PARAMS).write_text(Path("params.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    elif command == "params":
         write_params()
     elif command == "run":
         run(args[0], args[1], args[2:])
