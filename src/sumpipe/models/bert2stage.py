@@ -34,6 +34,7 @@ Length control (issue 54; `length_control: words | bytes`, `length_dropout`, as 
 (`RemainingLength`), counted over pieces exactly as the detokenised text (`sumpipe.models.piece_length`),
 so the draft is written to a budget (`decode.target_length`). The refine stage reads no length: it keeps
 the draft's pieces count, but a rewritten piece may change the bytes. `none` builds the model as before.
+
 Shapes: B batch, S source pieces, T summary positions, L draft words, D width, V pieces.
 """
 
@@ -239,7 +240,7 @@ class Bert2Stage(nn.Module):
         if self.length is None:
             return
         if len(itos) != self.vocab_size:
-            raise SumpipeError(f"{len(itos)} pieces for a model of {self.vocab_size}")
+            raise SumpipeError(f"the subword model has {len(itos)} pieces, the model {self.vocab_size}")
         size, starts = piece_costs(itos)
         self.piece_bytes.copy_(torch.from_numpy(size))
         self.piece_starts_word.copy_(torch.from_numpy(starts))
