@@ -183,6 +183,47 @@ def test_bert2stage_trains_from_the_encoder_resumes_bit_identical_and_decodes(tm
             assert s.attention is None or s.attention.shape[1] == len(s.source_tokens)
 
 
+def test_bert2stage_with_length_control_trains_resumes_and_decodes_to_a_budget(tmp_path: Path, monkeypatch) -> None:
+    """Issue 54 through the stages: `families.bert2stage: {length_control: bytes, length_dropout: 0.25}`
+    trains (the pieces' costs from the subword model, saved with the weights), resumes bit-identical, and
+    decodes to a byte budget, without one (length dropout), and refuses another unit in one line."""
+    from sumpipe.decode.batches import length_budget, load_model, summarize
+    from sumpipe.models.piece_length import PieceBudget, piece_costs
+    from sumpipe.models.registry import get_family
+
+    params = {}
+    for name in ("straight", "resumed"):
+        raw = write_fixture(tmp_path / name)
+        raw["families"]["bert2stage"] |= {"length_control": "bytes", "length_dropout": 0.25, "refine": False}
+        params[name] = params_from_dict(raw)
+        pretrain_encoder(resolve_pretrain_inputs(params[name]), progress=False)
+    train_model(resolve_inputs(params["straight"], "B", 1), progress=False)
+    with monkeypatch.context() as m:
+        kill_after_checkpoints(m, 2)
+        with pytest.raises(Killed):
+            train_model(resolve_inputs(params["resumed"], "B", 1), progress=False)
+    assert train_model(resolve_inputs(params["resumed"], "B", 1), progress=False)["resumed_from_step"] > 0
+    model_dir = tmp_path / "straight/models/B/seed-1"
+    assert_same_tensors(tensors(model_dir / "model.safetensors"),
+                        tensors(tmp_path / "resumed/models/B/seed-1/model.safetensors"))
+    assert json.loads((model_dir / "config.json").read_text())["arch"]["length_control"] == "bytes"
+
+    model, vocab, card = load_model(model_dir)
+    size, starts = piece_costs(vocab.itos)
+    assert model.piece_bytes.tolist() == size.tolist() and model.piece_starts_word.tolist() == starts.tolist()
+    assert size[vocab.itos.index("\u2581the")] == 3
+    codec = get_family("bert2stage").codec(vocab, card.arch)
+    budget = length_budget(card, codec, DecodeConfig(target_length=30, length_unit="bytes"))
+    assert isinstance(budget, PieceBudget) and budget.vocab_bytes.tolist() == size.tolist()
+    docs = frame(4, 3)["source"].tolist()
+    for cfg in (DecodeConfig(beam_size=2, max_length=10, target_length=30, length_unit="bytes"),
+                DecodeConfig(beam_size=2, max_length=10)):
+        summaries = summarize(model, vocab, card, docs, cfg)
+        assert len(summaries) == 4 and all(s.tokens and "\u2581" not in s.text for s in summaries)
+    with pytest.raises(SumpipeError, match="counts its length in bytes, not words"):
+        summarize(model, vocab, card, docs, DecodeConfig(target_length=5, length_unit="words"))
+
+
 def test_train_needs_a_matching_pretrained_encoder(tmp_path: Path) -> None:
     params = params_from_dict(write_fixture(tmp_path))
     with pytest.raises(SumpipeError, match="encoder.safetensors is missing|config.json is missing"):

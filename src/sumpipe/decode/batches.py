@@ -174,7 +174,9 @@ def stage_config(cfg: Any, card: ModelCard) -> Any:
 
 def length_budget(card: ModelCard, codec: Any, cfg: Any) -> Any:
     """The `LengthBudget` the batches carry (`decode.target_length`, issue 54), or None; a one-line
-    SumpipeError for a budget the model cannot take (`sumpipe.models.length.check_budget`)."""
+    SumpipeError for a budget the model cannot take (`sumpipe.models.length.check_budget`). A codec that
+    knows what its tokens cost (`length_costs()`: the subword pieces, `sumpipe.models.piece_length`) gives a
+    `PieceBudget`; the word codecs' words cost their bytes (`word_bytes`)."""
     from sumpipe.models.batching import word_bytes
     from sumpipe.models.length import LengthBudget, check_budget
 
@@ -185,6 +187,13 @@ def length_budget(card: ModelCard, codec: Any, cfg: Any) -> Any:
         return None
     import torch
 
+    costs = getattr(codec, "length_costs", None)
+    if costs is not None:
+        from sumpipe.models.piece_length import PieceBudget
+
+        piece_bytes, starts_word = costs()
+        return PieceBudget(int(cfg.target_length), control, torch.from_numpy(piece_bytes),
+                           torch.from_numpy(starts_word))
     return LengthBudget(int(cfg.target_length), control, torch.from_numpy(word_bytes(codec.itos)))
 
 

@@ -28,6 +28,13 @@ Choices the seed leaves open, made here:
 
 Decoding the draft implements `sumpipe.models.protocol.Decodable` (beam, greedy, sampling of
 `sumpipe.decode.search`); `refine(batch, drafts)` then rewrites the drafts.
+
+Length control (issue 54; `length_control: words | bytes`, `length_dropout`, as the word families'
+`sumpipe.models.length`): the draft decoder's input embeddings get the vector of the remaining length
+(`RemainingLength`), counted over pieces exactly as the detokenised text (`sumpipe.models.piece_length`),
+so the draft is written to a budget (`decode.target_length`). The refine stage reads no length: it keeps
+the draft's pieces count, but a rewritten piece may change the bytes. `none` builds the model as before.
+
 Shapes: B batch, S source pieces, T summary positions, L draft words, D width, V pieces.
 """
 
@@ -52,7 +59,9 @@ from sumpipe.models.bert import BertEncoder, init_bert_weights
 from sumpipe.models.card import VOCAB_FILE
 from sumpipe.models.known_words import KnownWords, PieceTrie
 from sumpipe.models.layers import BilinearCopyGate, FeedForward, MultiHeadAttention, key_padding_bias, pointer_mix
+from sumpipe.models.length import LENGTH_CONTROLS, LengthControl, RemainingLength, check_budget, check_length_dropout
 from sumpipe.models.loss import label_smoothed_nll
+from sumpipe.models.piece_length import PieceLengthState, piece_costs, piece_remaining_lengths
 from sumpipe.models.registry import Family, TaskData, register_family
 from sumpipe.models.task import SummarizationTask
 from sumpipe.models.vocabulary import VocabularyKind
@@ -77,7 +86,8 @@ class Bert2StageArch:
     `vocab_size` is set from the subword model at training. `pretrained: false` starts the encoder
     from random weights (an ablation); `refine: false` decodes the draft only. `refine_positions` = k
     trains stage 2 on k random positions per summary instead of all L (a cheaper, unbiased estimate of
-    L_dec2; null = all, as the seed).
+    L_dec2; null = all, as the seed). `length_control` (`none` | `words` | `bytes`) and `length_dropout`:
+    the draft decoder reads the summary's remaining length (module doc; issue 54), as the word families.
     """
 
     n_decoder_layers: int = 1
@@ -91,6 +101,8 @@ class Bert2StageArch:
     encoder: EncoderConfig = field(default_factory=EncoderConfig)
     subword_dir: str = PathsConfig.subword  # paths.subword
     encoder_dir: str = PathsConfig.pretrain  # paths.pretrain
+    length_control: LengthControl = "none"
+    length_dropout: float = 0.0
 
     def check(self, key: str) -> None:
         require(self.n_decoder_layers >= 1, f"{key}.n_decoder_layers", "must be >= 1")
@@ -105,6 +117,9 @@ class Bert2StageArch:
                 "must be >= 1 (or null: every position)")
         require(self.max_summary_tokens + 2 <= self.encoder.max_positions, f"{key}.max_summary_tokens",
                 f"must be <= the encoder's max_positions - 2 ({self.encoder.max_positions - 2})")
+        require(self.length_control in LENGTH_CONTROLS, f"{key}.length_control",
+                f"must be one of {', '.join(LENGTH_CONTROLS)}")
+        check_length_dropout(self.length_control, self.length_dropout, f"{key}.length_dropout")
 
 
 # --------------------------------------------------------------------------------------------
@@ -170,9 +185,12 @@ class Bert2StageState:
     self_kv: list[KV]
     step: int
     doc: torch.Tensor  # (N,) which document's H row i holds
+    length: PieceLengthState | None = None  # decoding to a budget (length control)
 
     def index_select(self, idx: torch.Tensor) -> Bert2StageState:
         idx = idx.to(self.src.device)
+        if self.length is not None:
+            return replace(replace(self, length=None).index_select(idx), length=self.length.index_select(idx))
         pick = lambda kv: (kv[0].index_select(0, idx), kv[1].index_select(0, idx))  # noqa: E731
         doc = self.doc.index_select(0, idx)
         if torch.equal(doc, self.doc):  # beams reordered within their documents: H-side caches stay
@@ -191,6 +209,8 @@ class Bert2Stage(nn.Module):
     """See the module docstring. V = `arch.vocab_size`, the subword model's pieces."""
 
     never_predicted: torch.Tensor  # (V,) bool, the buffer registered in __init__
+    piece_bytes: torch.Tensor  # (V,) with length control: `piece_costs`, set by `set_piece_costs`
+    piece_starts_word: torch.Tensor  # (V,) bool, likewise
 
     def __init__(self, arch: Bert2StageArch) -> None:
         super().__init__()
@@ -211,6 +231,33 @@ class Bert2Stage(nn.Module):
         never = torch.zeros(vocab_size, dtype=torch.bool)
         never[MASK] = True
         self.register_buffer("never_predicted", never, persistent=False)
+        # last, so every other weight draws what it drew before length control existed
+        self.length = RemainingLength(encoder_cfg.d_model) if arch.length_control != "none" else None
+        self.piece_costs_set = False
+        if self.length is not None:  # saved with the weights: a loaded model counts as it was trained
+            self.register_buffer("piece_bytes", torch.zeros(vocab_size, dtype=torch.long))
+            self.register_buffer("piece_starts_word", torch.zeros(vocab_size, dtype=torch.bool))
+            self.register_load_state_dict_post_hook(lambda module, keys: setattr(module, "piece_costs_set", True))
+
+    def set_piece_costs(self, itos: Sequence[str]) -> None:
+        """With length control: what each piece costs (`piece_costs` of the subword model's pieces, V of
+        them), for teacher forcing; `warm_start` sets it before training, a loaded model has it."""
+        if self.length is None:
+            return
+        if len(itos) != self.vocab_size:
+            raise SumpipeError(f"the subword model has {len(itos)} pieces, the model {self.vocab_size}")
+        size, starts = piece_costs(itos)
+        self.piece_bytes.copy_(torch.from_numpy(size))
+        self.piece_starts_word.copy_(torch.from_numpy(starts))
+        self.piece_costs_set = True
+
+    def teacher_remaining(self, batch: Batch) -> torch.Tensor:
+        """(B, T) the remaining length at each draft input position of the reference (module doc)."""
+        if not self.piece_costs_set:
+            raise SumpipeError("a bert2stage model with length control needs its pieces' costs "
+                               "(set_piece_costs; warm_start sets them for training)")
+        return piece_remaining_lengths(batch.trg_inp, batch.trg_mask, self.piece_bytes, self.piece_starts_word,
+                                       self.arch.length_control)
 
     # ---- pieces ------------------------------------------------------------------------------
     def encode(self, src: torch.Tensor, src_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -242,7 +289,10 @@ class Bert2Stage(nn.Module):
         memory, bias = self.encode(batch.src, batch.src_mask)
         cross_kv = [cast(PostLNDecoderLayer, layer).cross_attn.project_kv(memory) for layer in self.draft_layers]
         keys = self.draft_copy.project_keys(memory)
-        o, _ = self._draft(self.encoder.embeddings(batch.trg_inp), cross_kv, bias, None)
+        x = self.encoder.embeddings(batch.trg_inp)
+        if self.length is not None:
+            x = x + self.length(self.teacher_remaining(batch), self.arch.length_dropout)
+        o, _ = self._draft(x, cross_kv, bias, None)
         draft, _ = self._output(o, self.draft_copy, memory, keys, bias, batch.src)
         words = batch.trg_inp[:, 1:]
         keep = words != PAD
@@ -355,20 +405,29 @@ class Bert2Stage(nn.Module):
         memory, bias = self.encode(batch.src, batch.src_mask)
         n, heads = memory.shape[0], self.encoder_cfg.n_heads
         empty = memory.new_zeros(n, heads, 0, self.encoder_cfg.d_model // heads)
+        budget = batch.length_budget
+        check_budget(self.arch.length_control, getattr(budget, "total", None),
+                     getattr(budget, "unit", self.arch.length_control), optional=self.arch.length_dropout > 0)
+        length = None if self.length is None or budget is None else PieceLengthState.start(budget, n, device)
         return Bert2StageState(
             src=batch.src, memory=memory, memory_bias=bias,
             cross_kv=[cast(PostLNDecoderLayer, layer).cross_attn.project_kv(memory) for layer in self.draft_layers],
             copy_keys=self.draft_copy.project_keys(memory), self_kv=[(empty, empty) for _ in self.draft_layers],
-            step=0, doc=torch.arange(n, device=device))
+            step=0, doc=torch.arange(n, device=device), length=length)
 
     def decode_step(self, state: Bert2StageState, prev_tokens: torch.Tensor
                     ) -> tuple[torch.Tensor, Bert2StageState, dict[str, torch.Tensor]]:
         """prev_tokens (N,) -> log P (N, V), the advanced state, {"p_gen": (N,), "attn": (N, S)}."""
-        x = self.encoder.embeddings(prev_tokens.to(state.src.device)[:, None], offset=state.step)
+        prev_tokens = prev_tokens.to(state.src.device)
+        x = self.encoder.embeddings(prev_tokens[:, None], offset=state.step)
+        length = state.length
+        if self.length is not None and length is not None:
+            remaining, length = length.feed(prev_tokens)
+            x = x + self.length(remaining[:, None])
         o, kvs = self._draft(x, state.cross_kv, state.memory_bias, state.self_kv)
         log_probs, info = self._output(o, self.draft_copy, state.memory, state.copy_keys, state.memory_bias,
                                        state.src)
-        return log_probs[:, 0], replace(state, self_kv=kvs, step=state.step + 1), {
+        return log_probs[:, 0], replace(state, self_kv=kvs, step=state.step + 1, length=length), {
             "p_gen": info["p_gen"][:, 0], "attn": info["attn"][:, 0]}
 
 
@@ -467,6 +526,11 @@ class SubwordCodec:
         ids = self.vocab.encode(source)[: self.max_source_tokens - 2]
         return [self.vocab.itos[BOS], *(self.vocab.itos[i] for i in ids), self.vocab.itos[EOS]]
 
+    def length_costs(self) -> tuple[np.ndarray, np.ndarray]:
+        """(bytes (V,), starts_word (V,)) of the pieces, what decoding to a budget counts with
+        (`sumpipe.decode.batches.length_budget`; `sumpipe.models.piece_length.piece_costs`)."""
+        return piece_costs(self.vocab.itos)
+
 
 def make_task(data: TaskData) -> Bert2StageTask:
     """Sources and references as pieces (`<s>` source `</s>`; summary cut to max_summary_tokens)."""
@@ -517,6 +581,8 @@ def warm_start(model: Bert2Stage, arch: Bert2StageArch) -> list[Path]:
     from sumpipe.models.bert import ENCODER_CARD, ENCODER_WEIGHTS, load_encoder
 
     subword = Path(arch.subword_dir) / MODEL_FILE
+    if model.length is not None:  # length control counts with the pieces' costs
+        model.set_piece_costs(SubwordVocab.load(subword).itos)
     if not arch.pretrained:
         return [subword]
     folder = Path(arch.encoder_dir)
@@ -557,4 +623,6 @@ FAMILY = register_family(Family(
                                 "encoder_parameters": sum(p.numel() for p in model.encoder.parameters())},
     arch_defaults=arch_defaults,
     warm_start=warm_start,
+    # before issue 54's length control
+    legacy_arch={"length_control": "none", "length_dropout": 0.0},
 ))
