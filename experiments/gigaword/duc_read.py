@@ -3,13 +3,15 @@ experiments/gigaword after the crosseval stage.
 
     python duc_read.py quality            # read quality of every system of crosseval/ beside the references
     python duc_read.py before [N]         # N (20) test documents: references, then each system before / after
+    python duc_read.py known [N]          # the same N documents: BERT2S to 75 bytes with any words / known words
 
 `quality` prints, per system of crosseval/summary.json (a model: the mean of its seeds; an ensemble: its
 one run, seed 0), the words per headline and `sumpipe.evaluate.read_quality`'s content words repeated and
 fragments, on the 75-byte headlines the stage scored; the references' first of four beside them; and the
 unknown words: the share of the headlines' words found neither in the training text (data/vocab/words.parquet,
 sources and headlines) nor in their own document, the non-words a subword model joins from pieces
-("afflosated", "censusal"; `decode.known_words` bars them).
+("afflosated", "censusal"; `decode.known_words` bars them); the last word of a headline the 75-byte cut
+reached is left out (it may be a cut word).
 
 `before` takes every (299 // N)-th document of the test half (ids sorted) and prints a Markdown table: the
 first of the four references, then for each model of `crosseval.models` and the best ensemble of
@@ -20,6 +22,10 @@ only, as the experiment decoded DUC before issue 54: `decode:` with `block_ngram
 1) and no length budget (the models trained with `length_dropout` take none, and plan their own length).
 The models trained before issue 54 (no length control) are in no cache of this checkout, so "before" is the
 decoding, not the training, of that time.
+
+`known` decodes BERT2S seed 1 on the same documents as `before`, to the crosseval stage's budget, with any
+words and with `known_words` (the training text's and the document's only), and marks each unknown word
+(`unknown_words`) with a star; its R-1 recall at 75 bytes in brackets.
 """
 
 from __future__ import annotations
@@ -49,9 +55,15 @@ def system_runs() -> dict[str, pd.DataFrame]:
     return {name: pd.read_parquet(CROSSEVAL / f"{name}.parquet") for name in names}
 
 
-def unknown_words(texts: list[str], sources: list[str], known: set[str]) -> float:
-    """% of the words of `texts` in neither `known` nor their own source."""
-    words = [(w, set(src.split())) for text, src in zip(texts, sources) for w in text.split()]
+def unknown_words(texts: list[str], sources: list[str], known: set[str], cut_at: int | None = None) -> float:
+    """% of the words of `texts` in neither `known` nor their own source. `cut_at`: the texts were cut to
+    this many bytes (DUC's 75), so the last word of a text that long may be a cut word: it is not counted."""
+    words = []
+    for text, src in zip(texts, sources):
+        tokens, own = text.split(), set(src.split())
+        if cut_at is not None and len(text.encode()) >= cut_at:
+            tokens = tokens[:-1]
+        words += [(w, own) for w in tokens]
     return 100 * sum(w not in known and w not in own for w, own in words) / max(len(words), 1)
 
 
@@ -72,8 +84,37 @@ def quality() -> None:
         words = sum(sum(len(t.split()) for t in args[0]) / len(args[0]) for args in each) / len(each)
         rep = sum(f["repeated_words"] for f in figures) / len(figures)
         frag = sum(f["fragment_rate"] for f in figures) / len(figures)
-        unknown = sum(unknown_words(texts, sources, known) for texts, sources, _ in each) / len(each)
+        unknown = sum(unknown_words(texts, sources, known, cut_at=75) for texts, sources, _ in each) / len(each)
         print(f"| {name} | {len(each)} | {words:.2f} | {rep:.2f} | {frag:.2f} | {unknown:.2f} |")
+
+
+def shown_documents(runs: dict[str, pd.DataFrame], first_system: str, n: int) -> pd.DataFrame:
+    """Every (len // n)-th document of the test half, ids sorted, n of them (seed 1's rows)."""
+    first = runs[first_system]
+    docs = first[first["seed"] == SHOWN_SEED].sort_values("id")
+    return docs.iloc[:: len(docs) // n].head(n).reset_index(drop=True)
+
+
+def known(n: int, model: str = "BERT2S") -> None:
+    params = load_params("params.yaml")
+    docs = shown_documents(system_runs(), params.crosseval.models[0], n)
+    words = set(pd.read_parquet("data/vocab/words.parquet", columns=["token"])["token"])
+    base = params.crosseval.decode_config(params.decode)
+    scorer = FastRouge(ROUGE_TYPES, params.evaluate.use_stemmer, params.crosseval.protocol.references)
+    folder = Path(params.paths.models) / model / seed_folder(SHOWN_SEED)
+    cells = []
+    for rule in (False, True):
+        decoded = decode_corpus(folder, docs["source"].tolist(), params.paths.vocab,
+                                dataclasses.replace(base, known_words=rule))
+        cut = [cut_bytes(text, params.crosseval.protocol.max_bytes) for text in decoded]
+        recall = score_pairs(cut, [list(r) for r in docs["references"]], scorer=scorer)["rouge1_recall"].tolist()
+        cells.append([" ".join(f"{w}*" if w not in words and w not in set(src.split()) else w for w in text.split())
+                      + f" ({100 * r:.0f})" for text, src, r in zip(cut, docs["source"], recall)])
+    print(f"{model} seed {SHOWN_SEED}, {base.target_length} {base.length_unit}: any words → known words "
+          "(* a word in neither the training text nor the document)")
+    for i, row in docs.iterrows():
+        print(f"\n**{row['id']}** — {' '.join(row['references'][0].split())}")
+        print(f"- {cells[0][i]} → {cells[1][i]}")
 
 
 def before(n: int) -> None:
@@ -84,9 +125,7 @@ def before(n: int) -> None:
     ensembles = list(summary.get("ensembles", {}))
     best = max(ensembles, key=lambda e: summary["systems"][f"{e} ({corpus})"]["rouge1_recall"]) if ensembles else None
     shown = [*params.crosseval.models, *([best] if best else [])]
-    first = runs[shown[0]]
-    docs = first[first["seed"] == SHOWN_SEED].sort_values("id")
-    docs = docs.iloc[:: len(docs) // n].head(n).reset_index(drop=True)
+    docs = shown_documents(runs, shown[0], n)
     base = params.crosseval.decode_config(params.decode)
     old = dataclasses.replace(base, **BEFORE)
     scorer = FastRouge(ROUGE_TYPES, params.evaluate.use_stemmer, params.crosseval.protocol.references)
@@ -119,5 +158,7 @@ if __name__ == "__main__":
         quality()
     elif command == "before":
         before(int(sys.argv[2]) if len(sys.argv) > 2 else 20)
+    elif command == "known":
+        known(int(sys.argv[2]) if len(sys.argv) > 2 else 20)
     else:
         sys.exit(__doc__)

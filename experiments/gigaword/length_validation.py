@@ -12,10 +12,11 @@ hash falls in `valid` under ratios 0 / 0.5 / 0.5, 325 of 624; the other 299 are 
 the crosseval stage with the DUC protocol (into crosseval-valid-VARIANT/); `duc.` and `giga.` keys are
 `decode:` keys for each (e.g. duc.target_length=75 giga.target_length=48 duc.block_ngram_repeat=1).
 `table` prints one Markdown row per model, variant and seed and their mean: R-1/R-2/R-L F1 on Gigaword
-valid, words and bytes per headline, the read quality of `sumpipe.evaluate.read_quality` (content words
-repeated, fragments, a word twice in a row); on DUC, R-1/R-2 recall at 75 bytes (four references averaged,
-as the crosseval stage scores them), words, the same read quality of the whole headlines, and their unknown
-words (`duc_read.unknown_words`: in neither the training text nor the document).
+valid, words and bytes per headline, unknown words (`duc_read.unknown_words`: in neither the training text
+nor the document), the read quality of `sumpipe.evaluate.read_quality` (content words repeated, fragments,
+a word twice in a row); on DUC, R-1/R-2 recall at 75 bytes (four references averaged, as the crosseval
+stage scores them), words, the unknown words (a last word the 75-byte cut reached left out) and the same
+read quality of the 75-byte headlines.
 """
 
 from __future__ import annotations
@@ -61,12 +62,14 @@ def run(variant: str, model: str, settings: list[str]) -> None:
     params = yaml.safe_load(Path(PARAMS).read_text(encoding="utf-8"))
     params["models"] = {model: params["models"][model]}
     params["ensembles"] = {}
+    if "runs" in params:  # the pool's runs (params.yaml since the experiment trains through it): this model's
+        params["runs"] = {name: run for name, run in params["runs"].items() if run["model"] == model}
     duc = {k[4:]: value(v) for k, v in (s.split("=", 1) for s in settings) if k.startswith("duc.")}
     giga = {k[5:]: value(v) for k, v in (s.split("=", 1) for s in settings) if k.startswith("giga.")}
     params["decode"] = {**params["decode"], "split": "valid", **giga}
     params["paths"].update(predictions=f"predictions-valid-{variant}", crosseval=f"crosseval-valid-{variant}",
                            metrics=f"metrics-valid-{variant}", timings=f"timings-valid-{variant}")
-    params["crosseval"].update(models=[model], split="valid", name="duc2003-valid", decode=duc)
+    params["crosseval"].update(models=[model], ensembles=[], split="valid", name="duc2003-valid", decode=duc)
     params["crosseval"]["data"] = {**params["crosseval"]["data"], "options": {"local": {"resplit": ["test"]}},
                                    "split_ratios": {"train": 0.0, "valid": 0.5, "test": 0.5}}
     path = Path(f"/tmp/length-valid-{variant}-{model}.yaml")
@@ -92,9 +95,10 @@ def gigaword(folder: str, model: str, seed: int, sources: pd.Series) -> dict[str
     texts, refs = frame["prediction"].tolist(), frame["reference"].tolist()
     scores = score_pairs(texts, refs, rouge_types=("rouge1", "rouge2", "rougeL"))
     words, size = words_and_bytes(texts)
+    own = sources.loc[frame["id"]].tolist()
     return {"R-1": 100 * scores["rouge1_fmeasure"].mean(), "R-2": 100 * scores["rouge2_fmeasure"].mean(),
             "R-L": 100 * scores["rougeL_fmeasure"].mean(), "words": words, "bytes": size,
-            **quality(texts, sources.loc[frame["id"]].tolist(), refs)}
+            "unk": unknown_words(texts, own, known_words()), **quality(texts, own, refs)}
 
 
 def duc(folder: str, model: str, seed: int) -> dict[str, float]:
@@ -105,7 +109,7 @@ def duc(folder: str, model: str, seed: int) -> dict[str, float]:
     out = {"DUC R-1": 100 * frame["rouge1_recall"].mean(), "DUC R-2": 100 * frame["rouge2_recall"].mean(),
            "DUC words": words}
     first_refs = [refs[0] for refs in frame["references"]]
-    out["DUC unk"] = unknown_words(texts, frame["source"].tolist(), known_words())
+    out["DUC unk"] = unknown_words(texts, frame["source"].tolist(), known_words(), cut_at=75)
     return {**out, **{f"DUC {k}": v for k, v in quality(texts, frame["source"].tolist(), first_refs).items()}}
 
 
