@@ -25,7 +25,8 @@ decoding, not the training, of that time.
 
 `known` decodes BERT2S seed 1 on the same documents as `before`, to the crosseval stage's budget, with any
 words and with `known_words` (the training text's and the document's only), and marks each unknown word
-(`unknown_words`) with a star; its R-1 recall at 75 bytes in brackets.
+(`unknown_words`; not a last word the 75-byte cut reached) with a star; its R-1 recall at 75 bytes in
+brackets.
 """
 
 from __future__ import annotations
@@ -95,6 +96,13 @@ def shown_documents(runs: dict[str, pd.DataFrame], first_system: str, n: int) ->
     return docs.iloc[:: len(docs) // n].head(n).reset_index(drop=True)
 
 
+def starred(text: str, own: set[str], known: set[str], cut_at: int) -> str:
+    """`text` with a star on each word in neither `known` nor `own` (not on a last word the cut reached)."""
+    tokens = text.split()
+    checked = len(tokens) - 1 if len(text.encode()) >= cut_at else len(tokens)
+    return " ".join(f"{w}*" if i < checked and w not in known and w not in own else w for i, w in enumerate(tokens))
+
+
 def known(n: int, model: str = "BERT2S") -> None:
     params = load_params("params.yaml")
     docs = shown_documents(system_runs(), params.crosseval.models[0], n)
@@ -108,8 +116,8 @@ def known(n: int, model: str = "BERT2S") -> None:
                                 dataclasses.replace(base, known_words=rule))
         cut = [cut_bytes(text, params.crosseval.protocol.max_bytes) for text in decoded]
         recall = score_pairs(cut, [list(r) for r in docs["references"]], scorer=scorer)["rouge1_recall"].tolist()
-        cells.append([" ".join(f"{w}*" if w not in words and w not in set(src.split()) else w for w in text.split())
-                      + f" ({100 * r:.0f})" for text, src, r in zip(cut, docs["source"], recall)])
+        cells.append([f"{starred(text, set(src.split()), words, params.crosseval.protocol.max_bytes)} ({100 * r:.0f})"
+                      for text, src, r in zip(cut, docs["source"], recall)])
     print(f"{model} seed {SHOWN_SEED}, {base.target_length} {base.length_unit}: any words → known words "
           "(* a word in neither the training text nor the document)")
     for i, row in docs.iterrows():
