@@ -138,21 +138,30 @@ def test_pretrain_folder_is_written_as_one_unit(tmp_path: Path) -> None:
     assert not list(tmp_path.glob(".pretrain.*.tmp"))
 
 
-def test_bert2stage_trains_from_the_encoder_resumes_bit_identical_and_decodes(tmp_path: Path, monkeypatch) -> None:
-    from sumpipe.decode.batches import load_model, summarize
-    from sumpipe.models.bert import load_encoder
-
+def train_straight_and_resumed(tmp_path: Path, monkeypatch, bert2stage: dict | None = None) -> dict:
+    """The fixture's encoder pre-trained and B seed 1 trained twice, under straight/ and resumed/ (the second
+    killed after 2 checkpoints, then resumed: asserted to resume); `bert2stage` keys added to
+    `families.bert2stage`. Returns the two runs' params."""
     params = {}
     for name in ("straight", "resumed"):
-        params[name] = params_from_dict(write_fixture(tmp_path / name))
+        raw = write_fixture(tmp_path / name)
+        raw["families"]["bert2stage"] |= bert2stage or {}
+        params[name] = params_from_dict(raw)
         pretrain_encoder(resolve_pretrain_inputs(params[name]), progress=False)
     train_model(resolve_inputs(params["straight"], "B", 1), progress=False)
     with monkeypatch.context() as m:
         kill_after_checkpoints(m, 2)
         with pytest.raises(Killed):
             train_model(resolve_inputs(params["resumed"], "B", 1), progress=False)
-    summary = train_model(resolve_inputs(params["resumed"], "B", 1), progress=False)
-    assert summary["resumed_from_step"] > 0
+    assert train_model(resolve_inputs(params["resumed"], "B", 1), progress=False)["resumed_from_step"] > 0
+    return params
+
+
+def test_bert2stage_trains_from_the_encoder_resumes_bit_identical_and_decodes(tmp_path: Path, monkeypatch) -> None:
+    from sumpipe.decode.batches import load_model, summarize
+    from sumpipe.models.bert import load_encoder
+
+    params = train_straight_and_resumed(tmp_path, monkeypatch)
     model_dir = tmp_path / "straight/models/B/seed-1"
     assert {p.name for p in model_dir.iterdir()} == {"model.safetensors", "config.json", "vocab.parquet", "SHA256SUMS",
                                                      "train_log.csv"}
@@ -191,18 +200,8 @@ def test_bert2stage_with_length_control_trains_resumes_and_decodes_to_a_budget(t
     from sumpipe.models.piece_length import PieceBudget, piece_costs
     from sumpipe.models.registry import get_family
 
-    params = {}
-    for name in ("straight", "resumed"):
-        raw = write_fixture(tmp_path / name)
-        raw["families"]["bert2stage"] |= {"length_control": "bytes", "length_dropout": 0.25, "refine": False}
-        params[name] = params_from_dict(raw)
-        pretrain_encoder(resolve_pretrain_inputs(params[name]), progress=False)
-    train_model(resolve_inputs(params["straight"], "B", 1), progress=False)
-    with monkeypatch.context() as m:
-        kill_after_checkpoints(m, 2)
-        with pytest.raises(Killed):
-            train_model(resolve_inputs(params["resumed"], "B", 1), progress=False)
-    assert train_model(resolve_inputs(params["resumed"], "B", 1), progress=False)["resumed_from_step"] > 0
+    train_straight_and_resumed(tmp_path, monkeypatch,
+                               {"length_control": "bytes", "length_dropout": 0.25, "refine": False})
     model_dir = tmp_path / "straight/models/B/seed-1"
     assert_same_tensors(tensors(model_dir / "model.safetensors"),
                         tensors(tmp_path / "resumed/models/B/seed-1/model.safetensors"))
