@@ -118,13 +118,15 @@ def test_decode_cli_uses_the_trained_models(pipeline: Path) -> None:
 def test_bert2s_writes_only_known_words_when_asked(pipeline: Path) -> None:
     # issue 54: the subword model keeps its training words (vocab.parquet) and `known_words` holds its drafts
     # to them and to the input's words
+    import pandas as pd
+
     import sumpipe
     from sumpipe.models.bert2stage import PieceVocabulary
 
     trained = PieceVocabulary.from_table(pipeline / "models/BERT2S/seed-1/vocab.parquet").known_words
-    assert trained and "return" in trained
+    assert trained == pd.read_parquet(pipeline / "data/vocab/words.parquet")["token"].tolist()  # the numerals' words
     s = sumpipe.load("BERT2S", project=pipeline)
-    text = "Return the sorted list of zorblax values, or raise a ValueError when it is empty."
+    text = "1 2 3 4 12345 zorblax 7"
     summary = s.summarize(text, known_words=True, beam=4)
     assert summary.tokens and set(summary.tokens) <= set(trained) | set(s.prepare([text])[0].split())
 
