@@ -262,6 +262,7 @@ BOMBS = {
 
 
 @pytest.mark.slow
+@pytest.mark.faults  # the long suite: about 100 s on 2 cores, which the README's test command has no room for
 @pytest.mark.parametrize(("name", "write", "argv", "expected"), [pytest.param(*v, id=k) for k, v in BOMBS.items()])
 def test_no_bomb_exhausts_memory(name, write, argv, expected, tmp_path: Path) -> None:
     write(tmp_path / name)
