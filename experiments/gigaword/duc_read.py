@@ -32,6 +32,7 @@ brackets.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import sys
 from pathlib import Path
@@ -56,6 +57,12 @@ def system_runs() -> dict[str, pd.DataFrame]:
     return {name: pd.read_parquet(CROSSEVAL / f"{name}.parquet") for name in names}
 
 
+@functools.cache
+def training_words() -> set[str]:
+    """Every word of the training text, sources and headlines (the vocab stage's words.parquet)."""
+    return set(pd.read_parquet("data/vocab/words.parquet", columns=["token"])["token"])
+
+
 def unknown_words(texts: list[str], sources: list[str], known: set[str], cut_at: int | None = None) -> float:
     """% of the words of `texts` in neither `known` nor their own source. `cut_at`: the texts were cut to
     this many bytes (DUC's 75), so the last word of a text that long may be a cut word: it is not counted."""
@@ -69,7 +76,7 @@ def unknown_words(texts: list[str], sources: list[str], known: set[str], cut_at:
 
 
 def quality() -> None:
-    known = set(pd.read_parquet("data/vocab/words.parquet", columns=["token"])["token"])
+    known = training_words()
     runs = system_runs()
     first = next(iter(runs.values()))
     one = first[first["seed"] == first["seed"].min()]
@@ -106,7 +113,7 @@ def starred(text: str, own: set[str], known: set[str], cut_at: int) -> str:
 def known(n: int, model: str = "BERT2S") -> None:
     params = load_params("params.yaml")
     docs = shown_documents(system_runs(), params.crosseval.models[0], n)
-    words = set(pd.read_parquet("data/vocab/words.parquet", columns=["token"])["token"])
+    words = training_words()
     base = params.crosseval.decode_config(params.decode)
     scorer = FastRouge(ROUGE_TYPES, params.evaluate.use_stemmer, params.crosseval.protocol.references)
     folder = Path(params.paths.models) / model / seed_folder(SHOWN_SEED)

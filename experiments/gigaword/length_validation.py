@@ -21,7 +21,6 @@ read quality of the 75-byte headlines.
 
 from __future__ import annotations
 
-import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -29,7 +28,7 @@ from typing import Any
 
 import pandas as pd
 import yaml
-from duc_read import unknown_words
+from duc_read import training_words, unknown_words
 
 from sumpipe.evaluate.read_quality import read_quality
 from sumpipe.evaluate.rouge import score_pairs
@@ -98,7 +97,7 @@ def gigaword(folder: str, model: str, seed: int, sources: pd.Series) -> dict[str
     own = sources.loc[frame["id"]].tolist()
     return {"R-1": 100 * scores["rouge1_fmeasure"].mean(), "R-2": 100 * scores["rouge2_fmeasure"].mean(),
             "R-L": 100 * scores["rougeL_fmeasure"].mean(), "words": words, "bytes": size,
-            "unk": unknown_words(texts, own, known_words()), **quality(texts, own, refs)}
+            "unk": unknown_words(texts, own, training_words()), **quality(texts, own, refs)}
 
 
 def duc(folder: str, model: str, seed: int) -> dict[str, float]:
@@ -109,13 +108,9 @@ def duc(folder: str, model: str, seed: int) -> dict[str, float]:
     out = {"DUC R-1": 100 * frame["rouge1_recall"].mean(), "DUC R-2": 100 * frame["rouge2_recall"].mean(),
            "DUC words": words}
     first_refs = [refs[0] for refs in frame["references"]]
-    out["DUC unk"] = unknown_words(texts, frame["source"].tolist(), known_words(), cut_at=75)
+    out["DUC unk"] = unknown_words(texts, frame["source"].tolist(), training_words(), cut_at=75)
     return {**out, **{f"DUC {k}": v for k, v in quality(texts, frame["source"].tolist(), first_refs).items()}}
 
-
-@functools.cache
-def known_words() -> set[str]:
-    return set(pd.read_parquet("data/vocab/words.parquet", columns=["token"])["token"])
 
 
 def table(systems: list[str]) -> str:
