@@ -226,11 +226,12 @@ def test_refine_with_the_adjacent_rule_never_puts_a_piece_after_itself(monkeypat
 # --------------------------------------------------------------------------------------------
 # Issue 54: the training words travel with the model (decode.known_words)
 # --------------------------------------------------------------------------------------------
-def test_the_training_words_travel_in_vocab_parquet_and_open_the_documents_own(tmp_path) -> None:
+def _tiny_piece_vocab(tmp_path):
+    """A 40-piece sentencepiece model of twelve code words, by the subword stage."""
     import pandas as pd
 
     from sumpipe.config import SubwordConfig
-    from sumpipe.models.bert2stage import PieceVocabulary, SubwordCodec
+    from sumpipe.models.bert2stage import PieceVocabulary
     from sumpipe.subword.stage import train_subword
 
     words = "the returns array arrays returned value values compute computes sort sorted".split()
@@ -241,9 +242,15 @@ def test_the_training_words_travel_in_vocab_parquet_and_open_the_documents_own(t
     train_subword(tmp_path / "processed", tmp_path / "subword", SubwordConfig(size=40))
     vocab = PieceVocabulary.load(tmp_path / "subword")
     assert isinstance(vocab, PieceVocabulary) and vocab.known_words is None
-    vocab.known_words = ["the", "sorted", "values"]
-    from sumpipe.io.atomic import write_parquet
+    return vocab
 
+
+def test_the_training_words_travel_in_vocab_parquet_and_open_the_documents_own(tmp_path) -> None:
+    from sumpipe.io.atomic import write_parquet
+    from sumpipe.models.bert2stage import PieceVocabulary, SubwordCodec
+
+    vocab = _tiny_piece_vocab(tmp_path)
+    vocab.known_words = ["the", "sorted", "values"]
     write_parquet(vocab.to_table(), tmp_path / "vocab.parquet")
     again = PieceVocabulary.from_table(tmp_path / "vocab.parquet")
     assert again.known_words == ["the", "sorted", "values"] and again.itos == vocab.itos
@@ -258,6 +265,18 @@ def test_the_training_words_travel_in_vocab_parquet_and_open_the_documents_own(t
     known.mask(out, torch.zeros(1, 0, dtype=torch.long), torch.tensor([0]))
     firsts = {again.encode(w)[0] for w in ("the", "sorted", "values", "compute", "returns")}
     assert set(torch.isfinite(out[0]).nonzero().view(-1).tolist()) == firsts | {EOS}
+
+
+def test_known_words_that_are_not_utf8_are_a_one_line_error(tmp_path) -> None:
+    import pyarrow.parquet as pq
+
+    from sumpipe.models.bert2stage import KNOWN_WORDS_KEY, PieceVocabulary
+
+    table = _tiny_piece_vocab(tmp_path).to_table()
+    table = table.replace_schema_metadata({**table.schema.metadata, KNOWN_WORDS_KEY: b"caf\xe9"})  # Latin-1 "café"
+    pq.write_table(table, tmp_path / "vocab.parquet")
+    with pytest.raises(SumpipeError, match=r"vocab\.parquet: its known words are not UTF-8"):
+        PieceVocabulary.from_table(tmp_path / "vocab.parquet")
 
 
 # ---- length control (issue 54) ---------------------------------------------------------------

@@ -57,7 +57,7 @@ from sumpipe.errors import ConfigError, SumpipeError
 from sumpipe.models.batching import Batch, Example, collate
 from sumpipe.models.bert import BertEncoder, init_bert_weights
 from sumpipe.models.card import VOCAB_FILE
-from sumpipe.models.known_words import KnownWords, PieceTrie
+from sumpipe.models.known_words import KnownWords, PieceTrie, first_pieces
 from sumpipe.models.layers import BilinearCopyGate, FeedForward, MultiHeadAttention, key_padding_bias, pointer_mix
 from sumpipe.models.length import LENGTH_CONTROLS, LengthControl, RemainingLength, check_budget, check_length_dropout
 from sumpipe.models.loss import label_smoothed_nll
@@ -483,7 +483,10 @@ class PieceVocabulary(SubwordVocab):
         vocab = cast(PieceVocabulary, super().from_table(path))
         words = (pq.read_schema(path).metadata or {}).get(KNOWN_WORDS_KEY)
         if words is not None:
-            vocab.known_words = words.decode().split("\n") if words else []
+            try:
+                vocab.known_words = words.decode().split("\n") if words else []
+            except UnicodeDecodeError:
+                raise SumpipeError(f"{path}: its known words are not UTF-8 (a damaged model folder)") from None
         return vocab
 
 
@@ -496,7 +499,8 @@ class SubwordCodec:
         self.vocab, self.max_source_tokens = vocab, max_source_tokens
         # "." may be a piece of its own or carry the word-start mark ("\u2581.")
         self.sentence_end_ids = tuple(i for i, piece in enumerate(vocab.itos) if piece.lstrip("\u2581") in SENTENCE_END)
-        self.starts_word = [i >= N_SPECIAL_PIECES and piece.startswith("\u2581") for i, piece in enumerate(vocab.itos)]
+        self.piece_costs = piece_costs(vocab.itos)  # (bytes, starts_word): length control's and known words'
+        self.starts_word = self.piece_costs[1].tolist()
 
     @functools.cached_property
     def lexicon(self) -> PieceTrie | None:
@@ -506,11 +510,17 @@ class SubwordCodec:
             return None
         return PieceTrie(pieces for pieces in self.vocab.encode_many(words) if pieces and UNK not in pieces)
 
+    @functools.cached_property
+    def lexicon_starts(self) -> torch.Tensor:
+        """(V,) bool: the pieces that begin a training word (made once, not for every batch)."""
+        assert self.lexicon is not None, "batches.known_words_of checks the lexicon first"
+        return first_pieces(self.lexicon, len(self.vocab))
+
     def known_words(self, batch: Batch) -> KnownWords:
         """The batch's `decode.known_words` constraint: the training words and each document's own."""
         assert self.lexicon is not None, "batches.known_words_of checks the lexicon first"
         sources = [[p for p in row if p >= N_SPECIAL_PIECES] for row in batch.src.tolist()]
-        return KnownWords.for_batch(self.starts_word, self.lexicon, sources)
+        return KnownWords.for_batch(self.starts_word, self.lexicon, sources, self.lexicon_starts)
 
     def encode(self, example_id: str, source: str) -> Example:
         return encode_pieces_example(example_id, self.vocab.encode(source), [], self.max_source_tokens, 1)
@@ -529,7 +539,7 @@ class SubwordCodec:
     def length_costs(self) -> tuple[np.ndarray, np.ndarray]:
         """(bytes (V,), starts_word (V,)) of the pieces, what decoding to a budget counts with
         (`sumpipe.decode.batches.length_budget`; `sumpipe.models.piece_length.piece_costs`)."""
-        return piece_costs(self.vocab.itos)
+        return self.piece_costs
 
 
 def make_task(data: TaskData) -> Bert2StageTask:

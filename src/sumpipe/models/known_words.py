@@ -86,6 +86,13 @@ def split_words(pieces: Sequence[int], starts_word: Sequence[bool]) -> list[list
     return words
 
 
+def first_pieces(trie: PieceTrie, size: int) -> torch.Tensor:
+    """(size,) bool: True at the pieces that begin a word of `trie` (its root's children)."""
+    mask = torch.zeros(size, dtype=torch.bool)
+    mask[list(trie.children[ROOT])] = True
+    return mask
+
+
 @dataclass
 class KnownWords:
     """The constraint for one batch: the training words (`lexicon`, shared by every batch) and each
@@ -100,14 +107,15 @@ class KnownWords:
     documents: list[PieceTrie]
 
     @classmethod
-    def for_batch(cls, starts_word: Sequence[bool], lexicon: PieceTrie, sources: Sequence[Sequence[int]]
-                  ) -> KnownWords:
-        """sources: each document's pieces, without the specials (`<s>`, `</s>`, padding)."""
+    def for_batch(cls, starts_word: Sequence[bool], lexicon: PieceTrie, sources: Sequence[Sequence[int]],
+                  lexicon_starts: torch.Tensor | None = None) -> KnownWords:
+        """sources: each document's pieces, without the specials (`<s>`, `</s>`, padding); lexicon_starts:
+        `first_pieces(lexicon, V)`, made once for every batch by the caller (default: made here)."""
         flags = list(starts_word)
-        starts = torch.zeros(len(flags), dtype=torch.bool)
-        starts[list(lexicon.children[ROOT])] = True
+        if lexicon_starts is None:
+            lexicon_starts = first_pieces(lexicon, len(flags))
         documents = [PieceTrie(split_words(src, flags)) for src in sources]
-        return cls(flags, lexicon, starts, documents)
+        return cls(flags, lexicon, lexicon_starts, documents)
 
     def mask(self, out: torch.Tensor, history: torch.Tensor, row_doc: torch.Tensor) -> None:
         """Sets to -inf, in place, every column of out (N, W) that would leave the known words, given each
