@@ -54,6 +54,40 @@ def test_the_results_table(project: Sources) -> None:
     ]
 
 
+def test_the_summary_table(project: Sources) -> None:
+    """The README's table: the models, Lead-k (the extractive `lead`), Lead-3 and the oracle; B is not evaluated."""
+    assert BLOCKS["summary"](project).split("\n") == [
+        "| system | what it is | R-1 | R-2 | R-L | rare-word recall |",
+        "| --- | --- | ---: | ---: | ---: | ---: |",
+        "| A | transformer family (Morozovskii 2022), 3 seeds | 20.00 ± 0.55 | 5.00 ± 0.20 | 18.00 ± 0.40 | 4.00 |",
+        "| lead (Lead-2) | the first 2 sentences | 25.00 | 7.00 | 20.00 | – |",
+        "| lead3 (Lead-3) | the first 3 sentences | 21.00 | 6.00 | 17.00 | – |",
+        "| oracle ‡ | the 2 sentences closest to the reference by ROUGE (an upper bound) | 30.00 | 9.00 | 25.00 | – |",
+        "",
+        "Test split (4 documents), F1 × 100; a model's figures are the mean ± sd over its training seeds.",
+        "Rare-word recall: % of the reference's rare words (seen at most 5 times in training)",
+        "that the summary contains. ‡ reads the reference.",
+    ]
+
+
+def test_the_summary_table_keeps_the_best_ensemble_only(project: Sources) -> None:
+    params = params_from_dict({
+        "models": {"A": {"input": "first40", "rarity": True}, "C": {"family": "bert2stage", "input": "first40"}},
+        "ensembles": {"A-ens": {"model": "A"}, "C-ens": {"model": "C"}},
+        "extract": {"budgets": [{"method": "first", "tokens": 40}]},
+        "extractive": {"systems": ["lead"], "sentences": 1}, "train": {"seeds": [1, 2]}})
+    rouge = json.loads((project.root / "metrics" / "rouge.json").read_text())
+    rouge |= {"C": _entry(19.0, 4.0, 17.0), "A-ens": _entry(23.0, 6.0, 19.0), "C-ens": _entry(24.0, 6.0, 19.0)}
+    (project.root / "metrics" / "rouge.json").write_text(json.dumps(rouge))
+    rows = BLOCKS["summary"](Sources(project.root, params)).split("\n")[2:6]
+    assert [row.split(" | ")[:2] for row in rows] == [
+        ["| A", "transformer family, rarity-scaled attention (Morozovskii 2022), 2 seeds"],
+        ["| C", "bert2stage family (Roy Choudhury 2020), 2 seeds"],
+        ["| C-ens", "C's 2 seeds as one summarizer (the best ensemble)"],
+        ["| lead (Lead-1)", "the first sentence"],
+    ]
+
+
 def test_the_read_quality_table_has_the_references_first(project: Sources) -> None:
     assert BLOCKS["read-quality"](project).startswith("*Not in this checkout's metrics yet: `dvc repro evaluate`")
     figures = {"fragment_rate": 0.44, "sentences_mean": 1.11, "more_sentences_than_reference": 0.0,
@@ -284,6 +318,15 @@ def test_the_decode_block_is_the_recorded_transcript(project: Sources) -> None:
     (project.root / "docs").mkdir(exist_ok=True)
     (project.root / "docs" / "decode.txt").write_text("$ sumpipe decode --beam 4 doc.txt\nSort a list.\n")
     assert BLOCKS["decode"](project) == "```console\n$ sumpipe decode --beam 4 doc.txt\nSort a list.\n```"
+
+
+def test_the_decode_example_is_the_transcript_s_first_command(project: Sources) -> None:
+    (project.root / "docs").mkdir(exist_ok=True)
+    (project.root / "docs" / "decode.txt").write_text(
+        "$ cat doc.txt\nSort a list.\n$ sumpipe decode --beam 4 doc.txt\nnote: model A\nSort.\n"
+        "$ sumpipe decode --model B doc.txt\nList.\n")
+    assert BLOCKS["decode-example"](project) == (
+        "```console\n$ cat doc.txt\nSort a list.\n$ sumpipe decode --beam 4 doc.txt\nnote: model A\nSort.\n```")
 
 
 def test_the_committed_decode_transcript_quotes_the_committed_scores(repo_root: Path) -> None:

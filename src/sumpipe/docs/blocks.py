@@ -8,10 +8,11 @@ the docs are regenerated. Where each block is used:
 
 | block | file | from |
 |---|---|---|
-| `results` | README.md | metrics/{rouge,rare_words,abstractiveness}.json, params.yaml's models, systems, baselines |
-| `read-quality` | README.md | metrics/read_quality.json (what a reader gets, the references' row first) |
-| `comparisons` | README.md | metrics/comparisons.json (the seed-aware tests) |
-| `rare-words` | README.md | metrics/{rare_words,copy_rate,comparisons}.json (recall, its ceiling, copy rate; M2 - M1) |
+| `summary` | README.md | metrics/{rouge,rare_words}.json: the models, the best ensemble, Lead-1, Lead-3, the oracle |
+| `results` | docs/results.md | metrics/{rouge,rare_words,abstractiveness}.json; params.yaml's systems, baselines |
+| `read-quality` | docs/results.md | metrics/read_quality.json (what a reader gets, the references' row first) |
+| `comparisons` | docs/results.md | metrics/comparisons.json (the seed-aware tests) |
+| `rare-words` | docs/results.md | metrics/{rare_words,copy_rate,comparisons}.json (recall, ceiling, copy rate) |
 | `extractive-results` | docs/extractive.md | metrics/rouge.json of `extractive.systems` |
 | `crosseval` | docs/datasets.md | metrics/crosseval.json |
 | `numerals` | docs/numerals.md | experiments/numerals/reports/numerals.json (that pipeline's metrics) |
@@ -20,11 +21,13 @@ the docs are regenerated. Where each block is used:
 | `realtext-cnn` | docs/realtext.md | experiments/cnn/metrics/{rouge,rare_words,coverage}.json, beside the thesis's |
 | `extractive-methods` | docs/extractive.md | the extractive-method registry (class flags, docstrings) |
 | `datasets` | docs/datasets.md | the data-set registry (options dataclasses, lengths) |
-| `comparison` | README.md | docs/comparison.txt, the transcript docs/comparison.sh records (real DVC output) |
-| `decode` | README.md | docs/decode.txt, the transcript docs/decode.sh records (the built models' real output) |
+| `comparison` | docs/usage.md | docs/comparison.txt, the transcript docs/comparison.sh records (real DVC output) |
+| `decode` | docs/usage.md | docs/decode.txt, the transcript docs/decode.sh records (the built models' real output) |
+| `decode-example` | README.md | the first command of docs/decode.txt (one docstring, the default model) |
 | `families` | docs/models.md | the model-family registry, the models of params.yaml and params-paper.yaml |
 
-A table's format lives in its one function: the results table is `results_table`.
+A table's format lives in its one function: the README's table is `summary_table`, the full results
+table `results_table`.
 """
 
 from __future__ import annotations
@@ -149,7 +152,7 @@ def label(name: str, params: Params) -> str:
 # --------------------------------------------------------------------------------------------
 @block("results")
 def results_table(src: Sources) -> str:
-    """README: every system's test ROUGE (a model's: mean ± sd over its seeds; R-1 with its interval),
+    """docs/results.md: every system's test ROUGE (a model's: mean ± sd over its seeds; R-1 with its interval),
     rare-word recall, length in words, distinct summaries and summaries with a word twice in a row."""
     rouge, rare, abstractive = src.metrics("rouge"), src.metrics("rare_words"), src.metrics("abstractiveness")
     rows = []
@@ -164,9 +167,61 @@ def results_table(src: Sources) -> str:
                   "twice %"], rows, right=3)
 
 
+PAPERS = {"transformer": "Morozovskii 2022", "rnn": "See et al. 2017", "bert2stage": "Roy Choudhury 2020"}
+
+
+def _sentences(n: int) -> str:
+    return "sentence" if n == 1 else f"{n} sentences"
+
+
+def summary_rows(src: Sources) -> list[tuple[str, str, str]]:
+    """(name in metrics, as the README names it, what it is) of the README's systems that were evaluated:
+    every model of params.yaml, the ensemble with the best R-1, the extractive `lead` (Lead-k, k =
+    `extractive.sentences`), the Lead-k baseline (`evaluate.lead_sentences`) and the oracle."""
+    params, rouge = src.params, src.metrics("rouge")
+    rows = []
+    for name, spec in params.models.items():
+        seeds = len(params.seeds_of(name))
+        what = f"{spec.family} family" + (", rarity-scaled attention" if spec.rarity else "")
+        paper = f" ({PAPERS[spec.family]})" if spec.family in PAPERS else ""
+        rows.append((name, name, f"{what}{paper}, {seeds} seed{'s' if seeds != 1 else ''}"))
+    ensembles = [name for name in params.ensembles if name in rouge]
+    if ensembles:
+        best = max(ensembles, key=lambda name: rouge[name]["rouge1"])
+        model = params.ensembles[best].model
+        rows.append((best, best, f"{model}'s {len(params.ensemble_seeds(best))} seeds as one summarizer "
+                                 "(the best ensemble)"))
+    n = params.extractive.sentences
+    if "lead" in params.extractive.systems and n:
+        rows.append(("lead", f"lead (Lead-{n})", f"the first {_sentences(n)}"))
+    k = params.evaluate.lead_sentences
+    rows.append((f"lead{k}", f"lead{k} (Lead-{k})", f"the first {_sentences(k)}"))
+    if "oracle" in params.extractive.systems:
+        budget = _sentences(n) if n else f"{params.extractive.tokens} tokens"
+        rows.append(("oracle", label("oracle", params), f"the {budget} closest to the reference by ROUGE "
+                                                         "(an upper bound)"))
+    return [row for row in rows if row[0] in rouge]
+
+
+@block("summary")
+def summary_table(src: Sources) -> str:
+    """README: the one table a newcomer reads (`summary_rows`): R-1, R-2, R-L and rare-word recall (a model's:
+    mean ± sd over its seeds), and a line saying what the figures are. Every system, with intervals, is the
+    `results` block (docs/results.md)."""
+    rouge, rare = src.metrics("rouge"), src.metrics("rare_words")
+    rows = [[shown, what, *(with_sd(rouge[name], key) for key in ("rouge1", "rouge2", "rougeL")),
+             with_sd(rare.get(name), "recall")] for name, shown, what in summary_rows(src)]
+    documents = max((entry.get("n", 0) for entry in rouge.values()), default=0)
+    return (table(["system", "what it is", "R-1", "R-2", "R-L", "rare-word recall"], rows, right=4)
+            + f"\n\nTest split ({documents:,} documents), F1 × 100; a model's figures are the mean ± sd over its "
+              f"training seeds.\nRare-word recall: % of the reference's rare words (seen at most "
+              f"{src.params.evaluate.rare_word_max_count} times in training)\nthat the summary contains. "
+              "‡ reads the reference.")
+
+
 @block("read-quality")
 def read_quality_table(src: Sources) -> str:
-    """README: what a reader gets (evaluate's `read_quality`): fragments, sentences, repeated words,
+    """docs/results.md: what a reader gets (evaluate's `read_quality`): fragments, sentences, repeated words,
     unsupported words (and numbers, names), jammed pairs, per system (a model's: mean ± sd over its seeds),
     the references' own figures first as the anchor."""
     path = src.root / src.params.paths.metrics / "read_quality.json"
@@ -190,7 +245,7 @@ def read_quality_table(src: Sources) -> str:
 
 @block("rare-words")
 def rare_words_table(src: Sources) -> str:
-    """README: does a model write the rare words (issue 43)? Per system rare-word recall, its ceiling (the
+    """docs/results.md: does a model write the rare words? Per system rare-word recall, its ceiling (the
     recall of the model's own input), the copy rate (% of summary tokens outside the output vocabulary of V
     words; a system without a word vocabulary of its own is measured against the transformer's, marked *),
     the share of those tokens the source holds (copied, not written), the references' figures first as the
@@ -237,7 +292,7 @@ def rare_words_table(src: Sources) -> str:
 
 @block("comparisons")
 def comparisons_table(src: Sources) -> str:
-    """README: the evaluate stage's seed-aware comparisons (metrics/comparisons.json): every difference
+    """docs/results.md: the evaluate stage's seed-aware comparisons (metrics/comparisons.json): every difference
     the results discuss, with its two-level bootstrap interval and p."""
     rows = []
     for c in src.metrics("comparisons").values():
@@ -538,3 +593,12 @@ def decode(src: Sources) -> str:
     docs/decode.txt and copied here verbatim; tests/docs/test_blocks.py checks that the ROUGE figures its
     notes quote are metrics/rouge.json's, so a changed result asks for a new one."""
     return _transcript(src, DECODE_TRANSCRIPT)
+
+
+@block("decode-example")
+def decode_example(src: Sources) -> str:
+    """The README's short decode example: docs/decode.txt up to its second `sumpipe decode` command (the
+    first text and the default model's answer), verbatim; the whole transcript is the `decode` block."""
+    lines = _transcript(src, DECODE_TRANSCRIPT).split("\n")
+    commands = [i for i, line in enumerate(lines) if line.startswith("$ sumpipe decode")]
+    return "\n".join(lines[:commands[1]] + ["```"]) if len(commands) > 1 else "\n".join(lines)
