@@ -52,20 +52,24 @@ FIGURES = {f"{key}{end}": value + shift for key, value in (("rouge1", 30.0), ("r
 
 
 def test_a_changed_figure_fails_the_check_until_the_docs_are_regenerated(copy: Path, cli) -> None:
-    _set(copy, "M2", **FIGURES)                                      # in the README's table only
+    _set(copy, "M2", **FIGURES)                        # in the README's table and docs/results.md's
     done = cli("docs", "--check", cwd=copy)
     assert done.exit_code == 1
-    assert done.stderr == "error: generated blocks out of date: README.md (results); run `sumpipe docs`\n"
-    _set(copy, "lexrank", **FIGURES)                                 # in README.md and docs/extractive.md
+    assert done.stderr == ("error: generated blocks out of date: README.md (summary); docs/results.md (results); "
+                           "run `sumpipe docs`\n")
+    _set(copy, "lexrank", **FIGURES)                   # not in the README's table: docs/extractive.md, docs/results.md
     done = cli("docs", "--check", cwd=copy)
-    assert "README.md (results); docs/extractive.md (extractive-results)" in done.stderr
+    assert "README.md (summary); docs/extractive.md (extractive-results); docs/results.md (results)" in done.stderr
     assert "9.87" not in (copy / "README.md").read_text()            # --check writes nothing
 
     done = cli("docs", cwd=copy)
-    assert done.stdout == "docs: rewrote README.md (results); docs/extractive.md (extractive-results)\n"
+    assert done.stdout == ("docs: rewrote README.md (summary); docs/extractive.md (extractive-results); "
+                           "docs/results.md (results)\n")
     readme = (copy / "README.md").read_text()  # M2 has 3 seeds: each figure with its sd, which stayed as it was
+    assert re.search(r"\| M2 \| [^|]+ \| 30\.00 ± [0-9.]+ \| 9\.87 ± [0-9.]+ \| 12\.34 ± [0-9.]+ \|", readme)
+    results = (copy / "docs" / "results.md").read_text()
     assert re.search(r"\| M2 \(transformer\) \| first40 \| 3 \| 30\.00 ± [0-9.]+ \[29\.00, 31\.00\] \| "
-                     r"9\.87 ± [0-9.]+ \| 12\.34 ± [0-9.]+ \|", readme)
+                     r"9\.87 ± [0-9.]+ \| 12\.34 ± [0-9.]+ \|", results)
     extractive = (copy / "docs" / "extractive.md").read_text()
     assert "| lexrank | 30.00 [29.00, 31.00] | 9.87 [8.87, 10.87] | 12.34 [11.34, 13.34] |" in extractive
     assert cli("docs", "--check", cwd=copy).exit_code == 0
