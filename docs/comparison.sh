@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Records docs/comparison.txt, the transcript that `sumpipe docs` copies into the README's comparison block:
-# one DVC experiment and the three commands that compare it, as a user types them, with their real output.
+# Records docs/comparison.txt, the transcript that `sumpipe docs` copies into the `comparison` block
+# (docs/usage.md): one DVC experiment and the three commands that compare it, as a user types them, with
+# their real output.
 # Run it from a checkout whose `dvc repro` is done and committed (README command 1; `dvc status` clean), with
 # the project's venv active: the experiment re-decodes every run and re-evaluates (minutes). At the end the
 # workspace is put back as it was (git checkout, dvc checkout); the experiment stays in `dvc exp list`.

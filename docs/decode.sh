@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Records docs/decode.txt, the transcript that `sumpipe docs` copies into the README's decode block
-# (`decode`): `sumpipe decode` on a docstring and on a news story, as a user types them, with the real
-# output of the models this checkout built. Run it from a checkout whose `dvc repro` is done (README command
-# 1), with the project's venv active; it writes nothing else. tests/docs/test_blocks.py checks that the
-# figures the notes quote are metrics/rouge.json's, so a changed result asks for a new transcript.
+# Records docs/decode.txt, the transcript that `sumpipe docs` copies into the `decode` block (docs/usage.md;
+# its first command is the README's `decode-example` block): `sumpipe decode` on a docstring and on a news
+# story, as a user types them, with the real output of the models this checkout built. Run it from a
+# checkout whose `dvc repro` is done (README command 1), with the project's venv active; it writes nothing
+# else. tests/docs/test_blocks.py checks that the figures the notes quote are metrics/rouge.json's, so a
+# changed result asks for a new transcript.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DVC_NO_ANALYTICS=1
