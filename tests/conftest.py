@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 import pytest
+import yaml
 
 from sumpipe.config import Budget
 
@@ -89,6 +90,88 @@ def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> Calla
         return CliResult(code, out, err)
 
     return run
+
+
+# --------------------------------------------------------------------------------------------
+# The tiny pipeline: the repository's dvc.yaml and params.yaml, small, in a fresh git + DVC repository
+# --------------------------------------------------------------------------------------------
+TINY_PIPELINE = {
+    "data": {"dataset": "numerals", "options": {"numerals": {"size": 90, "max_length": 6, "max_number": 30}}},
+    "preprocess": {"workers": 1},
+    "vocab": {"size": 120},
+    "extract": {"workers": 1},
+    "model": {"d_model": 16, "d_ff": 32, "n_layers": 1, "n_heads": 2, "vocab_size": 100},
+    "families": {"rnn": {"embedding_dim": 8, "hidden_dim": 8},
+                 "bert2stage": {"max_source_tokens": 40, "max_summary_tokens": 12}},  # seed 003
+    "models": {"PG-cov": {"arch": {"coverage_phase_steps": 2}, "train": {"max_steps": 3}},
+               "M2-20": {"family": "transformer", "input": "ngram20", "rarity": True, "seeds": [1]}},
+    # two seeds: a model per seed (trained side by side by the train stage), scored as a mean over them; a model
+    # with seeds of its own (BERT2S in params.yaml, M2-20 here: one) keeps them (`runs` is made below)
+    "train": {"max_steps": 3, "batch_size": 8, "checkpoint_every": 2, "log_every": 1, "device": "cpu",
+              "seeds": [1, 2]},
+    "decode": {"max_length": 6, "min_length": 1, "device": "cpu"},
+    "evaluate": {"bootstrap_samples": 50},
+    "crosseval": {"data": {"dataset": "numerals", "seed": 99,
+                           "options": {"numerals": {"size": 20, "max_length": 6, "max_number": 30}}},
+                  "max_examples": 8, "name": "numerals-99"},
+    "report": {"n_samples": 1, "n_heatmaps": 1},
+    "extractive": {"systems": ["lead", "textrank", "oracle"]},   # the foreach, cheaply
+    # seed 003: subword + pretrain stages and the bert2stage family
+    "subword": {"size": 60},
+    "pretrain": {"encoder": {"d_model": 16, "n_layers": 1, "n_heads": 2, "d_ff": 32, "max_positions": 64},
+                 "max_tokens": 16, "train": {"max_steps": 3, "batch_size": 8, "checkpoint_every": 2, "log_every": 1,
+                                             "device": "cpu"}},
+}
+
+
+
+def _merge(base: dict, override: dict) -> dict:
+    out = dict(base)
+    for key, value in override.items():
+        out[key] = _merge(base.get(key, {}), value) if isinstance(value, dict) else value
+    return out
+
+
+def _run_command(args: list[str], cwd: Path) -> str:
+    """The stdout of `args` run in `cwd` with this venv's commands first on PATH; a failure fails the test."""
+    env = {**os.environ, "DVC_NO_ANALYTICS": "1", "OMP_NUM_THREADS": "1",
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, f"{' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    return result.stdout
+
+
+def _build_tiny_pipeline(work: Path) -> Path:
+    """`work` made a git + DVC repository (branch main, one empty commit) holding src/, dvc.yaml and
+    params.yaml with `TINY_PIPELINE`'s overrides, after `dvc repro`; nothing of the build is committed."""
+    from sumpipe.config import expand_runs
+
+    shutil.copytree(REPO / "src", work / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    shutil.copy(REPO / "dvc.yaml", work / "dvc.yaml")
+    shutil.copy(REPO / "constraints.txt", work / "constraints.txt")
+    shutil.copy(REPO / ".gitignore", work / ".gitignore")
+    params = _merge(yaml.safe_load((REPO / "params.yaml").read_text()), TINY_PIPELINE)
+    params["runs"] = expand_runs(params["models"], params["train"]["seeds"])
+    (work / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    _run_command(["git", "init", "-q", "-b", "main"], work)
+    _run_command(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init"],
+                 work)
+    _run_command([sys.executable, "-m", "dvc", "init", "-q"], work)
+    _run_command([sys.executable, "-m", "dvc", "config", "core.analytics", "false"], work)
+    _run_command([sys.executable, "-m", "dvc", "repro"], work)
+    return work
+
+
+class TinyPipeline(NamedTuple):
+    """`build(work)`: the tiny pipeline built in `work`; `run(args, cwd)`: a command's stdout."""
+
+    build: Callable[[Path], Path]
+    run: Callable[[list[str], Path], str]
+
+
+@pytest.fixture(scope="session")
+def tiny_pipeline() -> TinyPipeline:
+    return TinyPipeline(_build_tiny_pipeline, _run_command)
 
 
 # --------------------------------------------------------------------------------------------

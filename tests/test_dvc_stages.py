@@ -98,11 +98,13 @@ def files_run_by(command: str) -> set[str]:
         roots += _imports(ast.walk(function))
     files = (_file(name).relative_to(SRC.parent) for name in imported_modules(roots) | {callback.__module__})
     # src/sumpipe/<package>/<module>.py; the top-level modules and the io package (io.py, split by concern)
-    # are the foundation every stage runs, and are not listed
-    return {f.as_posix() for f in files if len(f.parts) > 3 and f.parts[2] not in FOUNDATION_PACKAGES}
+    # are the foundation every stage runs, and are not listed, except those that choose the output's bytes
+    return {f.as_posix() for f in files
+            if (len(f.parts) > 3 and f.parts[2] not in FOUNDATION_PACKAGES) or f.as_posix() in BYTES_CHOSEN}
 
 
 FOUNDATION_PACKAGES = {"io"}
+BYTES_CHOSEN = {"src/sumpipe/numerics.py"}  # the CPU kernels torch loads: a stage that pins them lists it
 
 
 def _stage_body(stage: dict) -> dict:

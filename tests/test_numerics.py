@@ -15,7 +15,7 @@ from sumpipe.numerics import PORTABLE, pin_numerics
 def clean_env(monkeypatch):
     """The kernel variables unset, and unset again after the test: `delenv` of an absent variable records
     nothing to undo, so a `setenv` first makes monkeypatch remove what `pin_numerics` writes (left in
-    os.environ, `ATEN_CPU_CAPABILITY=default` reached later tests' training subprocesses)."""
+    os.environ, `ATEN_CPU_CAPABILITY` reached later tests' training subprocesses)."""
     for name in PORTABLE:
         monkeypatch.setenv(name, "")
         monkeypatch.delenv(name)
@@ -27,22 +27,35 @@ def test_native_changes_nothing(clean_env):
     assert [name for name in PORTABLE if name in os.environ] == []
 
 
-def test_portable_sets_the_generic_kernels_before_torch_loads(clean_env):
+def test_portable_sets_the_avx2_kernels_before_torch_loads(clean_env):
     clean_env.delitem(sys.modules, "torch", raising=False)
     pin_numerics("portable")
     assert {name: os.environ[name] for name in PORTABLE} == {
-        "ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE",
+        "ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE",
         "ONEDNN_MAX_CPU_ISA": "SSE41", "DNNL_MAX_CPU_ISA": "SSE41"}
 
 
 def test_portable_overrides_other_kernel_settings_in_the_environment(clean_env):
-    """Started under another CPU kind's settings (`ATEN_CPU_CAPABILITY=avx2`, as the issue-38 check did), portable
-    still wins: the generic kernels are what makes the weights the same, so a stray setting must not survive."""
+    """Started under other kernel settings (`ATEN_CPU_CAPABILITY=default`, MKL's automatic branch), portable
+    still wins: the pinned kernels are what makes the weights the same, so a stray setting must not survive."""
     clean_env.delitem(sys.modules, "torch", raising=False)
-    clean_env.setenv("ATEN_CPU_CAPABILITY", "avx2")
+    clean_env.setenv("ATEN_CPU_CAPABILITY", "default")
     clean_env.setenv("MKL_CBWR", "AUTO")
     pin_numerics("portable")
-    assert (os.environ["ATEN_CPU_CAPABILITY"], os.environ["MKL_CBWR"]) == ("default", "COMPATIBLE")
+    assert (os.environ["ATEN_CPU_CAPABILITY"], os.environ["MKL_CBWR"]) == ("avx2", "COMPATIBLE")
+
+
+def test_portable_refuses_a_cpu_without_avx2(clean_env, tmp_path, monkeypatch):
+    import sumpipe.numerics as numerics
+
+    old = tmp_path / "cpuinfo"
+    old.write_text("processor\t: 0\nflags\t\t: fpu sse sse2 sse4_1 sse4_2 avx\n")
+    assert not numerics._has_avx2(old)
+    (tmp_path / "new").write_text("processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma avx512f\n")
+    assert numerics._has_avx2(tmp_path / "new") and numerics._has_avx2(tmp_path / "absent")
+    monkeypatch.setattr(numerics, "_has_avx2", lambda: False)
+    with pytest.raises(SumpipeError, match=r"^train.numerics: portable runs AVX2 kernels and this CPU has no AVX2"):
+        pin_numerics("portable")
 
 
 def test_portable_after_torch_loaded_is_a_plain_error(clean_env):

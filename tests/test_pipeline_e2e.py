@@ -1,87 +1,36 @@
 """The whole pipeline through DVC, as a user runs it: `dvc repro` on a tiny configuration.
 
 The repository's dvc.yaml and params.yaml are copied into a fresh git + DVC repository with small
-overrides (the synthetic numerals corpus, a one-layer model, a few training steps), so every stage,
-every foreach expansion and every path interpolation is exercised in about a minute.
+overrides (the synthetic numerals corpus, a one-layer model, a few training steps: conftest's
+`tiny_pipeline`), so every stage, every foreach expansion and every path interpolation is exercised in
+about a minute.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
 
-from sumpipe.config import expand_runs
-
 pytestmark = pytest.mark.slow
 
 MODELS = ["M1", "M2", "M2-20", "PG-cov", "BERT2S"]  # params.yaml's four, and a hybrid (its pairs and report rows)
-TINY = {
-    "data": {"dataset": "numerals", "options": {"numerals": {"size": 90, "max_length": 6, "max_number": 30}}},
-    "preprocess": {"workers": 1},
-    "vocab": {"size": 120},
-    "extract": {"workers": 1},
-    "model": {"d_model": 16, "d_ff": 32, "n_layers": 1, "n_heads": 2, "vocab_size": 100},
-    "families": {"rnn": {"embedding_dim": 8, "hidden_dim": 8},
-                 "bert2stage": {"max_source_tokens": 40, "max_summary_tokens": 12}},  # seed 003
-    "models": {"PG-cov": {"arch": {"coverage_phase_steps": 2}, "train": {"max_steps": 3}},
-               "M2-20": {"family": "transformer", "input": "ngram20", "rarity": True, "seeds": [1]}},
-    # two seeds: a model per seed (trained side by side by the train stage), scored as a mean over them; a model
-    # with seeds of its own (BERT2S in params.yaml, M2-20 here: one) keeps them (`runs` is made below)
-    "train": {"max_steps": 3, "batch_size": 8, "checkpoint_every": 2, "log_every": 1, "device": "cpu",
-              "seeds": [1, 2]},
-    "decode": {"max_length": 6, "min_length": 1, "device": "cpu"},
-    "evaluate": {"bootstrap_samples": 50},
-    "crosseval": {"data": {"dataset": "numerals", "seed": 99,
-                           "options": {"numerals": {"size": 20, "max_length": 6, "max_number": 30}}},
-                  "max_examples": 8, "name": "numerals-99"},
-    "report": {"n_samples": 1, "n_heatmaps": 1},
-    "extractive": {"systems": ["lead", "textrank", "oracle"]},   # the foreach, cheaply
-    # seed 003: subword + pretrain stages and the bert2stage family
-    "subword": {"size": 60},
-    "pretrain": {"encoder": {"d_model": 16, "n_layers": 1, "n_heads": 2, "d_ff": 32, "max_positions": 64},
-                 "max_tokens": 16, "train": {"max_steps": 3, "batch_size": 8, "checkpoint_every": 2, "log_every": 1,
-                                             "device": "cpu"}},
-}
-
-
-def merge(base: dict, override: dict) -> dict:
-    out = dict(base)
-    for key, value in override.items():
-        out[key] = merge(base.get(key, {}), value) if isinstance(value, dict) else value
-    return out
-
-
-def run(args: list[str], cwd: Path) -> str:
-    env = {**os.environ, "DVC_NO_ANALYTICS": "1", "OMP_NUM_THREADS": "1",
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, f"{' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-    return result.stdout
+Run = Callable[[list[str], Path], str]  # `run(args, cwd)`: the stdout of a command that must succeed
 
 
 @pytest.fixture(scope="module")
-def pipeline(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    repo = Path(__file__).resolve().parents[1]
-    work = tmp_path_factory.mktemp("pipeline")
-    shutil.copytree(repo / "src", work / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    shutil.copy(repo / "dvc.yaml", work / "dvc.yaml")
-    shutil.copy(repo / "constraints.txt", work / "constraints.txt")
-    params = merge(yaml.safe_load((repo / "params.yaml").read_text()), TINY)
-    params["runs"] = expand_runs(params["models"], params["train"]["seeds"])
-    (work / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    run(["git", "init", "-q"], work)
-    run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init"], work)
-    run([sys.executable, "-m", "dvc", "init", "-q"], work)
-    run([sys.executable, "-m", "dvc", "config", "core.analytics", "false"], work)
-    run([sys.executable, "-m", "dvc", "repro"], work)
-    return work
+def pipeline(tiny_pipeline, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tiny_pipeline.build(tmp_path_factory.mktemp("pipeline"))
+
+
+@pytest.fixture(scope="module")
+def run(tiny_pipeline) -> Run:
+    return tiny_pipeline.run
 
 
 def test_repro_produces_metrics_for_every_model_and_baseline(pipeline: Path) -> None:
@@ -103,12 +52,12 @@ def test_repro_produces_metrics_for_every_model_and_baseline(pipeline: Path) -> 
     assert json.loads((pipeline / "metrics/crosseval.json").read_text())
 
 
-def test_second_repro_is_a_no_op(pipeline: Path) -> None:
+def test_second_repro_is_a_no_op(pipeline: Path, run: Run) -> None:
     out = run([sys.executable, "-m", "dvc", "repro"], pipeline)
     assert "Running stage" not in out
 
 
-def test_decode_cli_uses_the_trained_models(pipeline: Path) -> None:
+def test_decode_cli_uses_the_trained_models(pipeline: Path, run: Run) -> None:
     text = pipeline / "input.txt"
     text.write_text("1 2 3 4\n")
     out = run(["sumpipe", "decode", "--beam", "4", str(text)], pipeline)
@@ -139,7 +88,7 @@ def test_ensembles_are_systems_of_the_run(pipeline: Path) -> None:
     assert {"M1", "M1-ens", "lead3"} <= set(reading["systems"]) and "fragment_rate" in reading["references"]
 
 
-def test_a_changed_model_retrains_its_runs_alone(pipeline: Path, tmp_path: Path) -> None:
+def test_a_changed_model_retrains_its_runs_alone(pipeline: Path, tmp_path: Path, run: Run) -> None:
     """One train stage trains every run (issue 44): after a change to one model, `dvc repro` runs it again, the
     changed model's run trains afresh and every other run finds its finished checkpoint (same bytes, no
     training); then only that model's decode stages follow."""
@@ -160,7 +109,7 @@ def test_a_changed_model_retrains_its_runs_alone(pipeline: Path, tmp_path: Path)
     assert [str(k) for k in after if after[k] != weights[k]] == ["models/M2-20/seed-1/model.safetensors"]
 
 
-def test_the_decoding_sweep_chooses_under_the_guards_on_the_trained_models(pipeline: Path) -> None:
+def test_the_decoding_sweep_chooses_under_the_guards_on_the_trained_models(pipeline: Path, run: Run) -> None:
     sweep = {"repo": ".", "models": ["M1", "BERT2S"], "ensembles": ["M1"], "split": "valid", "out": "sweep",
              "settings": {"min0": {"min_length": 0}, "min3": {"min_length": 3, "length_penalty": 2.0}}}
     (pipeline / "sweep.yaml").write_text(yaml.safe_dump(sweep))
@@ -175,7 +124,7 @@ def test_the_decoding_sweep_chooses_under_the_guards_on_the_trained_models(pipel
 
 
 @pytest.mark.faults  # a second whole pipeline run (3-7 minutes on the shared 2-core machine): with the fault suite
-def test_forced_rerun_from_scratch_leaves_dvc_lock_unchanged(pipeline: Path) -> None:
+def test_forced_rerun_from_scratch_leaves_dvc_lock_unchanged(pipeline: Path, run: Run) -> None:
     # Every stage runs again and, without the resume checkpoints, every model trains afresh (a rerun that
     # resumes from a finished checkpoint writes the same card: train/test_stage.py). Weights are
     # bit-identical on the same CPU and no output holds a timing (they go to timings/), so every hash in

@@ -9,6 +9,7 @@ from sumpipe.evaluate.bootstrap import (
     confidence_intervals,
     paired_bootstrap,
     paired_bootstraps,
+    percentile_p_value,
     resample_means,
     two_level_bootstrap,
     two_level_means,
@@ -159,3 +160,32 @@ def test_with_one_seed_each_it_is_the_paired_document_bootstrap() -> None:
 def test_two_level_test_refuses_systems_of_other_examples() -> None:
     with pytest.raises(ValueError, match="same examples"):
         two_level_bootstrap(np.zeros((2, 3)), np.zeros((1, 4)), 10, 0.95, seed=1)
+
+
+def test_the_p_value_is_read_off_the_percentiles_the_interval_uses() -> None:
+    # Sorted resamples -1, 0, 1, ..., 9 (B = 11, quantile positions t = i / 10): q(t) <= 0 up to t = 0.1 (the
+    # value 0), so the low end q(alpha / 2) is above 0 once alpha > 0.2: p = 0.2. The 80 % interval
+    # [q(0.1), q(0.9)] = [0, 8] just holds 0.
+    assert percentile_p_value(np.arange(-1.0, 10.0)) == pytest.approx(0.2)
+    # Between two resamples: -3, -1, 1, 3 (t = 0, 1/3, 2/3, 1) cross 0 half-way, at t = 1/2: p = 1.
+    assert percentile_p_value(np.array([3.0, -1.0, 1.0, -3.0])) == pytest.approx(1.0)
+    # -1, 1, 2, 3, 4: q crosses 0 at t = (0 + 1/2) / 4 = 1/8, p = 1/4; all above 0: p = 0; all 0: p = 1.
+    assert percentile_p_value(np.array([-1.0, 1.0, 2.0, 3.0, 4.0])) == pytest.approx(0.25)
+    assert percentile_p_value(np.array([0.5, 1.0, 2.0])) == 0.0
+    assert percentile_p_value(np.zeros(7)) == 1.0
+    assert percentile_p_value(-np.arange(-1.0, 10.0)) == pytest.approx(0.2)   # the other side alike
+
+
+@pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99])
+def test_the_verdict_and_the_interval_never_disagree(confidence: float) -> None:
+    # Skewed per-document differences with three noisy seeds, near the edge of significance: before, p (the
+    # share of resamples |delta| away from delta) called differences "real" whose interval held 0.
+    rng = np.random.default_rng(3)
+    for trial in range(60):
+        n = int(rng.integers(20, 80))
+        base = rng.exponential(1.0, size=n)
+        a = base + rng.normal(0.0, 0.2, size=(3, n)) + rng.exponential(0.15, size=(3, 1))
+        b = base + rng.normal(0.0, 0.2, size=(3, n))
+        test = two_level_bootstrap(a, b, 400, confidence, seed=trial)
+        excludes_zero = test.low > 0 or test.high < 0
+        assert excludes_zero == (test.p_value < 1 - confidence), (trial, test)

@@ -31,10 +31,13 @@ instability"). For A (k_a, n) against B (k_b, n) each resample draws n example i
 shared by A and B (the comparison stays paired on documents), and k_a seeds of A and k_b seeds of B with
 replacement, independently (seed s of A and seed s of B are unrelated runs); the statistic is the
 difference of the means over the drawn seeds and examples. The observed delta is mean(A) - mean(B); the
-interval is the percentile interval of the resampled deltas; the two-sided p-value of H0 "no difference"
-is the share of resamples at least |delta| away from delta (the distribution shifted to mean zero under
-H0, as above). Two copies of one system give delta 0 and p = 1; with one seed each the test is the
-paired document bootstrap above, and one system against a zero row gives its own interval. With few
+interval is the percentile interval of the resampled deltas, and the two-sided p-value of H0 "no
+difference" is read off the same percentiles (`percentile_p_value`): the smallest alpha whose
+(1 - alpha) percentile interval excludes 0, about 2 min(share of deltas <= 0, share >= 0) (the
+test-inversion p-value of the percentile interval; Davison & Hinkley 1997, §4.4). So p < 1 - confidence
+exactly when the interval excludes 0: the verdict and the interval cannot disagree. Two copies of one
+system give delta 0 and p = 1; with one seed each the test is the paired document bootstrap above, and
+one system against a zero row gives its own interval. With few
 seeds (3) the seed level is resampled coarsely and its spread is underestimated by a factor (k-1)/k, so
 the report shows every seed's value beside the test.
 """
@@ -178,9 +181,41 @@ def two_level_bootstrap(a: np.ndarray, b: np.ndarray, samples: int, confidence: 
     if a.shape[1] != b.shape[1] or a.shape[1] == 0:
         raise ValueError(f"two systems' scores must cover the same examples, got {a.shape} and {b.shape}")
     delta = float(a.mean() - b.mean())
+    # float noise of equal differences (a sum of equal terms in another order) counts as 0
     resampled = two_level_means(a, b, samples, seed)
+    resampled[np.abs(resampled) < 1e-12] = 0.0
     alpha = (1.0 - confidence) / 2.0
     low, high = np.quantile(resampled, [alpha, 1.0 - alpha])
-    # tolerance: equal differences resample to float noise around delta
-    p = float(np.mean(np.abs(resampled - delta) >= abs(delta) - 1e-12))
-    return SeededTest(delta, float(low), float(high), p, a.shape[0], b.shape[0], a.shape[1], samples)
+    return SeededTest(delta, float(low), float(high), percentile_p_value(resampled), a.shape[0], b.shape[0],
+                      a.shape[1], samples)
+
+
+def percentile_p_value(resampled: np.ndarray) -> float:
+    """Two-sided p of "no difference" from resampled deltas: the smallest alpha whose percentile
+    interval [q(alpha/2), q(1 - alpha/2)] excludes 0, with q numpy's linear-interpolation quantile (the
+    one the interval uses). q is piecewise linear through (i / (B - 1), sorted_i), so the interval's low
+    end is above 0 once alpha / 2 passes t_low = sup{t: q(t) <= 0}, and its high end below 0 once
+    1 - alpha / 2 falls under t_high = inf{t: q(t) >= 0}: p = min(1, 2 t_low, 2 (1 - t_high))."""
+    s = np.sort(np.asarray(resampled, dtype=np.float64))
+    last = len(s) - 1
+    if last == 0:
+        return 1.0 if s[0] == 0 else 0.0
+    return float(min(1.0, 2.0 * _crossing(s, last, below=True), 2.0 * (1.0 - _crossing(s, last, below=False))))
+
+
+def _crossing(s: np.ndarray, last: int, below: bool) -> float:
+    """sup{t: q(t) <= 0} (below) or inf{t: q(t) >= 0} of the quantile function of sorted `s`."""
+    if below:
+        i = int(np.searchsorted(s, 0.0, side="right")) - 1   # the last value <= 0
+        if i < 0:
+            return 0.0
+        if i == last:
+            return 1.0
+    else:
+        j = int(np.searchsorted(s, 0.0, side="left"))        # the first value >= 0
+        if j == 0:
+            return 0.0
+        if j > last:
+            return 1.0
+        i = j - 1
+    return (i + (0.0 - s[i]) / (s[i + 1] - s[i])) / last

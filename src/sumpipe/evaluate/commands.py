@@ -60,9 +60,12 @@ def rouge(
 def crosseval(params: ParamsOption = Path("params.yaml")) -> None:
     """Cross-data-set test (seed Table 5.22): trained models on the `crosseval.data` corpus."""
     from sumpipe.config import load_params
-    from sumpipe.evaluate.crosseval import CrossEnsemble, run_crosseval
+    from sumpipe.numerics import pin_numerics
 
     p = load_params(params)
+    pin_numerics(p.train.numerics)  # before torch loads (the next import): it decodes the trained models
+    from sumpipe.evaluate.crosseval import CrossEnsemble, run_crosseval
+
     specs = {name: p.models[name] for name in p.crosseval.models if name in p.models}
     ensembles = {name: CrossEnsemble(p.ensembles[name].model, p.ensemble_seeds(name)) for name in p.crosseval.ensembles}
     result = run_crosseval(p.paths, p.crosseval, p.crosseval.decode_config(p.decode), p.evaluate, p.seeds_by_model(),

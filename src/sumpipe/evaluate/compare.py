@@ -9,10 +9,11 @@ bootstrap's interval and p (`sumpipe.evaluate.bootstrap.two_level_bootstrap`).
 An experiment is named by where its scores are:
 - a folder of score files (`scores/`), or a project folder whose params.yaml names one (`paths.scores`):
   another clone, or the workspace;
-- else a DVC experiment or a Git revision (`dvc exp run -n lr005`, a branch, a commit): its scores are
-  read from the DVC cache through `dvc.api.DVCFileSystem`, so `dvc exp run` twice, or `dvc exp run
-  --queue` and `dvc queue start -j 2`, then `sumpipe compare lr005 lr01` compares them without
-  checking either out.
+- else a DVC experiment or a Git revision (`dvc exp run -n lr005`, a branch, a tag, a commit): its
+  scores are read from what the revision holds through `dvc.api.DVCFileSystem` (the pipeline keeps
+  `scores/` in Git beside the metrics, so any clone can read them; a DVC-tracked folder comes from the
+  cache), so `dvc exp run` twice, or `dvc exp run --queue` and `dvc queue start -j 2`, then `sumpipe
+  compare lr005 lr01` compares them without checking either out, on any machine.
 """
 
 from __future__ import annotations
@@ -64,17 +65,24 @@ def _project_scores(folder: Path) -> Path:
 
 
 def _revision(rev: str, repo: Path, scores_path: str) -> Experiment:
-    """Score files of a DVC experiment or Git revision, read from the repository and its DVC cache."""
+    """Score files of a DVC experiment or Git revision, read from what the revision holds: Git (the
+    pipeline keeps `scores/` in Git, as the metrics), else the DVC cache."""
     from dvc.api import DVCFileSystem
 
     try:
         fs = DVCFileSystem(str(repo), rev=rev)
-        names = [Path(p).name for p in fs.ls(scores_path, detail=False)]
-    except FileNotFoundError:
-        raise SumpipeError(f"{rev}: has no {scores_path}/ (was the evaluate stage run there?)") from None
+        _ = fs.repo  # opens the revision: an unknown one fails here, not as a missing folder
     except Exception as exc:  # dvc's own errors (an unknown revision, no DVC repository) have no common base
         raise SumpipeError(f"{rev}: not a folder, a DVC experiment or a Git revision of {repo} "
                            f"({type(exc).__name__}: {exc})") from None
+    try:
+        names = [Path(p).name for p in fs.ls(scores_path, detail=False)]
+    except FileNotFoundError:
+        raise SumpipeError(f"{rev}: has no {scores_path}/ (was the evaluate stage run there?)") from None
+    except Exception:  # a DVC-tracked folder whose files this cache lacks (DataIndexDirError)
+        raise SumpipeError(f"{rev}: {scores_path}/ is a DVC output that this cache does not hold (a revision from "
+                           f"before scores were kept in Git, built elsewhere): `dvc pull` it, or check {rev} out "
+                           "and run `dvc repro`") from None
     systems = sorted(n.removesuffix(SCORE_SUFFIX) for n in names if n.endswith(SCORE_SUFFIX))
 
     def read(name: str) -> bytes:
@@ -135,14 +143,15 @@ def render(rows: list[dict], a: str, b: str, types: tuple[str, ...], confidence:
     def side(v: dict, t: str) -> str:
         return f"{v[t]:.2f}" + (f" ± {v[t + '_sd']:.2f}" if f"{t}_sd" in v else "")
 
-    lines = [f"A = {a}, B = {b}: mean F1 x 100 (± sd over training seeds); Δ = B - A with its {confidence:.0%} "
-             "interval and two-sided p from a two-level bootstrap (seeds, then documents)"]
+    lines = [f"A = {a}, B = {b}: mean F1 x 100 (± sd over training seeds); Δ = B - A,",
+             f"its {confidence:.0%} interval and two-sided p from one two-level bootstrap (seeds, then documents)"]
     for row in rows:
         seeds = f"{row['a']['n_seeds']}/{row['b']['n_seeds']} seeds, {row['n']} documents"
         lines.append(f"{row['system']} ({seeds})")
         for t in types:
             r = row[t]
-            verdict = "different" if r["p_value"] < 1 - confidence else "not shown different"
+            # p < 1 - confidence exactly when the interval excludes 0 (`bootstrap.percentile_p_value`)
+            verdict = "different" if r["low"] > 0 or r["high"] < 0 else "not shown different"
             lines.append(f"  {t:<9} A {side(row['a'], t):<14} B {side(row['b'], t):<14} "
                          f"Δ {r['delta']:+.2f} [{r['low']:+.2f}, {r['high']:+.2f}] p {r['p_value']:.3f}  {verdict}")
     return "\n".join(lines)
