@@ -25,6 +25,11 @@ import pytest
 import yaml
 
 from sumpipe.config import Budget
+from sumpipe.numerics import PORTABLE
+
+# The kernels of the project's default `train.numerics: portable`, set before any test loads torch: the
+# commands the tests run in this process then find them pinned already, as a new process would.
+os.environ.update(PORTABLE)
 
 if TYPE_CHECKING:
     from sumpipe.models.length import LengthControl
