@@ -130,6 +130,12 @@ CASES = {
     "corrupt metrics/rouge.json before decode INPUT": (
         lambda root: (root / "metrics").mkdir(exist_ok=True) or (root / "metrics/rouge.json").write_text("{oops"),
         ["decode", "input.txt"], "ok", None),
+    # metrics/rouge.json only ranks the models for `decode INPUT`: one it cannot read is no reason to refuse
+    # (a 5,000-digit number in it was a ValueError traceback from sumpipe.inputs)
+    "a 5,000-digit number in metrics/rouge.json before decode INPUT": (
+        lambda root: (root / "metrics").mkdir(exist_ok=True)
+        or (root / "metrics/rouge.json").write_text('{"M1": {"rougeL": ' + "9" * 5000 + "}}"),
+        ["decode", "input.txt"], "ok", None),
 }
 
 
