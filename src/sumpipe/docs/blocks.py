@@ -22,6 +22,7 @@ the docs are regenerated. Where each block is used:
 | `extractive-methods` | docs/extractive.md | the extractive-method registry (class flags, docstrings) |
 | `datasets` | docs/datasets.md | the data-set registry (options dataclasses, lengths) |
 | `comparison` | docs/usage.md | docs/comparison.txt, the transcript docs/comparison.sh records (real DVC output) |
+| `comparison-result` | README.md | the `sumpipe compare` part of docs/comparison.txt |
 | `decode` | docs/usage.md | docs/decode.txt, the transcript docs/decode.sh records (the built models' real output) |
 | `decode-example` | README.md | the first command of docs/decode.txt (one docstring, the default model) |
 | `families` | docs/models.md | the model-family registry, the models of params.yaml and params-paper.yaml |
@@ -605,3 +606,15 @@ def decode_example(src: Sources) -> str:
     lines = _transcript(src, DECODE_TRANSCRIPT).split("\n")
     commands = [i for i, line in enumerate(lines) if line.startswith("$ sumpipe decode")]
     return "\n".join(lines[:commands[1]] + ["```"]) if len(commands) > 1 else "\n".join(lines)
+
+
+@block("comparison-result")
+def comparison_result(src: Sources) -> str:
+    """The README's short comparison example: the `sumpipe compare` command of docs/comparison.txt and its
+    output, up to the next command, verbatim; the whole transcript is the `comparison` block."""
+    lines = _transcript(src, COMPARISON_TRANSCRIPT).split("\n")
+    start = next((i for i, line in enumerate(lines) if line.startswith("$ sumpipe compare")), None)
+    if start is None:
+        raise SumpipeError(f"{COMPARISON_TRANSCRIPT}: has no `sumpipe compare` command (docs/comparison.sh)")
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("$ ")), len(lines) - 1)
+    return "\n".join(["```console", *lines[start:end]]).rstrip("\n") + "\n```"
