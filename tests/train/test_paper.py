@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -121,3 +122,39 @@ def test_the_paper_tool_refuses_a_configuration_a_stage_would_refuse(repo_root: 
         bad = apply_overrides(base, {**paper_overrides(base), key: 0 if "rnn" in key else 7})
         with pytest.raises(ConfigError, match=message):
             validate_paper_params(bad)
+
+
+def _traced_keys(doc: str) -> set[str]:
+    """The dotted keys docs/paper.md's trace names: the first cell of each row (`.lr` after
+    `models.PG-cov.train.optimizer` is `models.PG-cov.train.lr`) and the bookkeeping list."""
+    section = doc.split("## Where every value comes from", 1)[1].split("\n## ", 1)[0]
+    keys: set[str] = set()
+    for line in section.splitlines():
+        cell = line.split("|")[1] if line.startswith("|") else line
+        parent = ""
+        for token in re.findall(r"`([^`]+)`", cell):
+            if token.startswith(".") and parent:
+                keys.add(parent + token)
+            elif re.fullmatch(r"[\w-]+(\.[\w-]+)*", token):
+                keys.add(token)
+                parent = token.rsplit(".", 1)[0] if "." in token else ""
+    return keys
+
+
+def _leaves(data: dict, prefix: str = "") -> dict[str, object]:
+    out: dict[str, object] = {}
+    for key, value in data.items():
+        if isinstance(value, dict) and value:
+            out.update(_leaves(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def test_every_key_that_differs_from_params_yaml_is_traced_in_docs_paper(repo_root: Path) -> None:
+    base = _leaves(yaml.safe_load((repo_root / "params.yaml").read_text()))
+    paper = _leaves(yaml.safe_load((repo_root / "params-paper.yaml").read_text()))
+    traced = _traced_keys((repo_root / "docs" / "paper.md").read_text())
+    differing = [k for k, v in paper.items() if base.get(k, object()) != v]
+    missing = [k for k in differing if not any(k == t or k.startswith(t + ".") for t in traced)]
+    assert not missing, f"docs/paper.md's trace has no row for {missing}"
