@@ -4,7 +4,8 @@
   `tests/test_c.py` tests `src/sumpipe/c.py`. Exempt: tests/reliability/ (a cross-cutting fault suite) and
   the top-level CROSS_CUTTING files, which test the whole pipeline rather than one module.
 - `tests/bench/test_c.py` tests the script `bench/c.py` (the benchmarks that a later session runs on a device),
-  and `tests/experiments/<e>/test_c.py` the script `experiments/<e>/c.py` of the experiment folder `<e>`
+  and `tests/ci/test_c.py` the script `.ci/c.py` (CI's and the commit hooks' checks),
+  `tests/experiments/<e>/test_c.py` the script `experiments/<e>/c.py` of the experiment folder `<e>`
   (a study's script; `tests/experiments/test_c.py` still tests `src/sumpipe/experiments/c.py`).
 - Every test folder is a package (`__init__.py`), so basenames may repeat (`selection/test_stage.py`,
   `train/test_stage.py`).
@@ -29,7 +30,8 @@ EXPERIMENTS = TESTS.parent / "experiments"  # the experiment folders, whose scri
 CROSS_CUTTING = {"test_pipeline_e2e.py", "test_dvc_stages.py", "test_reproducible_stages.py", "test_layers.py",
                  "test_layout.py", "test_experiment_pipelines.py",
                  "test_params_file.py",   # params.yaml as `dvc exp run -S` rewrites it (issue 52)
-                 "test_public_api.py"}  # sumpipe/__init__.py's names and docs/api.md, across the packages
+                 "test_public_api.py",  # sumpipe/__init__.py's names and docs/api.md, across the packages
+                 "test_readme_comparison.py"}  # the README's comparison steps on a clone with a foreign lock
 
 
 def module_of(test_file: PurePosixPath) -> PurePosixPath:
@@ -60,7 +62,7 @@ def is_script_test(test_file: PurePosixPath) -> bool:
 
 def per_module_test_files() -> list[PurePosixPath]:
     files = _relative(TESTS, TESTS.rglob("test_*.py"))
-    return [f for f in files if f.parts[0] not in ("reliability", "bench") and str(f) not in CROSS_CUTTING
+    return [f for f in files if f.parts[0] not in ("reliability", "bench", "ci") and str(f) not in CROSS_CUTTING
             and not is_script_test(f)]
 
 
@@ -111,6 +113,12 @@ def test_a_stale_name_is_caught(test_file: str, stale: bool) -> None:
 def test_every_bench_test_names_a_bench_script() -> None:
     tests = sorted((TESTS / "bench").glob("test_*.py"))
     assert [t.name for t in tests if not (TESTS.parent / "bench" / t.name.removeprefix("test_")).is_file()] == []
+
+
+def test_every_ci_test_names_a_ci_script() -> None:
+    tests = sorted((TESTS / "ci").glob("test_*.py"))
+    assert tests, "no CI script tests found"
+    assert [t.name for t in tests if not (TESTS.parent / ".ci" / t.name.removeprefix("test_")).is_file()] == []
 
 
 @pytest.mark.parametrize(("test_file", "script"), [

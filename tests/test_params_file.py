@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 SETTINGS = {"decode.length_penalty": ("1.0", "  length_penalty: 1.0 "),
             "data.max_examples": ("5", "  max_examples: 5"),
             "models.PG-cov.train.lr": ("0.004", "      lr: 0.004"),
-            "train.numerics": ("portable", "  numerics: portable ")}
+            "train.numerics": ("native", "  numerics: native ")}
 
 
 def run(args: list[str], cwd: Path) -> str:
@@ -59,5 +59,5 @@ def test_dvc_exp_run_set_changes_only_the_set_keys_lines(tmp_path: Path) -> None
     values, new = yaml.safe_load(original), yaml.safe_load(after)
     assert new["decode"]["length_penalty"] == 1.0 and new["data"]["max_examples"] == 5
     new["decode"]["length_penalty"], new["data"]["max_examples"] = 2.0, None
-    new["models"]["PG-cov"]["train"]["lr"], new["train"]["numerics"] = 0.005, "native"
+    new["models"]["PG-cov"]["train"]["lr"], new["train"]["numerics"] = 0.005, "portable"
     assert new == values

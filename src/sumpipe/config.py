@@ -127,7 +127,9 @@ class DataConfig:
 
 @dataclass(frozen=True)
 class PreprocessConfig:
-    """Seed 001 Alg. 2 on every split; rows shorter than the minimums are dropped (and counted)."""
+    """Morozovskii 2022 Alg. 2 on every split. Rows with fewer source or reference tokens than the
+    minimums (>= 1) are dropped (and counted); `max_source_tokens` (null: whole) cuts the sources;
+    `workers` (>= 1): processes, the output does not depend on them."""
 
     min_source_tokens: int = 1
     min_reference_tokens: int = 1
@@ -167,9 +169,9 @@ class VocabConfig:
 class Budget:
     """One input selection of the extract stage: `method` (a name in `sumpipe.selection.methods`) under a
     budget of `tokens` tokens. Its name is `<method><tokens>` (`ngram200`), the folder it is written to
-    and what `models.<name>.input` refers to. `first_k`: the leading sentences a method keeps first
-    (`ngram`, seed Alg. 1; default `tokens // 40`: 5 for 200, 10 for 400); `options`: method-specific
-    settings, validated by the method."""
+    and what `models.<name>.input` refers to; `tokens` >= 1. `first_k` (>= 0): the leading sentences a
+    method keeps first (`ngram`, Morozovskii 2022 Alg. 1; null: `tokens // 40`, so 5 for 200, 10 for
+    400); `options`: method-specific settings, validated by the method."""
 
     method: str
     tokens: int
@@ -226,10 +228,9 @@ class ModelSpec:
     fields of the family's shared architecture (for `transformer`, the `model:` section; for another
     family, `families.<family>:`). The family validates `arch` once, when the model is resolved
     (`sumpipe.models.registry.resolve_model`), with errors naming `models.<name>.arch.<key>`. `train`
-    overrides fields of the `train:` section for this model only (seed 000's BiLSTM trains with
-    RMSProp and early stopping beside models trained with AdaGrad), validated when the model is trained.
-    `seeds`: this model's training seeds where they are not `train.seeds` (e.g. one seed for a model too
-    costly to train three times in the default run's budget; `Params.runs` lists each run for DVC).
+    overrides fields of the `train:` section for this model only (never `seed`, `seeds` or `workers`),
+    validated when the model is trained. `seeds`: this model's random seeds where they are not
+    `train.seeds` (`Params.runs` lists each run for DVC).
     """
 
     family: str = "transformer"
@@ -276,59 +277,40 @@ class EnsembleSpec:
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """The training loop (sumpipe.train): optimiser, schedule, batches, logging, checkpoints.
+    """The training loop (sumpipe.train) of one run; each field, its unit and range (`check`):
 
-    `lr` is the constant rate of AdaGrad, SGD and RMSProp, or Adam's peak rate reached after
-    `warmup_steps` (linear warm-up, then inverse-sqrt decay); `momentum` is SGD's and RMSProp's.
-    `patience`: stop when the validation `early_stopping_metric` has not improved for this many epochs
-    (early stopping; null: never). The metric is `loss` (lowest validation loss per target token) or
-    `accuracy` (highest teacher-forced token accuracy on validation: seed 000's BiLSTM stops on
-    validation accuracy); the kept weights are those of the best epoch by the same metric.
-    `batch_size` counts examples in the global batch (all DDP ranks).
-    `accumulate` batches make one update (gradient accumulation: the update of a batch
-    `accumulate` × `batch_size` large, in that memory; seed 003 trains with batch 2 × 36).
-    `bf16` turns on bf16 autocast on CUDA (CPU always trains in float32). `fused_optimizer` steps
-    AdaGrad with PyTorch's fused kernel (one kernel over every parameter, CPU and CUDA) instead of its
-    per-tensor (`foreach`) loop: the same update rule, within float rounding (issue 56; Adam is always
-    fused, SGD and RMSProp never). `flash_unpadded` lets a transformer batch whose sources all have the
-    same length (400-token news inputs cut from longer stories nearly always do) attend without a padding
-    mask, so that PyTorch may pick its flash attention kernel: the same numbers, another kernel
-    (`Batch.src_unpadded`; issue 56). `threads` caps torch's
-    CPU threads during training (null: torch's default, all cores); 1 can be faster on a busy machine.
-    `numerics` (`train.numerics` only: one setting for the process) pins torch's CPU kernels before
-    torch loads, for train, pretrain and decode: `native` (this CPU's fastest) or `portable` (the
-    generic kernels, the same on every x86-64 CPU; `sumpipe.numerics`, docs/reproducibility.md).
-    `workers` (`train.workers` only) is how many training runs `sumpipe train` trains side by side, each
-    in its own process on `threads` threads (null: as many as the available cores hold;
-    `sumpipe.train.pool`); a run's weights do not depend on it.
-
-    `ema_decay` turns on Polyak averaging: the loop keeps an exponential moving average of the
-    weights, avg <- decay · avg + (1 - decay) · weights after every update, and validates, keeps
-    and writes the average instead of the last weights (a decay of 0.99 averages over about the
-    last 100 updates; null: off). The average smooths the noise of a high learning rate at no
-    cost in updates (a fixed training budget: issue "ahead of extractive").
-
-    `unk_target_weight` weighs the `<unk>` targets of the word families' loss (a reference word outside
-    the vocabulary that the source does not hold, so the pointer cannot copy it): 1 trains the model to
-    write `<unk>`, which decoding never emits (See et al.), 0 leaves such positions out
-    (`sumpipe.models.loss.target_weights`; issue 43). BERT2S's pieces spell every word: it has none.
-    `copy_attention_weight` λ adds λ·(−log of the copy distribution's mass on the target word's source
-    positions) at every target word the source holds, for the pointer families (transformer, rnn; 0: off;
-    `sumpipe.models.loss.copy_attention_nll`). `copy_target_weight` weighs the targets only the pointer
-    can write (a reference word outside the vocabulary that the source holds; 1: as any word;
-    `sumpipe.models.loss.target_weights`). BERT2S's loss reads none of the three keys.
-
-    `sentence_ends` ends every line of the training and validation references that does not end a sentence
-    with a "." (`sumpipe.train.targets`; issue 53): CNN's highlights are separate lines without a final
-    period, and a target is one line of tokens, so without it a model has no sentence boundary to learn and
-    writes one run-on sentence; with it the model writes "." between sentences, which decoding turns back into
-    line breaks (`sumpipe.decode.batches.summary_text`) and read quality counts. Off by default (the default
-    run's targets unchanged).
-
-    `seed` seeds one training run (weights, dropout, batch order). `seeds` is the train stage's list:
-    one model per seed (dvc.yaml's `train` matrix, `models/<name>/seed-<s>/`), each run with
-    `seed` set to it (`for_seed`), so that a result can be told from a lucky seed; null: one run, with
-    `seed` (the pretrain stage and the experiments' single runs).
+    - `optimizer`: adagrad | adam | sgd | rmsprop. `lr` (> 0): Adam's peak rate, reached after
+      `warmup_steps` (>= 1) updates of linear warm-up, then inverse-sqrt decay; the others' constant
+      rate. `adagrad_initial_accumulator` (>= 0): AdaGrad's. `momentum` ([0, 1)): SGD's and RMSProp's.
+    - `label_smoothing` ([0, 1)): of the cross-entropy over the extended vocabulary. `grad_clip` (>= 0;
+      0: off): the cap on the global gradient norm.
+    - `batch_size` (>= 1): examples in the global batch (all DDP ranks); `accumulate` (>= 1): batches
+      per update. `epochs` (>= 1): passes over the data, at most; `max_steps` (>= 1; null: no cap): updates.
+    - `patience` (>= 1; null: never): stop after this many epochs without a better validation
+      `early_stopping_metric`, `loss` (per target token) or `accuracy` (teacher-forced tokens); the
+      weights kept are the best epoch's by that metric.
+    - `log_every`, `checkpoint_every` (>= 1): updates per train_log.csv row, and between resume
+      checkpoints (one is also written at every epoch end).
+    - `device`: auto (CUDA when present) | cpu | cuda. `bf16`: bf16 autocast on CUDA (CPU: float32).
+    - `fused_optimizer`: AdaGrad with PyTorch's fused kernel (CPU and CUDA), the same rule in other
+      rounding (Adam is always fused). `flash_unpadded`: a transformer batch whose sources all have one
+      length attends without a padding mask, so PyTorch may pick its flash kernel.
+    - `threads` (>= 1; null: all cores): torch's CPU threads during training; the count changes the weights.
+    - `numerics` (`train.numerics` only): torch's CPU kernels for train, pretrain and decode, pinned before
+      torch loads (`sumpipe.numerics`): `native` (this CPU's fastest) | `portable` (the same bytes on any x86-64).
+    - `workers` (`train.workers` only; >= 1; null: as many as the cores hold): runs `sumpipe train` trains
+      side by side, each in its own process on `threads` threads; the weights do not depend on it.
+    - `ema_decay` d ((0, 1); null: off): after every update avg <- d * avg + (1 - d) * weights, and the
+      average is validated, kept and written instead of the last weights (Polyak averaging).
+    - The word families' loss weights (`sumpipe.models.loss`; BERT2S's loss reads none):
+      `unk_target_weight` ([0, 1]; See et al. 2017: 1) of a `<unk>` target, a word outside the vocabulary
+      that the source lacks; `copy_attention_weight` ([0, 100]; 0: off), lambda of -log(the copy
+      distribution's mass on the target's source positions); `copy_target_weight` ([1, 100]; 1: as any
+      word) of a target only the pointer can write, a word outside the vocabulary that the source holds.
+    - `sentence_ends`: a "." ends each training and validation reference line that ends no sentence
+      (`sumpipe.train.targets`); decoding turns it back into a line break.
+    - `seed` ([0, 2**63)): the random seed of one run (weights, dropout, batch order). `seeds` (null: one
+      run with `seed`): the train stage's list, one model per seed, each run with `seed` set to it.
     """
 
     optimizer: Literal["adagrad", "adam", "sgd", "rmsprop"] = "adam"
@@ -401,12 +383,14 @@ class TrainConfig:
         return dataclasses.replace(self, seed=seed, seeds=None)
 
 
-# ---- seed 003: subword vocabulary and the pre-trained BERT-style encoder ----------------------
+# ---- BERT2S (Roy Choudhury 2020): subword vocabulary and the pre-trained BERT-style encoder ----
 @dataclass(frozen=True)
 class SubwordConfig:
-    """The subword stage (sumpipe.subword): a sentencepiece model of `size` pieces (a soft limit:
-    five specials included; seed 003: WordPiece, 30,000), `model_type` bpe or unigram, trained on
-    at most `max_sentences` lines (null: all; a sample seeded by `seed`) with `threads` threads."""
+    """The subword stage (sumpipe.subword): a sentencepiece model of `size` pieces (>= 16, a soft limit,
+    five specials included; Roy Choudhury 2020: 30,000 WordPieces), `model_type` bpe or unigram,
+    covering `character_coverage` ([0.9, 1]) of the characters, trained on at most `max_sentences` lines
+    (> 100; null: all; a sample with random seed `seed`) with `threads` (>= 1) threads, on which its
+    output depends."""
 
     size: int = 4000
     model_type: Literal["bpe", "unigram"] = "bpe"
@@ -427,9 +411,9 @@ class SubwordConfig:
 
 @dataclass(frozen=True)
 class EncoderConfig:
-    """A BERT-style encoder (Devlin et al. 2019; seed 003 ch. 9): learned positions, GELU, post-LN.
-
-    Seed 003: BERT-base, 12 layers, 12 heads, d_model 768, d_ff 3072, 512 positions, dropout 0.1.
+    """A BERT-style encoder (Devlin et al. 2019; Roy Choudhury 2020 ch. 9): learned positions, GELU,
+    post-LN. Sizes >= 1, `n_heads` divides `d_model`, `dropout` in [0, 1). The paper's: BERT-base, 12
+    layers, 12 heads, d_model 768, d_ff 3072, 512 positions, dropout 0.1.
     """
 
     d_model: int = 64
@@ -456,7 +440,7 @@ class EncoderConfig:
 
 def _pretrain_train() -> TrainConfig:
     # a short masked-LM run without early stopping; keys `pretrain.train:` leaves out keep these. One thread:
-    # a fixed count gives the same encoder on any core count (all cores did not: docs/reproducibility.md)
+    # a fixed count gives the same encoder on any core count (docs/decisions.md)
     return TrainConfig(lr=0.002, warmup_steps=30, label_smoothing=0.0, batch_size=64, epochs=1, patience=None,
                        max_steps=100, threads=1)
 
@@ -465,12 +449,13 @@ def _pretrain_train() -> TrainConfig:
 class PretrainConfig:
     """The pretrain stage (sumpipe.pretrain): masked-LM pre-training of the encoder on train sources.
 
-    Sources are cut into sequences of `max_tokens` pieces (`<s>` and `</s>` included); of the
-    pieces that are not specials, `mask_prob` (BERT: 15 %) are predicted, and of those
-    `mask_token_prob` become `<mask>`, `random_token_prob` a random non-special piece, the rest
-    stay (80/10/10). `init_from` names a local Hugging Face BERT folder (config.json,
-    model.safetensors, vocab.txt) to start from instead of random weights. `train` is the training
-    loop's configuration for this stage (same keys as the `train:` section).
+    Sources are cut into sequences of `max_tokens` pieces (3 to `encoder.max_positions`; `<s>` and
+    `</s>` included); of the pieces that are not specials, `mask_prob` ((0, 1); BERT: 0.15) are
+    predicted, and of those `mask_token_prob` ([0, 1]) become `<mask>`, `random_token_prob` ([0, 1 -
+    mask_token_prob]) a random non-special piece, the rest stay (BERT: 80/10/10). `init_from` names a
+    local Hugging Face BERT folder (config.json, model.safetensors, vocab.txt) to start from instead of
+    random weights. `train` is the training loop's configuration for this stage (same keys as the
+    `train:` section; one run: a `seed`, no `seeds`).
     """
 
     encoder: EncoderConfig = field(default_factory=EncoderConfig)
@@ -494,24 +479,24 @@ class PretrainConfig:
 
 @dataclass(frozen=True)
 class DecodeConfig:
-    """Decoding (seed 001 §2.3.4; seed 003 for sampling); see `sumpipe.decode.search`.
+    """Decoding (Morozovskii 2022 §2.3.4; Roy Choudhury 2020 for sampling); see `sumpipe.decode.search`.
 
-    max_length None: by data set (Table 4.3: CNN/DM 120, XSum 30, Gigaword 25; pydoc 48), else 1.2 × the
-    model's max_summary_tokens. length_penalty is GNMT's alpha; block_ngram_repeat 0 = off;
-    block_adjacent_repeat: never the same token twice in a row (the decode stage then also writes the
-    summaries without the rule, so the report shows both);
-    top_k 0 = no cut. min_sentences: `</s>` is forbidden while a summary holds fewer sentence ends
-    ("." "!" "?"; 0 = off; issue 53: for models trained with `train.sentence_ends`). split: which extracted
-    split the `decode` stage summarises. threads: torch's CPU
-    threads while decoding (null: torch's default, every core); the small models' batches gain little
-    from a second thread, and on a machine whose cores are busy two threads run several times slower
-    than one (issue 29: 52 s against 3 s for 1,036 headlines), so the experiments set 1.
-    target_length: the length budget of every summary, in `length_unit` (`words`, or `bytes` of the summary
-    text: DUC's 75), for a model trained with length control (`arch.length_control`, issue 54; it must
-    count in the same unit); null: none, the only choice for a model without it.
-    known_words: a subword model (BERT2S) writes only words of its training text or of the document
-    (`sumpipe.models.known_words`, issue 54: its joins of pieces wrote non-words); a word model writes
-    nothing else anyway, so for it the key changes nothing.
+    `strategy`: beam (`beam_size` >= 1 hypotheses) | greedy | sample (`top_k` >= 0, 0: no cut; `top_p`
+    in (0, 1]; `temperature` > 0; random seed `seed`). `length_penalty` ([0, 10]): GNMT's alpha.
+    `min_length` (>= 0, <= `max_length`): words before `</s>` may end a summary, a sentence end always
+    may. `max_length` (>= 1; null: by data set, Morozovskii 2022 Table 4.3: CNN/DM 120, XSum 30,
+    Gigaword 25; pydoc 48; else 1.2 x the model's max_summary_tokens). `block_ngram_repeat` (>= 0; 0:
+    off): no n-gram of this size twice. `block_adjacent_repeat`: never the same token twice in a row
+    (the decode stage then also writes the summaries without the rule, so the report shows both).
+    `min_sentences` (>= 0; 0: off): `</s>` is forbidden while a summary holds fewer sentence ends ("."
+    "!" "?"; for models trained with `train.sentence_ends`). `split`: the extracted split the `decode`
+    stage summarises. `batch_size` (>= 1): documents per batch. `device`: auto | cpu | cuda.
+    `threads` (1 to MAX_WORKERS; null: torch's default, every core): torch's CPU threads while decoding.
+    `target_length` ([1, 1000]; null: none, the only choice for a model without length control): the
+    length budget of every summary, in `length_unit` (`words`, or `bytes` of the summary text), for a
+    model trained with length control (`arch.length_control`, counting in the same unit).
+    `known_words`: a subword model (BERT2S) writes only words of its training text or of the document
+    (`sumpipe.models.known_words`); a word model writes nothing else anyway.
     """
 
     beam_size: int = 4
@@ -563,11 +548,11 @@ class DecodeConfig:
 class ScoringProtocol:
     """How summaries are scored against their references (`evaluate.protocol`, `crosseval.protocol`).
 
-    `max_bytes`: every summary (models' and baselines') is cut to its first N bytes before scoring, as
-    ROUGE-1.5.5's `-b N` (a word may be cut in two; DUC 2003/2004 task 1: 75). null: scored whole.
+    `max_bytes` (>= 1): every summary (models' and baselines') is cut to its first N bytes before
+    scoring, as ROUGE-1.5.5's `-b N` (a word may be cut in two; DUC 2003/2004 task 1: 75); null: whole.
     `references`: with several references per document, `best` keeps per ROUGE type the reference with the
     highest F1 (rouge-score's `score_multi`), `average` takes the mean of P, R and F1 over the references
-    (ROUGE-1.5.5's `-f A`, what DUC and Rush et al. 2015 report; best-of-4 inflates DUC R-1 by about 9).
+    (ROUGE-1.5.5's `-f A`, what DUC and Rush et al. 2015 report).
     `measure`: the figure the tables lead with and the comparisons test, `fmeasure` (F1) or `recall`
     (DUC at 75 bytes, where the cut fixes the length); every table keeps F1 beside it.
     The DUC protocol is `{max_bytes: 75, references: average, measure: recall}`."""
@@ -585,10 +570,11 @@ class ScoringProtocol:
 class EvaluateConfig:
     """The evaluate stage (sumpipe.evaluate): ROUGE with rouge-score's numbers, bootstrap intervals
     (`bootstrap_samples` resamples, `confidence`, numpy Generator seeded with `seed`), Porter stemming,
-    and the Lead-k baseline's k (`lead_sentences`, 3 in the thesis). `rare_word_max_count`: a reference
-    word seen at most this often in training is rare (`sumpipe.evaluate.rare_words`). `prefix_bytes`:
-    a baseline `prefix<B>` per entry, the first B bytes of the preprocessed source (Rush et al. 2015's
-    "prefix" headline baseline: 75). `protocol`: how summaries are scored (`ScoringProtocol`)."""
+    and the Lead-k baseline's k (`lead_sentences` >= 1; Morozovskii 2022: 3). `rare_word_max_count`
+    (>= 0): a reference word seen at most this often in training is rare (`sumpipe.evaluate.rare_words`).
+    `prefix_bytes`: a baseline `prefix<B>` per entry (each B once, 1 to MAX_POSITIONS), the first B bytes
+    of the preprocessed source (Rush et al. 2015's "prefix" headline baseline: 75). `protocol`: how
+    summaries are scored (`ScoringProtocol`)."""
 
     bootstrap_samples: int = 1000
     confidence: float = 0.95
@@ -632,16 +618,15 @@ def _crosseval_data() -> DataConfig:
 
 @dataclass(frozen=True)
 class CrossEvalConfig:
-    """The crosseval stage (seed Table 5.22): trained `models` tested on another corpus, `data`
+    """The crosseval stage (Morozovskii 2022 Table 5.22): trained `models` tested on another corpus, `data`
     (same keys as the `data:` section, read with the download stage's loaders), with the training
     preprocessing and input selection; several references per example are scored best-of.
 
     `split`: which examples of that corpus (`all`: every one; fine for a corpus the models never saw);
-    `max_examples`: a fixed id-hash sample to bound decoding time; `name` labels the corpus in tables.
+    `max_examples` (>= 1; null: all): a fixed id-hash sample; `name` labels the corpus in tables.
     `protocol`: how the summaries are scored (`ScoringProtocol`; DUC: 75 bytes, recall averaged over the
     references). `decode`: keys of the `decode:` section set otherwise for this corpus only (DUC:
-    `{min_length: 13}`, so that a headline fills the 75 bytes it is scored on, as DUC systems since
-    Rush et al. 2015 are decoded), validated with the rest of params (`decode_config`). `ensembles`: names
+    `{min_length: 13}`), validated with the rest of params (`decode_config`). `ensembles`: names
     of params `ensembles:` tested as well, each its model's seeds decoded as one (none by default). Outputs
     go to `paths.crosseval`.
     """
@@ -682,7 +667,8 @@ class ExtractiveConfig:
     """The extractive summarizers as systems (sumpipe.extractive.stage): each named method's best
     `sentences` sentences (and at most `tokens` tokens, when set) of every `decode.split` document,
     evaluated like a model. `options`: per method, its keyword options (e.g. lexrank: {threshold: 0.1}).
-    `keywords`: topics and top words of the corpus's references (seed 000 §4.2, NMF)."""
+    `keyword_topics` NMF topics of the corpus's references and `keyword_words` top words each (Sokol
+    2022 §4.2). Counts >= 1; `sentences` or `tokens` (or both) must be set."""
 
     systems: list[str] = field(default_factory=_default_systems)
     sentences: int | None = 1
@@ -877,8 +863,8 @@ class _UniqueKeySafeLoader(yaml.SafeLoader):
             self._depth -= 1
 
     def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
-        """An integer, once it is short enough to read (issue 55: 5,000 digits were a ValueError traceback
-        from `int()`, whose limit is 4,300; no setting needs more than `sumpipe.inputs.MAX_INT_DIGITS`)."""
+        """An integer, once it is short enough to read: at most `sumpipe.inputs.MAX_INT_DIGITS` digits (else
+        a one-line ConfigError; `int()` itself refuses more than 4,300 with a traceback)."""
         from sumpipe.inputs import MAX_INT_DIGITS
 
         digits = sum(c.isdigit() for c in node.value)

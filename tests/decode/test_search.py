@@ -123,6 +123,38 @@ def test_the_length_penalty_changes_the_winner() -> None:
         assert len(winners) >= 2
 
 
+def test_gnmt_length_penalty_by_hand_flips_the_winner_between_alpha_0_and_1() -> None:
+    """Two summaries, worked out on paper (not by the function under test):
+
+    short "4 </s>":   P = 0.5 x 0.4 = 0.20,        log P = ln 0.20 = -1.609438, |Y| = 2
+    long  "5 6 </s>": P = 0.5 x 0.4 x 0.9 = 0.18,  log P = ln 0.18 = -1.714798, |Y| = 3
+    lp(Y) = ((5 + |Y|) / 6) ** alpha:  alpha 0: 1 and 1;  alpha 1: 7/6 = 1.166667 and 8/6 = 1.333333
+    score = log P / lp:  alpha 0: short -1.609438 > long -1.714798  -> the short one wins
+                         alpha 1: short -1.609438 / 1.166667 = -1.379518
+                              <   long  -1.714798 / 1.333333 = -1.286099  -> the long one wins
+    Every other path has a step of probability 1e-6 (log -13.8) and never competes.
+    """
+    assert length_penalty(2, 0.0) == 1.0 and length_penalty(3, 0.0) == 1.0
+    assert length_penalty(2, 1.0) == pytest.approx(1.166667, abs=1e-6)
+    assert length_penalty(3, 1.0) == pytest.approx(1.333333, abs=1e-6)
+    assert length_penalty(3, 2.0) == pytest.approx(1.777778, abs=1e-6)  # (8/6)^2
+    w = 7
+    table = torch.full((1, 3, w, w), 1e-6)
+    table[0, 0, BOS, 4], table[0, 0, BOS, 5] = 0.5, 0.5
+    table[0, 1, 4, EOS], table[0, 1, 5, 6] = 0.4, 0.4
+    table[0, 2, 6, EOS] = 0.9
+    model = ToyModel(table.log(), w)
+    batch = ToyBatch(torch.zeros(1, 2, dtype=torch.long), [[]])
+    short = beam_search(model, batch, beam_size=4, max_length=5, alpha=0.0)[0]
+    assert short.tokens == [4]
+    assert short.log_prob == pytest.approx(-1.609438, abs=1e-5)
+    assert short.score == pytest.approx(-1.609438, abs=1e-5)
+    long = beam_search(model, batch, beam_size=4, max_length=5, alpha=1.0)[0]
+    assert long.tokens == [5, 6]
+    assert long.log_prob == pytest.approx(-1.714798, abs=1e-5)
+    assert long.score == pytest.approx(-1.286099, abs=1e-5)
+
+
 def test_beam_beats_greedy_on_a_garden_path() -> None:
     """Greedy takes word 4 (0.5) but then continues badly; beam 2 finds 5 → 6 (0.4 × 0.9)."""
     w = 7

@@ -16,6 +16,15 @@ def test_the_repository_docs_are_current(repo_root: Path, cli) -> None:
     assert (done.exit_code, done.stdout) == (0, "docs: every generated block is current\n"), done.stderr
 
 
+def test_the_experiments_readmes_are_kept_current_too(repo_root: Path) -> None:
+    from sumpipe.docs.commands import documents
+
+    paths = documents(repo_root)
+    assert {repo_root / "README.md", repo_root / "docs" / "realtext.md"} <= set(paths)
+    assert {path.parent.name for path in paths if path.parent.parent == repo_root / "experiments"} >= {
+        "gigaword", "cnn"}
+
+
 @pytest.fixture
 def copy(repo_root: Path, tmp_path: Path) -> Path:
     """The docs, params files and metrics of the repository, in a folder of their own."""
@@ -37,6 +46,9 @@ def copy(repo_root: Path, tmp_path: Path) -> Path:
         shutil.copy(repo_root / experiment / "params.yaml", tmp_path / experiment / "params.yaml")
         if (repo_root / experiment / "metrics").is_dir():
             shutil.copytree(repo_root / experiment / "metrics", tmp_path / experiment / "metrics")
+    for readme in (repo_root / "experiments").glob("*/README.md"):  # their blocks are generated too
+        (tmp_path / readme.relative_to(repo_root)).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(readme, tmp_path / readme.relative_to(repo_root))
     return tmp_path
 
 

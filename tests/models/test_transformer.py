@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 import pandas as pd
@@ -100,6 +101,56 @@ def test_rarity_bias_is_per_head_log_scale_and_keeps_padding_hidden() -> None:
     expected = torch.tensor([[0.5, 2.0, 0.0], [-0.5, -2.0, 0.0], [0.25, 1.0, 0.0], [0.0, 0.0, 0.0]])
     torch.testing.assert_close(rarity[0], expected)
     assert torch.all(seen["bias"][0, 0, 0, 2] == float("-inf"))
+
+
+def _hand_layer(w: float):
+    """An M2 encoder layer whose attention can be read off its output: one head, d_model 3, identity
+    value/output projections, no norm before attention, feed-forward off. Every query is (√3, 0, 0) and
+    the keys are the inputs, so the plain logit of key k is x_k[0]; dims 1 and 2 of key 0 and key 1 are
+    one-hot, so output - input = (·, weight on key 0, weight on key 1)."""
+    arch = ArchConfig(d_model=3, d_ff=4, n_layers=1, n_heads=1, dropout=0.0, vocab_size=len(VOCAB),
+                      max_source_tokens=8, max_summary_tokens=4)
+    layer = PointerGeneratorTransformer(arch, rarity=True).encoder_layers[0]
+    layer.norm1 = torch.nn.Identity()
+    attn = layer.self_attn
+    with torch.no_grad():
+        for lin in (attn.q_proj, attn.k_proj, attn.v_proj, attn.out_proj, layer.ff.fc2):
+            lin.weight.zero_()
+            lin.bias.zero_()
+        for lin in (attn.k_proj, attn.v_proj, attn.out_proj):
+            lin.weight.copy_(torch.eye(3))
+        attn.q_proj.bias.copy_(torch.tensor([3 ** 0.5, 0.0, 0.0]))
+        layer.rarity_weight.fill_(w)
+    return layer
+
+
+@pytest.mark.parametrize(("w", "expected"), [
+    # M1 (w = 0): logits 0 and ln 3 -> softmax 1/4, 3/4
+    (0.0, (0.25, 0.75)),
+    # M2, Eqn 2.19 renormalised: 1/4 · e^(0.5) = 0.412180, 3/4 · e^(2.0) = 5.541792, sum 5.953972
+    # -> 0.069228, 0.930772 (the rare key 1 gains)
+    (1.0, (0.069228, 0.930772)),
+    # w = -1: 1/4 · e^(-0.5) = 0.151633, 3/4 · e^(-2.0) = 0.101501, sum 0.253134 -> 0.599021, 0.400979
+    (-1.0, (0.599021, 0.400979)),
+])
+def test_m2_attention_after_the_softmax_by_hand(w: float, expected: tuple[float, float]) -> None:
+    """attn_freq(k) ∝ attn(k) · exp(w · s_freq(k)): the weights the layer applies, not only its bias.
+    Keys: x_0 = (0, 1, 0) with rarity 0.5, x_1 = (ln 3, 0, 1) with rarity 2.0, x_2 padding."""
+    x = torch.tensor([[[0.0, 1.0, 0.0], [math.log(3.0), 0.0, 1.0], [7.0, 7.0, 7.0]]])
+    pad = key_padding_bias(torch.tensor([[True, True, False]]))
+    freq = torch.tensor([[0.5, 2.0, 0.0]])
+    layer = _hand_layer(w)
+    a0, a1 = expected
+    want = torch.tensor([a1 * math.log(3.0), a0, a1]).expand(3, 3)  # every query row alike
+    with torch.no_grad():  # inference: the rarity term is an additive mask
+        torch.testing.assert_close((layer(x, pad, freq) - x)[0], want, atol=1e-5, rtol=0)
+    # training: the rarity term needs a gradient and rides in an extra key column (_attend_with_key_bias)
+    out = layer(x, pad, freq)
+    torch.testing.assert_close((out - x)[0].detach(), want, atol=1e-5, rtol=0)
+    # the explicit weights (need_weights: the path that returns them) say the same
+    rarity = (layer.rarity_weight[None, :, None] * freq[:, None, :]).detach()
+    weights = layer.self_attn(x, bias=pad, key_bias=rarity, need_weights=True).weights
+    torch.testing.assert_close(weights[0, 0], torch.tensor([[a0, a1, 0.0]] * 3), atol=1e-5, rtol=0)
 
 
 @pytest.mark.parametrize(("rarity", "slots", "spelling"), [(False, 0, 0), (True, 0, 0), (True, 2, 0), (False, 2, 16)])

@@ -2,7 +2,9 @@
 never a traceback and never a silently wrong result.
 
 The `pipeline` fixture (harness) runs the stages in-process on a tiny numerals corpus; each case
-copies that folder, damages one artifact and runs the next stage.
+copies that folder, damages one artifact and runs the next stage. Artifacts whose text is encoded
+another valid way (dictionary-encoded, large strings) are read as text (in the fault suite:
+`python -m pytest -m faults`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,10 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
+import yaml
 
 from tests.reliability.harness import check, run_inprocess
 
@@ -125,6 +130,12 @@ CASES = {
     "corrupt metrics/rouge.json before decode INPUT": (
         lambda root: (root / "metrics").mkdir(exist_ok=True) or (root / "metrics/rouge.json").write_text("{oops"),
         ["decode", "input.txt"], "ok", None),
+    # metrics/rouge.json only ranks the models for `decode INPUT`: one it cannot read is no reason to refuse
+    # (a 5,000-digit number in it was a ValueError traceback from sumpipe.inputs)
+    "a 5,000-digit number in metrics/rouge.json before decode INPUT": (
+        lambda root: (root / "metrics").mkdir(exist_ok=True)
+        or (root / "metrics/rouge.json").write_text('{"M1": {"rougeL": ' + "9" * 5000 + "}}"),
+        ["decode", "input.txt"], "ok", None),
 }
 
 
@@ -140,3 +151,50 @@ def test_damaged_artifact(damage, command, expected, not_written, pipeline, tmp_
     check(result, expected)
     if not_written:
         assert not (root / not_written).exists()
+
+
+# --------------------------------------------------------------------------------------------
+# Text in another valid encoding: dictionary-encoded (pandas' `category`) and large strings were refused
+# as "expected text"; the contracts (sumpipe.schemas) accept them and the readers hand on plain text
+# --------------------------------------------------------------------------------------------
+SOURCES = ["the cat sat on the mat . the dog ate the bone .", "a bird flew over the house . police said the man ran ."]
+
+
+def _frame(n: int = 40) -> pd.DataFrame:
+    return pd.DataFrame({"id": [f"d{i}" for i in range(n)], "source": pd.Categorical(SOURCES * (n // 2)),
+                         "reference": pd.Categorical(["the cat sat", "a bird flew"] * (n // 2))})
+
+
+@pytest.fixture
+def case(tmp_path: Path) -> Path:
+    root = tmp_path / "case"
+    root.mkdir()
+    (root / "params.yaml").write_text(yaml.safe_dump({"preprocess": {"workers": 1}}))
+    return root
+
+
+@pytest.mark.faults
+def test_a_processed_split_of_category_text_is_read_as_text(case: Path, monkeypatch, capsys) -> None:
+    processed = case / "data" / "processed"
+    processed.mkdir(parents=True)
+    for split in ("train", "valid", "test"):
+        _frame().to_parquet(processed / f"{split}.parquet")
+    assert str(pq.read_schema(processed / "train.parquet").field("source").type).startswith("dictionary<values=string")
+    for stage in (["vocab"], ["extract"], ["extractive-fit"]):
+        check(run_inprocess(stage, case, monkeypatch, capsys), "ok")
+    extracted = pq.read_table(case / "data" / "extracted" / "first200" / "test.parquet")
+    assert str(extracted.schema.field("source").type) == "string"
+    assert extracted.column("source").to_pylist()[:2] == SOURCES
+
+
+@pytest.mark.faults
+def test_a_raw_split_of_category_and_large_text_is_preprocessed(case: Path, monkeypatch, capsys) -> None:
+    raw = case / "data" / "raw"
+    raw.mkdir(parents=True)
+    for split in ("train", "valid", "test"):
+        table = pa.Table.from_pandas(_frame(), preserve_index=False)
+        table = table.set_column(0, "id", table.column("id").cast(pa.large_string()))
+        pq.write_table(table, raw / f"{split}.parquet")
+    check(run_inprocess(["preprocess"], case, monkeypatch, capsys), "ok")
+    processed = pq.read_table(case / "data" / "processed" / "train.parquet")
+    assert processed.num_rows == 40 and not any(pa.types.is_dictionary(t) for t in processed.schema.types)

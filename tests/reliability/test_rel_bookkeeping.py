@@ -1,4 +1,4 @@
-"""The fifth pass (issue 47): the paths sumpipe keeps for itself, each met by every obstacle, for real.
+"""The paths sumpipe keeps for itself (sumpipe.io.bookkeeping), each met by every obstacle, for real.
 
 Path kinds (what `sumpipe train --model M1 --no-resume` or `sumpipe decode --model M1` lock, replace or
 remove): the trainer's lock, the model folder's lock, the resume checkpoint, the best weights, the
@@ -13,6 +13,13 @@ Each case ends in one `error:` line naming the path and what to do, before any t
 where the path can be checked up front (a full disk met at the end names the file and keeps the previous
 version), or in correct work: a link or pipe where a file is replaced by rename is replaced itself, never
 written through. Never a traceback, a hang, a write through a link or a lost file of the user's.
+
+The model folder (`models/M1/seed-1`, replaced as a whole by two renames) met by a plain file of the
+user's, a mount point (read-write or read-only: a rename of it is EBUSY), a folder marked immutable
+(`chattr +i`), and a read-only mount above it: one `error:` line naming the path, before any training
+(the resume checkpoint is left as it was), and the user's file or folder is kept. A file there used to be
+deleted without a word, a mount point ended in an OSError traceback, an immutable folder failed after the
+whole run had trained. Mounts are built for real (`mount --bind`, root only; skipped elsewhere).
 Fault suite: `python -m pytest -m faults`.
 """
 
@@ -217,3 +224,91 @@ def test_a_full_disk_in_a_child_process(name: str, expected: str, pipeline: Path
     else:
         assert (root / "checkpoints/M1/seed-1/state.pt").read_bytes() == before
         assert "epoch" not in result.err
+
+
+# --------------------------------------------------------------------------------------------
+# The model folder, replaced as a whole (check_replaceable_folder): a file, a mount point, an immutable
+# folder in its way, or a read-only mount above it
+# --------------------------------------------------------------------------------------------
+MODEL = "models/M1/seed-1"
+STATE = "checkpoints/M1/seed-1/state.pt"
+
+
+def _run(*argv: str) -> bool:
+    return subprocess.run(argv, capture_output=True, check=False).returncode == 0
+
+
+@contextmanager
+def _bind_mount(source: Path, target: Path, read_only: bool) -> Iterator[None]:
+    """`source` mounted on `target` (read-only with `read_only`), for the block; skips the test where this
+    process may not mount (not root, no CAP_SYS_ADMIN)."""
+    if os.geteuid() != 0 or not shutil.which("mount") or not _run("mount", "--bind", str(source), str(target)):
+        pytest.skip("needs to mount (root with CAP_SYS_ADMIN)")
+    try:
+        if read_only and not _run("mount", "-o", "remount,bind,ro", str(target)):
+            pytest.skip("cannot remount read-only here")
+        yield
+    finally:
+        _run("umount", str(target))
+
+
+@contextmanager
+def _immutable(path: Path) -> Iterator[None]:
+    if not shutil.which("chattr") or not _run("chattr", "+i", str(path)):
+        pytest.skip("chattr +i is not possible here (not root, or a file system without attributes)")
+    try:
+        yield
+    finally:
+        _run("chattr", "-i", str(path))
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_file_in_the_way_of_the_model_folder_is_kept_and_named(pipeline, tmp_path, monkeypatch, capsys) -> None:
+    root = _copy(pipeline, tmp_path)
+    state = (root / STATE).read_bytes()
+    shutil.rmtree(root / MODEL)
+    (root / MODEL).write_text("my notes\n")
+    result = run_inprocess(TRAIN, root, monkeypatch, capsys)
+    kept = (root / MODEL).is_file() and (root / MODEL).read_text() == "my notes\n"
+    check(result, f"error: {MODEL}: a file is in the way of the model folder, which sumpipe writes as a folder; "
+                  "move it away and run again (nothing was changed)", kept)
+    assert (root / STATE).read_bytes() == state  # refused before training
+
+
+@pytest.mark.parametrize("read_only", [False, True], ids=["mount point", "read-only mount point"])
+def test_a_mount_point_as_the_model_folder_is_refused_before_training(pipeline, tmp_path, monkeypatch, capsys,
+                                                                      read_only: bool) -> None:
+    root = _copy(pipeline, tmp_path)
+    store = tmp_path / "store"
+    shutil.copytree(root / MODEL, store)
+    before, state = _files(store), (root / STATE).read_bytes()
+    with _bind_mount(store, root / MODEL, read_only):
+        result = run_inprocess(TRAIN, root, monkeypatch, capsys)
+    check(result, f"error: {MODEL}: is a mount point, and sumpipe replaces the model "
+                  "folder as a whole (a rename)", _files(store) == before)
+    assert (root / STATE).read_bytes() == state
+
+
+def test_a_read_only_mount_above_the_model_folder_is_refused_before_training(pipeline, tmp_path, monkeypatch,
+                                                                             capsys) -> None:
+    root = _copy(pipeline, tmp_path)
+    store = tmp_path / "store"
+    shutil.copytree(root / "models/M1", store, symlinks=True)
+    before, state = _files(store), (root / STATE).read_bytes()
+    with _bind_mount(store, root / "models/M1", read_only=True):
+        result = run_inprocess(TRAIN, root, monkeypatch, capsys)
+    check(result, "error: models/M1: cannot write (Read-only file system)", _files(store) == before)
+    assert (root / STATE).read_bytes() == state
+
+
+def test_an_immutable_model_folder_is_refused_before_training(pipeline, tmp_path, monkeypatch, capsys) -> None:
+    root = _copy(pipeline, tmp_path)
+    before, state = _files(root / MODEL), (root / STATE).read_bytes()
+    with _immutable(root / MODEL):
+        result = run_inprocess(TRAIN, root, monkeypatch, capsys)
+    check(result, f"error: {MODEL}: cannot replace the model folder: the folder is marked immutable or "
+                  "append-only (lsattr)", _files(root / MODEL) == before)
+    assert (root / STATE).read_bytes() == state

@@ -1,5 +1,6 @@
 """Corpora for `data.dataset: local` through `sumpipe download`: a clear one-line error, or the right
-number of examples (rows without a source or a reference, and repeated ids, are dropped)."""
+number of examples (rows without a source or a reference, and repeated ids, are dropped). A gzip bomb
+stops at the inflation limit (in the fault suite: `python -m pytest -m faults`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import gzip
 import json
 import os
 import re
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -123,3 +125,50 @@ def test_unreadable_entry_in_a_corpus_folder(tmp_path, monkeypatch, capsys) -> N
         (corpus / "locked").chmod(0o755)
     check(result, "error: ")
     assert "locked: cannot read this entry of data.path" in result.error_line, result.describe()
+
+
+# --------------------------------------------------------------------------------------------
+# A small gzip corpus that inflates to gigabytes: parsed for minutes, up to the size cap, before the
+# inflation limit (sumpipe.inputs.GzipLimits) stopped it in seconds
+# --------------------------------------------------------------------------------------------
+ROW = json.dumps({"source": "The cat sat on the mat. " * 20, "reference": "cat sat"}).encode() + b"\n"
+
+
+def _members(path: Path, line: bytes, gib: float) -> None:
+    """`gib` GiB of `line` as copies of one gzip member of 1 MiB: ~5 KB each, written in milliseconds."""
+    member = gzip.compress(line * ((1 << 20) // len(line)), compresslevel=9)
+    with path.open("wb") as f:
+        for _ in range(int(gib * 1024)):
+            f.write(member)
+
+
+def _one_stream(path: Path, line: bytes, gib: float) -> None:
+    """One gzip member, written a block at a time (the test holds 4 MiB, never the whole)."""
+    block = line * ((4 << 20) // len(line))
+    with gzip.open(path, "wb", compresslevel=1) as f:
+        for _ in range(int(gib * 256)):
+            f.write(block)
+
+
+BOMBS = {
+    "JSONL, 10 GiB in copies of one member": ("c.jsonl.gz", _members, ROW, 10),
+    "JSONL, 0.5 GiB in one stream": ("c.jsonl.gz", _one_stream, ROW, 0.5),
+    "CSV, 10 GiB in copies of one member": ("c.csv.gz", _members, b"a,the cat sat on the mat,cat\n", 10),
+}
+
+
+@pytest.mark.faults
+@pytest.mark.parametrize(("name", "write", "line", "gib"), [pytest.param(*v, id=k) for k, v in BOMBS.items()])
+def test_a_gzip_bomb_stops_at_the_inflation_limit(name: str, write, line: bytes, gib: float, tmp_path: Path,
+                                                  monkeypatch, capsys) -> None:
+    write(tmp_path / name, line, gib)
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"data": {"dataset": "local", "path": name}}))
+    check(run_inprocess(["download"], tmp_path, monkeypatch, capsys, limit_s=60),
+          f"error: {name}: inflates more than 100 times")
+    assert (tmp_path / name).is_file()
+    # the option raises it, and then the size cap (also an option) stops it
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"data": {"dataset": "local", "path": name, "options": {
+        "local": {"max_inflation": 1100, "max_gunzipped_gib": 0.05}}}}))
+    check(run_inprocess(["download"], tmp_path, monkeypatch, capsys, limit_s=60),
+          f"error: {name}: larger than 51.2 MiB once decompressed, the most a data file may hold (raise "
+          "data.options.local.max_gunzipped_gib if it is real)")

@@ -11,6 +11,7 @@ import hashlib
 import json
 import pickle
 import shutil
+import struct
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -141,6 +142,14 @@ def _both(*fs):
     return mutate
 
 
+def _header(header: bytes) -> Callable[[Path], None]:
+    """model.safetensors holding only `header` behind its 8-byte length, the card and SHA256SUMS rewritten to
+    vouch for it (JSON nested 100,000 deep was a RecursionError in json.loads)."""
+    def mutate(d: Path) -> None:
+        (d / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
+    return _both(mutate, _rehash)
+
+
 MUTATIONS = {
     # issue 55: numbers out of range, with every checksum rewritten to vouch for them
     "vocab.parquet count -2, sums updated": (_counts(_minus_two),
@@ -186,6 +195,12 @@ MUTATIONS = {
                                        "error: SHA256SUMS: does not cover config.json"),
     "safetensors header length absurd": (_both(lambda d: (d / "model.safetensors").write_bytes(b"\xff" * 64), _rehash),
                                          "error: model.safetensors: not a readable safetensors file"),
+    "safetensors header lists 100,000 deep": (
+        _header(b'{"x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"),
+        "error: model.safetensors: not a readable safetensors file (header nested deeper than 16 levels)"),
+    "safetensors header mappings 5,000 deep": (
+        _header(b'{"__metadata__": ' + b'{"a":' * 5_000 + b"1" + b"}" * 5_000 + b"}"),
+        "error: model.safetensors: not a readable safetensors file (header nested deeper than 16 levels)"),
     "vocab.parquet deleted": (lambda d: (d / "vocab.parquet").unlink(), "error: vocab.parquet"),
     "vocab.parquet truncated": (lambda d: (d / "vocab.parquet").write_bytes(b"PAR1\x00\x00"), "error: vocab.parquet"),
     "pickle as weights": (_pickle, "error: model.safetensors: does not match config.json"),

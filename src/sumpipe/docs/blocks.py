@@ -15,13 +15,14 @@ the docs are regenerated. Where each block is used:
 | `rare-words` | docs/results.md | metrics/{rare_words,copy_rate,comparisons}.json (recall, ceiling, copy rate) |
 | `extractive-results` | docs/extractive.md | metrics/rouge.json of `extractive.systems` |
 | `crosseval` | docs/datasets.md | metrics/crosseval.json |
-| `numerals` | docs/numerals.md | experiments/numerals/reports/numerals.json (that pipeline's metrics) |
-| `measures` | docs/measures.md | experiments/measures/results/meta_eval.json (`sumpipe meta-eval`) |
-| `realtext-gigaword` | docs/realtext.md | experiments/gigaword/metrics/{rouge,crosseval}.json, beside the thesis's |
-| `realtext-cnn` | docs/realtext.md | experiments/cnn/metrics/{rouge,rare_words,coverage}.json, beside the thesis's |
+| `numerals` | docs/numerals.md, experiments/numerals/README.md | experiments/numerals/reports/numerals.json |
+| `measures` | docs/measures.md, experiments/measures/README.md | experiments/measures/results/meta_eval.json |
+| `realtext-gigaword` | docs/realtext.md, experiments/gigaword/README.md | its metrics/{rouge,crosseval,rare_words} |
+| `realtext-cnn` | docs/realtext.md, experiments/cnn/README.md | its metrics/{rouge,rare_words,coverage} |
 | `extractive-methods` | docs/extractive.md | the extractive-method registry (class flags, docstrings) |
 | `datasets` | docs/datasets.md | the data-set registry (options dataclasses, lengths) |
 | `comparison` | docs/usage.md | docs/comparison.txt, the transcript docs/comparison.sh records (real DVC output) |
+| `comparison-result` | README.md | the `sumpipe compare` part of docs/comparison.txt |
 | `decode` | docs/usage.md | docs/decode.txt, the transcript docs/decode.sh records (the built models' real output) |
 | `decode-example` | README.md | the first command of docs/decode.txt (one docstring, the default model) |
 | `families` | docs/models.md | the model-family registry, the models of params.yaml and params-paper.yaml |
@@ -325,8 +326,9 @@ NUMERALS = Path("experiments") / "numerals"
 
 @block("numerals")
 def numerals_table(src: Sources) -> str:
-    """docs/numerals.md: the numerals experiment's table (`reports/numerals.json` of its pipeline, in the
-    report's own format, `sumpipe.experiments.numerals_report.markdown_table`)."""
+    """docs/numerals.md and experiments/numerals/README.md: the numerals experiment's table
+    (`reports/numerals.json` of its pipeline, in the report's own format,
+    `sumpipe.experiments.numerals_report.markdown_table`)."""
     from sumpipe.config import load_config
     from sumpipe.experiments.numerals import NumeralsExperiment
     from sumpipe.experiments.numerals_report import markdown_table
@@ -345,8 +347,9 @@ MEASURES = Path("experiments") / "measures"
 
 @block("measures")
 def measures_table(src: Sources) -> str:
-    """docs/measures.md: the meta-evaluation's tables (`results/meta_eval.json` of `sumpipe meta-eval` in
-    experiments/measures, `sumpipe.evaluate.meta_eval.markdown_table`): every measure against every human
+    """docs/measures.md and experiments/measures/README.md: the meta-evaluation's tables
+    (`results/meta_eval.json` of `sumpipe meta-eval` in experiments/measures,
+    `sumpipe.evaluate.meta_eval.markdown_table`): every measure against every human
     score, with the published rows beside. The judgments stay outside the project, so the results are
     committed and this block reads them, never the judgments."""
     from sumpipe.config import load_config
@@ -402,9 +405,10 @@ def _published(figures: tuple[float, float, float] | None) -> str:
 
 @block("realtext-gigaword")
 def realtext_gigaword(src: Sources) -> str:
-    """docs/realtext.md: the headline models, their ensembles and the baselines on the Gigaword test pairs
-    (F1) and on DUC 2003 under the DUC protocol (recall at 75 bytes, averaged over the four references), with
-    rare-word recall on both (DUC: of the 75 bytes scored), beside the thesis's."""
+    """docs/realtext.md and experiments/gigaword/README.md: the headline models, their ensembles and the
+    baselines on the Gigaword test pairs (F1) and on DUC 2003 under the DUC protocol (recall at 75 bytes,
+    averaged over the four references), with rare-word recall on both (DUC: of the 75 bytes scored), beside
+    the thesis's."""
     found = _experiment_metrics(src, "gigaword", ("rouge", "crosseval", "rare_words"))
     if found is None:
         return _not_run("gigaword")
@@ -428,9 +432,9 @@ def realtext_gigaword(src: Sources) -> str:
 
 @block("realtext-cnn")
 def realtext_cnn(src: Sources) -> str:
-    """docs/realtext.md: the six models, Lead-3, the extractive systems and the oracle on the CNN test
-    stories (F1, rare-word recall), beside the thesis's Table 5.1, and how often each selection binds
-    and differs from the first tokens."""
+    """docs/realtext.md and experiments/cnn/README.md: the models, Lead-3, the extractive systems and the
+    oracle on the CNN test stories (F1, rare-word recall), beside the thesis's Table 5.1, and how often each
+    selection binds and differs from the first tokens."""
     found = _experiment_metrics(src, "cnn", ("rouge", "rare_words", "coverage"))
     if found is None:
         return _not_run("cnn")
@@ -602,3 +606,15 @@ def decode_example(src: Sources) -> str:
     lines = _transcript(src, DECODE_TRANSCRIPT).split("\n")
     commands = [i for i, line in enumerate(lines) if line.startswith("$ sumpipe decode")]
     return "\n".join(lines[:commands[1]] + ["```"]) if len(commands) > 1 else "\n".join(lines)
+
+
+@block("comparison-result")
+def comparison_result(src: Sources) -> str:
+    """The README's short comparison example: the `sumpipe compare` command of docs/comparison.txt and its
+    output, up to the next command, verbatim; the whole transcript is the `comparison` block."""
+    lines = _transcript(src, COMPARISON_TRANSCRIPT).split("\n")
+    start = next((i for i, line in enumerate(lines) if line.startswith("$ sumpipe compare")), None)
+    if start is None:
+        raise SumpipeError(f"{COMPARISON_TRANSCRIPT}: has no `sumpipe compare` command (docs/comparison.sh)")
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("$ ")), len(lines) - 1)
+    return "\n".join(["```console", *lines[start:end]]).rstrip("\n") + "\n```"

@@ -1,4 +1,5 @@
-"""Thin Typer command: `sumpipe docs` rewrites the generated blocks of README.md and docs/*.md."""
+"""Thin Typer command: `sumpipe docs` rewrites the generated blocks of README.md, docs/*.md and the
+experiments' READMEs (experiments/*/README.md)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import typer
 from sumpipe.options import ParamsOption, flag
 from sumpipe.terminal import echo
 
-DOCUMENTS = ("README.md", "docs/*.md")
+DOCUMENTS = ("README.md", "docs/*.md", "experiments/*/README.md")
 
 
 def documents(root: Path) -> list[Path]:
@@ -20,7 +21,7 @@ def documents(root: Path) -> list[Path]:
 
 def docs(
     files: Annotated[list[Path] | None, typer.Argument(
-        help="Markdown files (default: README.md and docs/*.md)", show_default=False)] = None,
+        help="Markdown files (default: README.md, docs/*.md, experiments/*/README.md)", show_default=False)] = None,
     check: Annotated[bool, flag("--check", help="write nothing; fail when a block is out of date")] = False,
     params: ParamsOption = Path("params.yaml"),
 ) -> None:

@@ -13,6 +13,10 @@ Choices the seed leaves open, made here:
 - **Embeddings**: both decoders read BERT's embedding layer (word + learned position + LayerNorm)
   and predict through its word embeddings, transposed (tied), plus an output bias; `<mask>` is never
   predicted.
+- **One BERT for the source and the draft**: stage 2 encodes the masked draft with the same encoder,
+  the same weights, that read the source (`self.encoder` in both). The seed's "processed through another
+  BERT model" (§10.2) reads either as a second BERT or as another pass of the one; this is the second
+  reading (no option: a second copy would double the encoder's 110 M parameters).
 - **The refine decoder** reads BERT's contextual vectors of the masked draft with bidirectional
   self-attention (the masked position hides the word, the other words are all visible: a_≠t) and
   cross-attends to H; its output at the masked position predicts y_t.

@@ -1,4 +1,4 @@
-"""The paper configuration (seed 001, SEEDS.md §1.7) as a list of overrides of params.yaml.
+"""The paper configuration (Morozovskii 2022, SEEDS.md §1.7) as a list of overrides of params.yaml.
 
 One source of truth, two ways to use it:
 
@@ -8,10 +8,12 @@ One source of truth, two ways to use it:
 
 The thesis fixes: d_model = embedding 256, feed-forward 1024, 8 layers, 8 heads, dropout 0.2,
 vocabulary 50,000 words for 400-token inputs and 25,000 for 200-token ones, summaries of 100
-tokens, AdaGrad lr 0.15 (initial accumulator 0.1, as See et al.), 5 epochs, beam 4, at most 120
-generated tokens. It leaves open the batch size (32 here; See et al. used 16), gradient clipping
-(2.0, See et al.) and the label smoothing (0.1, Vaswani et al.). The recurrent models are See et al.'s
-pointer-generator with coverage (PG-cov) and seed 000's BiLSTM (BiLSTM-000), with their own training.
+tokens, AdaGrad lr 0.15 (initial accumulator 0.1, as See et al. 2017), 5 epochs, beam 4 with the GNMT
+length penalty, at most 120 generated tokens. It leaves open the batch size (32 here; See et al. used
+16), gradient clipping (2.0, See et al.), the label smoothing (0.1, Vaswani et al. 2017) and the length
+penalty's alpha (1, Roy Choudhury 2020's). The recurrent models are See et al.'s pointer-generator with
+coverage (PG-cov) and Sokol 2022's BiLSTM (BiLSTM-000), with their own training. docs/paper.md traces
+every value to its source; params-paper.yaml is what `main` writes (tests/train/test_paper.py).
 """
 
 from __future__ import annotations
@@ -54,7 +56,11 @@ PAPER_OVERRIDES: dict[str, Any] = {
     "models.M2-400": {"family": "transformer", "input": "ngram400", "rarity": True},
     "models.PG-cov.input": "first400",
     "models.BERT2S.input": "first400",
-    # the default corpus's decoding choices (at least 10 words, the adjacent rule) are not the thesis's
+    # Decoding (docs/paper.md traces each value): the thesis's GNMT penalty with alpha 1 (its value is
+    # not stated; Roy Choudhury 2020 §10.3 sets 1), no n-gram blocking (the thesis names 2-gram blocking
+    # only for Deaton et al.'s system, Table 5.26), no adjacent rule, no minimum beyond one word.
+    "decode.length_penalty": 1.0,
+    "decode.block_ngram_repeat": 0,
     "decode.min_length": 1,
     "decode.block_adjacent_repeat": False,
     "train.optimizer": "adagrad",
@@ -68,18 +74,24 @@ PAPER_OVERRIDES: dict[str, Any] = {
     "train.log_every": 100,
     "train.checkpoint_every": 1000,
     "train.threads": None,
+    # "All models have been trained on 5 epochs" (§5.2.2): every epoch, no early stop, no weight average
+    "train.patience": None,
+    "train.ema_decay": None,
     "decode.beam_size": 4,
     "decode.max_length": 120,
-    # the thesis's word handling (issue 43 changed the default run's): every word outside the vocabulary is
+    # the thesis's word handling (the default run changed its own): every word outside the vocabulary is
     # one <unk> vector, and a reference word the pointer cannot copy is trained as <unk>
     "model.oov_slots": 0,
+    "model.oov_rarity": "unknown",
+    "model.oov_spelling": 0,
     "families.rnn.oov_slots": 0,
+    "families.rnn.oov_spelling": 0,
     "train.unk_target_weight": 1.0,
     "train.copy_attention_weight": 0.0,
     "train.copy_target_weight": 1.0,
     # --- the recurrent family ---
     # See et al. 2017: BiLSTM encoder 256, embedding 128, vocabulary 50k, 400 -> 100 tokens, AdaGrad 0.15
-    # (accumulator 0.1, the shared `train:` above), batch 16, no label smoothing, ~13 epochs (230k updates)
+    # (accumulator 0.1), batch 16, no label smoothing, ~13 epochs (230k updates)
     # of the pointer-generator, then 3,000 updates with coverage (λ = 1).
     "families.rnn.cell": "lstm",
     "families.rnn.embedding_dim": 128,
@@ -89,12 +101,19 @@ PAPER_OVERRIDES: dict[str, Any] = {
     "families.rnn.max_source_tokens": 400,
     "families.rnn.max_summary_tokens": 100,
     "models.PG-cov.arch.coverage_phase_steps": 3000,
+    "models.PG-cov.train.optimizer": "adagrad",
+    "models.PG-cov.train.lr": 0.15,
+    "models.PG-cov.train.adagrad_initial_accumulator": 0.1,
     "models.PG-cov.train.batch_size": 16,
     "models.PG-cov.train.label_smoothing": 0.0,
     "models.PG-cov.train.epochs": 13,
     "models.PG-cov.train.max_steps": None,
     "models.PG-cov.train.threads": None,
-    # Seed 000 §4.3 (Amazon fine-food reviews -> summaries): 3 BiLSTM encoder layers, one LSTM decoder,
+    # See et al. "do not use any form of regularization": no weight average; one loss weight for every word
+    "models.PG-cov.train.ema_decay": None,
+    "models.PG-cov.train.copy_attention_weight": 0.0,
+    "models.PG-cov.train.copy_target_weight": 1.0,
+    # Sokol 2022 §4.3 (Amazon fine-food reviews -> summaries): 3 BiLSTM encoder layers, one LSTM decoder,
     # a softmax output (no attention, no copying), RMSProp, batch 128, up to 50 epochs with early stopping
     # on validation accuracy (it stopped at 12; the patience is not given: 3 here). Its data: data.dataset local,
     # data.path ../shared/data/amazon_food/reviews_first200.jsonl.gz (200 rows on this machine).
@@ -111,11 +130,11 @@ PAPER_OVERRIDES: dict[str, Any] = {
     "models.BiLSTM-000.train.patience": 3,
     "models.BiLSTM-000.train.early_stopping_metric": "accuracy",
     "models.BiLSTM-000.train.label_smoothing": 0.0,
-    # ---- seed 003 (family bert2stage, model BERT2S): BERT-base encoder over 30,000 subwords, 12
+    # ---- Roy Choudhury 2020 (family bert2stage, model BERT2S): BERT-base encoder over 30,000 subwords, 12
     # decoder layers per stage, dropout 0.1, Adam, batch 2 x 36 accumulation steps, label smoothing
-    # 0.1, 4 epochs; beam 2-4 with length penalty 1 (decode.* above). BERT's weights cannot be
+    # 0.1, 4 epochs; beams 2-4 with length penalty 1 (decode.* above). BERT's weights cannot be
     # downloaded here, so the encoder is pre-trained on the corpus (masked LM, 512-piece windows,
-    # effective batch 256 as BERT) unless pretrain.init_from names a local checkpoint. The seed leaves
+    # effective batch 256 as BERT) unless pretrain.init_from names a local checkpoint. The thesis leaves
     # the learning rates open: 1e-4 peaks after 10,000 / 1,000 warm-up updates (BERT / BERT fine-tuning).
     "subword.size": 30000,
     "pretrain.encoder.d_model": 768,
@@ -146,6 +165,7 @@ PAPER_OVERRIDES: dict[str, Any] = {
     "models.BERT2S.train.epochs": 4,
     "models.BERT2S.train.max_steps": None,
     "models.BERT2S.train.label_smoothing": 0.1,
+    "models.BERT2S.train.ema_decay": None,
 }
 
 # Keys of params.yaml that the paper configuration does not have (none today: the default run trains no
@@ -153,9 +173,10 @@ PAPER_OVERRIDES: dict[str, Any] = {
 PAPER_REMOVES: list[str] = []
 
 HEADER = """\
-# The paper configuration (seed 001 / SEEDS.md §1.7): params.yaml with the overrides of
-# src/sumpipe/train/paper.py. Generated: `python -m sumpipe.train.paper > params-paper.yaml`
-# (tests/train/test_paper.py checks it holds every override). Use it with
+# The paper configuration (Morozovskii 2022; docs/paper.md traces every value): params.yaml with the
+# overrides of src/sumpipe/train/paper.py. Generated, never edited by hand:
+#   python -m sumpipe.train.paper > params-paper.yaml
+# (tests/train/test_paper.py fails when this file differs from what that writes). Use it with
 #   sumpipe <stage> -p params-paper.yaml, or as a DVC experiment:
 #   dvc exp run -n paper $(python -m sumpipe.train.paper --exp-args)
 # For the local CNN stories instead of the Hugging Face download:
@@ -246,13 +267,20 @@ def validate_paper_params(data: dict[str, Any]) -> None:
         resolve_model(params, name)
 
 
+def paper_yaml(base: Path = Path("params.yaml")) -> str:
+    """The text of params-paper.yaml: HEADER and `paper_params(base)`, validated. The committed file is
+    exactly this (tests/train/test_paper.py)."""
+    params = paper_params(base)
+    validate_paper_params(params)  # before anything is written
+    return HEADER + "\n" + yaml.safe_dump(params, sort_keys=False, allow_unicode=True)
+
+
 def main(argv: list[str]) -> None:
-    params = paper_params()
-    validate_paper_params(params)  # before anything is printed
     if argv[1:] == ["--exp-args"]:
+        validate_paper_params(paper_params())  # before anything is printed
         print(" ".join(exp_args()))
     else:
-        sys.stdout.write(HEADER + "\n" + yaml.safe_dump(params, sort_keys=False, allow_unicode=True))
+        sys.stdout.write(paper_yaml())
 
 
 if __name__ == "__main__":
