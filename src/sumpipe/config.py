@@ -336,7 +336,7 @@ class TrainConfig:
     seed: int = 1234
     seeds: list[int] | None = None
     ema_decay: float | None = None
-    numerics: Literal["native", "portable"] = "native"
+    numerics: Literal["native", "portable"] = "portable"
     unk_target_weight: float = 0.0
     copy_attention_weight: float = 1.0
     copy_target_weight: float = 6.0
