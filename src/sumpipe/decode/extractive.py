@@ -26,7 +26,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-from sumpipe.decode.summarizer import NO_TEXT, Project, Summary, open_project
+from sumpipe.decode.interactive import NO_TEXT, text_error
+from sumpipe.decode.summarizer import Project, Summary, open_project
 from sumpipe.errors import SumpipeError
 
 if TYPE_CHECKING:
@@ -100,7 +101,7 @@ class ExtractiveSummarizer:
         pairs = preprocess_sentences(cap_raw(raw))
         text = "\n".join(line for _, line in pairs)
         if not any(c.isalnum() for c in text):
-            return Summary([], "", None, [], error=NO_TEXT, source=raw)
+            return Summary([], "", None, [], error=text_error(raw), source=raw)
         if len(pairs) > MAX_SENTENCES:  # like a text past MAX_RAW_CHARS: the start is summarised, and it is said
             if self.warn is not None:
                 self.warn(f"note: {len(pairs):,} sentences; the first {MAX_SENTENCES:,} are ranked (graph and "

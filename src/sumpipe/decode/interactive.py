@@ -40,6 +40,12 @@ SNIFF_BYTES = 1 << 16
 MAX_JSON_BYTES = 64 << 20  # metrics/rouge.json is kilobytes
 MAX_STREAM_BYTES = 256 << 20  # several documents at once: ~1 M news articles; past it, split the input
 NO_TEXT = "no Latin-script text to summarise (preprocessing keeps ASCII only)"
+BLANK = "blank: nothing to summarise"
+
+
+def text_error(raw: str) -> str:
+    """Why `raw` gets no summary: it is blank (`BLANK`), or it has no Latin-script text (`NO_TEXT`)."""
+    return NO_TEXT if raw.strip() else BLANK
 
 
 def no_text(documents: int) -> str:

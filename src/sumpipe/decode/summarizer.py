@@ -41,7 +41,7 @@ from typing import Any, overload
 
 from sumpipe.config import DecodeConfig, Params
 from sumpipe.decode.domain import DomainCheck
-from sumpipe.decode.interactive import NO_TEXT, no_text
+from sumpipe.decode.interactive import no_text, text_error
 from sumpipe.errors import ConfigError, SumpipeError
 from sumpipe.models.card import ModelCard
 
@@ -361,7 +361,7 @@ class Summarizer:
     @staticmethod
     def _summary(raw: str, decoded: Any) -> Summary:
         if decoded is None:
-            return Summary([], "", None, [], error=NO_TEXT, source=raw)
+            return Summary([], "", None, [], error=text_error(raw), source=raw)
         return Summary(decoded.tokens, decoded.text, decoded.score, decoded.source_tokens, decoded.p_gen,
                        decoded.attention, decoded.head_attention, source=raw)
 
