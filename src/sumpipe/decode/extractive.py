@@ -54,6 +54,9 @@ class ExtractiveSummarizer:
         """Method `name` with `options` over the project's `extractive.options.<name>`."""
         from sumpipe.extractive.methods import METHODS, build_method
 
+        if name not in METHODS.names():  # the registry's error would list the oracle too, which is refused here
+            usable = [n for n in METHODS.names() if not METHODS.get(n, key).uses_reference]
+            raise SumpipeError(f"{key}: unknown extractive method {name!r} (known: {', '.join(usable)})")
         method_cls = METHODS.get(name, key)
         if method_cls.uses_reference:
             raise SumpipeError(f"{key}: {name} reads the reference summary; it cannot summarize new text")

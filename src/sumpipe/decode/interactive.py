@@ -156,17 +156,34 @@ def best_by_rouge(metrics_file: Path, candidates: list[str]) -> str | None:
     return max(ranked)[1] if ranked else None
 
 
+def unknown_model(model: str, models_root: Path, available: Sequence[str], preferred: Iterable[str] = (),
+                  ensembles: Iterable[str] = ()) -> str:
+    """The one-line error for a --model that names nothing: every name that would answer (the trained
+    models under `models_root`, the ensembles of params.yaml), the models of params.yaml not trained
+    yet, and that a model folder's path answers too."""
+    listing = ", ".join(available) if available else "none yet (run `dvc repro`)"
+    parts = [f"unknown model {model!r}; trained models in {models_root}/: {listing}"]
+    ensembles = list(ensembles)
+    if ensembles:
+        parts.append(f"ensembles of params.yaml: {', '.join(ensembles)}")
+    untrained = [name for name in preferred if name not in available]
+    if untrained:
+        parts.append(f"in params.yaml but not trained yet: {', '.join(untrained)}")
+    return "; ".join(parts) + "; or give a model folder's path (--project DIR: another project's models)"
+
+
 def find_model_folder(model: str | None, models_root: Path, metrics_file: Path,
-                      preferred: Iterable[str] = ()) -> Path:
+                      preferred: Iterable[str] = (), ensembles: Iterable[str] = ()) -> Path:
     """The folder --model names: a folder or a name under models_root, else the best trained model by its
     mean rougeL in metrics/rouge.json, else M1, else the first trained one. A model folder (a card), or a
-    model's folder of seeds."""
+    model's folder of seeds. An unknown name is `unknown_model`'s error (`ensembles`: the names of
+    params.yaml's `ensembles:`, which `Summarizer.open` answers before this)."""
+    preferred = list(preferred)
     available = trained_models(models_root, preferred)
     if model:
         chosen = next((d for d in (Path(model), models_root / model) if is_trained(d)), None)
         if chosen is None:
-            listing = ", ".join(available) if available else "none yet (run `dvc repro`)"
-            raise SumpipeError(f"unknown model {model!r}; trained models in {models_root}/: {listing}")
+            raise SumpipeError(unknown_model(model, models_root, available, preferred, ensembles))
         return chosen
     if not available:
         raise SumpipeError(f"no trained models in {models_root}/ (run `dvc repro`, or pass --model DIR)")
@@ -174,10 +191,10 @@ def find_model_folder(model: str | None, models_root: Path, metrics_file: Path,
 
 
 def find_model_dir(model: str | None, models_root: Path, metrics_file: Path, preferred: Iterable[str] = (),
-                   seed: int | None = None) -> Path:
+                   seed: int | None = None, ensembles: Iterable[str] = ()) -> Path:
     """The model folder to decode with (`find_model_folder`); of a model trained with several seeds, seed
     `seed`, else the seed `pick_seed` picks."""
-    chosen = find_model_folder(model, models_root, metrics_file, preferred)
+    chosen = find_model_folder(model, models_root, metrics_file, preferred, ensembles)
     if (chosen / CARD_FILE).is_file():
         if seed is not None:
             raise SumpipeError(f"--train-seed {seed}: {chosen} is one trained model, not a folder of seeds")
@@ -186,12 +203,12 @@ def find_model_dir(model: str | None, models_root: Path, metrics_file: Path, pre
 
 
 def find_ensemble(model: str | None, models_root: Path, metrics_file: Path, preferred: Iterable[str] = (),
-                  seeds: Sequence[int] | None = None) -> list[Path]:
+                  seeds: Sequence[int] | None = None, ensembles: Iterable[str] = ()) -> list[Path]:
     """The seed folders that decode as one ensemble (`sumpipe.decode.ensemble`): every trained seed of the
     model `find_model_folder` finds, or `seeds`; checked to fit together (`sumpipe.decode.members`)."""
     from sumpipe.decode.members import check_ensemble, ensemble_folders
 
-    chosen = find_model_folder(model, models_root, metrics_file, preferred)
+    chosen = find_model_folder(model, models_root, metrics_file, preferred, ensembles)
     if (chosen / CARD_FILE).is_file():
         raise SumpipeError(f"--ensemble: {chosen} is one trained model, not a folder of seeds")
     folders = ensemble_folders(chosen, seeds)

@@ -202,11 +202,12 @@ class Summarizer:
                 seed, seeds = seeds[0], None
         if ensemble and seed is not None:
             raise SumpipeError("seed picks one seed's weights, ensemble all of them: give seeds=[...] for a subset")
+        ensembles = list(project.params.ensembles)  # valid names too: an unknown model's error lists them
         if ensemble or seeds is not None:
-            members = find_ensemble(name, project.models_root, project.metrics_file, preferred, seeds)
+            members = find_ensemble(name, project.models_root, project.metrics_file, preferred, seeds, ensembles)
             return cls(members[0], project, device, members)
-        return cls(find_model_dir(name, project.models_root, project.metrics_file, preferred, seed=seed),
-                   project, device)
+        return cls(find_model_dir(name, project.models_root, project.metrics_file, preferred, seed=seed,
+                                  ensembles=ensembles), project, device)
 
     @classmethod
     def open_ensemble(cls, project: Project, name: str, device: str | None = None, seed: int | None = None,
