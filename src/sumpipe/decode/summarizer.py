@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -179,6 +180,7 @@ class Summarizer:
         self.config: DecodeConfig = project.params.decode
         self.device = device or self.config.device
         self._loaded: tuple[Any, Any, ModelCard] | None = None
+        self._loading = threading.Lock()  # several threads' first summarize load the weights once
 
     @classmethod
     def open(cls, project: Project, model: str | os.PathLike[str] | None = None,
@@ -256,18 +258,24 @@ class Summarizer:
         """(model in eval mode, vocabulary, card), loaded on first use and kept; an ensemble's model is an
         `EnsembleModel` of its members and its card the first member's."""
         if self._loaded is None:
-            from sumpipe.device import resolve_device
-
-            device = resolve_device(self.device, "decode.device")
-            if self.is_ensemble:
-                from sumpipe.decode.ensemble import load_ensemble
-
-                self._loaded = load_ensemble(self.members, device=device)
-            else:
-                from sumpipe.decode.batches import load_model
-
-                self._loaded = load_model(self.model_dir, device=device)
+            with self._loading:
+                if self._loaded is None:
+                    self._load()
         return self._loaded
+
+    def _load(self) -> None:
+        """Load the weights into `_loaded` (under `_loading`, by `weights`)."""
+        from sumpipe.device import resolve_device
+
+        device = resolve_device(self.device, "decode.device")
+        if self.is_ensemble:
+            from sumpipe.decode.ensemble import load_ensemble
+
+            self._loaded = load_ensemble(self.members, device=device)
+        else:
+            from sumpipe.decode.batches import load_model
+
+            self._loaded = load_model(self.model_dir, device=device)
 
     def prepare(self, texts: Sequence[str]) -> list[str]:
         """Raw texts -> the model's inputs (preprocessed, selected); "" where nothing is left."""
