@@ -199,6 +199,58 @@ def test_dvc_plots_render_offline():
     assert "window.vegaEmbed=" in page and "https://cdn" not in page
 
 
+def test_each_loss_chart_colours_its_seeds_and_pg_cov_marks_its_coverage_phase(tmp_path):
+    """The loss charts use .dvc/plots/seeds.json (a colour per training seed, train solid, validation dashed
+    with dots; DVC's `linear` colours by revision only, every seed one purple), PG-cov's
+    seeds_coverage.json (a rule where the coverage phase starts: its last `coverage_phase_steps` updates,
+    the number written in the template and checked here), and the learning-rate and throughput charts
+    runs.json (a colour per run, legend labels never cut). `dvc plots show --json` fills them."""
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    params = yaml.safe_load((SRC.parent / "params.yaml").read_text(encoding="utf-8"))
+    plots = yaml.safe_load((SRC.parent / "dvc.yaml").read_text(encoding="utf-8"))["plots"]
+    charts = {name: body for entry in plots if isinstance(entry, dict) for name, body in entry.items()}
+    for name in params["models"]:
+        assert charts[f"{name}_loss"]["template"] == ("seeds_coverage" if name == "PG-cov" else "seeds")
+    assert charts["learning_rate"]["template"] == charts["throughput"]["template"] == "runs"
+    templates = SRC.parent / ".dvc" / "plots"
+    coverage = json.loads((templates / "seeds_coverage.json").read_text(encoding="utf-8"))
+    steps = params["models"]["PG-cov"]["arch"]["coverage_phase_steps"]
+    assert f"datum.last - {steps}" in json.dumps(coverage) and f"last {steps} updates" in json.dumps(coverage)
+    assert json.loads((templates / "runs.json").read_text())["encoding"]["color"]["legend"]["labelLimit"] == 0
+
+    # the templates filled by DVC itself, on two seeds' curves
+    dvc = shutil.which("dvc", path=str(Path(sys.executable).parent))
+    if dvc is None:
+        pytest.skip("dvc is not installed beside this Python")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    y = {}
+    for seed in (1, 2):
+        folder = repo / "dvclive/train/PG-cov" / f"seed-{seed}/plots/metrics"
+        folder.mkdir(parents=True)
+        (folder / "loss.tsv").write_text("step\tloss\n10\t6.0\n20\t5.5\n")
+        (folder / "valid_loss.tsv").write_text("step\tvalid_loss\n20\t5.8\n")
+        y.update({str((folder / f).relative_to(repo)): f.split(".")[0] for f in ("loss.tsv", "valid_loss.tsv")})
+    (repo / "dvc.yaml").write_text(yaml.safe_dump({"plots": [{"PG-cov_loss": {**charts["PG-cov_loss"], "y": y}}]}))
+    env = {**os.environ, "DVC_NO_ANALYTICS": "1"}
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    subprocess.run([dvc, "init", "-q"], cwd=repo, check=True, env=env)
+    shutil.copytree(templates, repo / ".dvc" / "plots")
+    shown = subprocess.run([dvc, "plots", "show", "--json"], cwd=repo, env=env, capture_output=True, text=True,
+                           timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    spec = json.loads(shown.stdout)["data"]["PG-cov_loss"][0]["content"]
+    assert spec["encoding"]["color"]["field"] == "series" and len(spec["data"]["values"]) == 6
+    assert {row["filename"] for row in spec["data"]["values"]} == {
+        "seed-1/plots/metrics/loss.tsv", "seed-1/plots/metrics/valid_loss.tsv",
+        "seed-2/plots/metrics/loss.tsv", "seed-2/plots/metrics/valid_loss.tsv"}
+
+
 def test_the_decode_stage_runs_the_models_and_the_report_none():
     """The decode stage decodes with the trained models and keeps the attention of the report's heat-map
     examples; the report draws from that file, so it runs no model code (nor torch): of the model folders it

@@ -777,7 +777,8 @@ class Params:
                         "a model's own seeds need `runs:` (the train stages dvc.yaml makes), else use train.seeds")
             return
         for label, run in self.runs.items():
-            require(run.model in self.models, _k(key, f"runs.{label}.model"), f"no model {run.model!r} in models:")
+            require(run.model in self.models, _k(key, f"runs.{label}.model"),
+                    f"no model {run.model!r} in models: (known: {', '.join(self.models) or 'none'})")
             require(label == f"{run.model}-{run.seed}", _k(key, f"runs.{label}"),
                     f"name it {run.model}-{run.seed} (the stage decode@{run.model}-{run.seed})")
             seeds = ", ".join(map(str, self.seeds_of(run.model)))
@@ -802,7 +803,8 @@ class Params:
             require_name(name, where)
             require(name not in taken, where, "is already a system's name (a model, an extractive system or "
                                               "Lead-k): give the ensemble its own")
-            require(spec.model in self.models, _k(where, "model"), f"no model {spec.model!r} in models:")
+            require(spec.model in self.models, _k(where, "model"),
+                    f"no model {spec.model!r} in models: (known: {', '.join(self.models) or 'none'})")
             trained = self.seeds_of(spec.model)
             for seed in spec.seeds or []:
                 require(seed in trained, _k(where, "seeds"),

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 
 import torch
@@ -26,13 +27,27 @@ def resolve_device(name: str, key: str, local_rank: int = 0) -> torch.device:
     return torch.device("cpu")
 
 
+_THREADS_LOCK = threading.Lock()
+_threads_state: dict[str, int] = {"inside": 0, "before": 0}  # blocks open in any thread; the count to restore
+
+
 @contextlib.contextmanager
 def torch_threads(threads: int | None) -> Iterator[None]:
-    """torch's CPU threads = `threads` inside the block (None: unchanged); restored on exit."""
-    before = torch.get_num_threads()
-    if threads is not None:
+    """torch's CPU threads = `threads` inside the block (None: unchanged); restored on exit. torch's count is
+    the process's: blocks open in several threads at once (the API called from a thread pool) restore the
+    count from before the first of them when the last ends, not one another's."""
+    if threads is None:
+        yield
+        return
+    with _THREADS_LOCK:
+        if _threads_state["inside"] == 0:
+            _threads_state["before"] = torch.get_num_threads()
+        _threads_state["inside"] += 1
         torch.set_num_threads(threads)
     try:
         yield
     finally:
-        torch.set_num_threads(before)
+        with _THREADS_LOCK:
+            _threads_state["inside"] -= 1
+            if _threads_state["inside"] == 0:
+                torch.set_num_threads(_threads_state["before"])

@@ -37,8 +37,97 @@ def test_per_line_keeps_line_order_and_flags_non_latin_lines(workdir, cli) -> No
     code, out, err = cli("decode", "--per-line", "-", cwd=workdir, stdin=data)
     assert code == 0
     lines = out.split("\n")[:-1]
+    assert len(lines) == 4 and lines[0] and lines[1] == lines[2] == "" and lines[3]
+    assert "1 with no Latin-script text to summarise (preprocessing keeps ASCII only) (document 2)" in err
+
+
+# --------------------------------------------------------------------------------------------
+# One output per input document, in its place (--per-line, --per-block; text and --json)
+# --------------------------------------------------------------------------------------------
+GOOD = ["the cat sat on the mat .", "police said the man was arrested on monday ."]
+MIXED_LINES = [GOOD[0], "", "\u5317\u4eac\u5e02\u7684\u5929\u6c14", "   ", "!!! ??? ...", GOOD[1], "\t"]
+EMPTY_AT = {2: "blank", 3: "latin", 4: "blank", 5: "latin", 7: "blank"}  # 1-based line -> why it is empty
+
+
+def _note_line(err: str) -> str:
+    notes = [line for line in err.splitlines() if "empty summary" in line]
+    assert len(notes) == 1, err  # ONE note counts them, not a warning per document
+    return notes[0]
+
+
+@pytest.mark.parametrize("crlf", [False, True])
+def test_per_line_gives_one_output_line_per_input_line(workdir, cli, crlf) -> None:
+    newline = "\r\n" if crlf else "\n"
+    data = (newline.join(MIXED_LINES) + newline).encode()
+    code, out, err = cli("decode", "-m", "M1", "--per-line", "-", cwd=workdir, stdin=data)
+    assert code == 0, err
+    lines = out.split("\n")
+    assert lines[-1] == "" and len(lines[:-1]) == len(MIXED_LINES)  # `paste input output` pairs them
+    for n, line in enumerate(lines[:-1], start=1):
+        assert (line == "") == (n in EMPTY_AT), (n, line)
+    note = _note_line(err)
+    assert note == ("note: 5 of 7 documents have an empty summary in their place: 3 blank (documents 2, 4, 7); "
+                    "2 with no Latin-script text to summarise (preprocessing keeps ASCII only) (documents 3, 5)")
+    assert "warning" not in err
+
+
+def test_per_line_json_gives_one_record_per_input_line(workdir, cli) -> None:
+    data = ("\n".join(MIXED_LINES) + "\n").encode()
+    code, out, err = cli("decode", "-m", "M1", "--per-line", "--json", "-", cwd=workdir, stdin=data)
+    assert code == 0, err
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [r["document"] for r in records] == list(range(1, len(MIXED_LINES) + 1))
+    for r in records:
+        why = EMPTY_AT.get(r["document"])
+        if why is None:
+            assert r["summary"] and "error" not in r
+        else:
+            assert r["summary"] == "" and r["error"].startswith("blank" if why == "blank" else "no Latin-script")
+    _note_line(err)
+
+
+def test_per_line_on_a_file_without_a_final_newline_and_with_line_separators(workdir, cli, tmp_path) -> None:
+    # U+2028 and form feed are no line ends for `wc -l` and `paste`: they must not split a document either
+    path = tmp_path / "in.txt"
+    path.write_text(f"{GOOD[0]}\u2028{GOOD[1]}\n\n{GOOD[1]}\x0cand more", encoding="utf-8")
+    code, out, err = cli("decode", "-m", "M1", "--per-line", str(path), cwd=workdir)
+    assert code == 0, err
+    lines = out.split("\n")[:-1]
     assert len(lines) == 3 and lines[0] and lines[1] == "" and lines[2]
-    assert "document 2: no Latin-script text" in err
+
+
+def test_per_block_gives_one_output_block_per_input_block(workdir, cli) -> None:
+    blocks = [GOOD[0] + "\n" + GOOD[1], "\u5317\u4eac\n\u4e0a\u6d77", GOOD[1], "!!!\n???", GOOD[0]]
+    data = ("\n\n\n" + "\n\n".join(blocks[:3]) + "\n \n\n\t\n" + "\n\n".join(blocks[3:]) + "\n\n").encode()
+    code, out, err = cli("decode", "-m", "M1", "--per-block", "-", cwd=workdir, stdin=data)
+    assert code == 0, err
+    outputs = out.split("\n\n")  # each summary, then one blank line: an empty one is an empty entry
+    assert outputs[-1] == "" and len(outputs[:-1]) == len(blocks)
+    assert [bool(o) for o in outputs[:-1]] == [True, False, True, False, True]
+    assert all("\n" not in o for o in outputs[:-1])
+    assert "2 of 5 documents have an empty summary" in _note_line(err)
+    code, out, err = cli("decode", "-m", "M1", "--per-block", "--json", "-", cwd=workdir, stdin=data)
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [("error" in r) for r in records] == [False, True, False, True, False]
+
+
+def test_api_and_command_line_agree_on_the_empty_ones(workdir, cli) -> None:
+    import sumpipe
+
+    summaries = sumpipe.load("M1", project=workdir, device="cpu").summarize(MIXED_LINES)
+    assert len(summaries) == len(MIXED_LINES)
+    code, out, _ = cli("decode", "-m", "M1", "--per-line", "--json", "-", cwd=workdir,
+                       stdin=("\n".join(MIXED_LINES) + "\n").encode())
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [s.error for s in summaries] == [r.get("error") for r in records]
+    assert summaries[1].error == "blank: nothing to summarise"
+    assert summaries[2].error.startswith("no Latin-script text")
+
+
+def test_only_unreadable_lines_is_one_error_line(workdir, cli, assert_one_line_error) -> None:
+    data = "\n\u5317\u4eac\n!!!\n".encode()
+    assert_one_line_error(cli("decode", "-m", "M1", "--per-line", "-", cwd=workdir, stdin=data),
+                          "none of the 3 documents has Latin-script text")
 
 
 def test_default_model_is_the_best_by_rouge_l(workdir, cli) -> None:
@@ -238,7 +327,7 @@ def test_documents_are_printed_as_each_chunk_is_done(workdir, article, monkeypat
     assert [e.split()[0] for e in events] == ["summarize", "print", "print",   # the held document, then its chunk
                                               "summarize", "print", "print", "summarize", "print"]
     assert events[1] == "print "  # document 1: an empty summary, in its place
-    assert warnings[0] == "note: model" and "document 1" in warnings[1]
+    assert warnings[0] == "note: model" and "(document 1)" in warnings[-1]
 
 
 def test_a_failure_after_some_output_says_where_it_stopped(workdir, article, monkeypatch) -> None:

@@ -75,7 +75,7 @@ def test_names_folders_and_the_default_go_through_the_command_s_resolver(project
         assert load(project=project).name == "M2"                              # the best R-L
     finally:
         (project / "metrics" / "rouge.json").unlink()
-    with pytest.raises(SumpipeError, match=r"^unknown model 'M7'; trained models in .*: M1, M2$"):
+    with pytest.raises(SumpipeError, match=r"^unknown model 'M7'; trained models in .*: M1, M2; or give a model"):
         load("M7", project=project)
 
 

@@ -103,3 +103,35 @@ def test_two_dvc_experiments_are_compared_from_the_cache(tmp_path: Path) -> None
     run(sys.executable, "-m", "dvc", "exp", "run", "-q", "-n", "shifted", "-S", "shift=0.02")
     out = run(sys.executable, "-m", "sumpipe.cli", "compare", "HEAD", "shifted", "--system", "M1", "-p", "none.yaml")
     assert "A = HEAD, B = shifted" in out and "Δ +2.00 [" in out
+
+
+LONG_SYSTEM = "PG-cov-ngram40-first-k1-copy-target-weight-6-length-control-bytes-75-ensemble-of-seeds-1-2-3-textrank"
+
+
+def _widest_row(system: str) -> dict:
+    r = {"delta": -100.0, "low": -100.0, "high": +100.0, "p_value": 1.0}  # the widest figures scores make
+    side = {"n_seeds": 10, **{t: 100.0 for t in TYPES}, **{f"{t}_sd": 50.0 for t in TYPES}}
+    return {"system": system, "a": side, "b": side, "n": 1_000_000, **{t: r for t in TYPES}}
+
+
+@pytest.mark.parametrize("system", ["M1", LONG_SYSTEM, LONG_SYSTEM * 2])
+@pytest.mark.parametrize("label", ["a", "/work/main/experiments/cnn/reports/scores-of-the-long-running-branch-" * 2])
+def test_every_line_of_the_table_fits_120_columns(system: str, label: str) -> None:
+    from sumpipe.evaluate.compare import WIDTH, render
+
+    out = render([_widest_row(system)], label, "exp-0123abcd (" + label + ")", TYPES, 0.95)
+    assert WIDTH == 120
+    assert all(len(line) <= 120 for line in out.splitlines()), max(out.splitlines(), key=len)
+    if len(system) < 100:
+        assert system in out  # shortened only when it could not fit on a line of its own
+    assert out.splitlines()[-1].startswith("  rougeLsum A 100.00 ± 50.00")
+
+
+def test_the_table_of_the_cli_fits_120_columns(tmp_path: Path, cli) -> None:
+    a = write_experiment(tmp_path / ("a" * 60), 0.0)
+    b = write_experiment(tmp_path / ("b" * 60), 0.03)
+    for folder in (a, b):
+        (folder / "M1.parquet").rename(folder / f"{LONG_SYSTEM}.parquet")
+    code, out, err = cli("compare", str(a), str(b), "-p", str(tmp_path / "none.yaml"))
+    assert code == 0, err
+    assert LONG_SYSTEM in out and all(len(line) <= 120 for line in out.splitlines()), out

@@ -45,3 +45,33 @@ def test_grid_cuts_long_sources_like_the_averaged_map(tmp_path: Path) -> None:
     assert cut.shape[1] < full.shape[1]
     averaged = attention_heatmap(heads.mean(axis=0), long_source, SUMMARY, tmp_path / "mean.png", "t", max_source=20)
     assert averaged.is_file()
+
+
+def test_training_curves_one_panel_per_model_and_the_coverage_rule(tmp_path) -> None:
+    import numpy as np
+    import pandas as pd
+    from PIL import Image
+
+    from sumpipe.report import plots
+
+    def log(shift: float) -> pd.DataFrame:
+        steps = np.arange(10, 210, 10)
+        valid = np.where(steps % 50 == 0, 5.0 - steps / 100 + shift, np.nan)
+        return pd.DataFrame({"step": steps, "loss": 6.0 - steps / 100 + shift, "valid_loss": valid})
+
+    logs = {name: {seed: log(0.1 * seed) for seed in (1, 2, 3)} for name in ("M1", "M2", "PG-cov")}
+    path = plots.training_curves(logs, tmp_path / "curves.png", {"PG-cov": 150.0})
+    width, _ = Image.open(path).size
+    assert width == 1100  # 10 inches at 110 dpi: the report's frame
+
+
+def test_coverage_bars_stay_within_the_frame_for_many_selections(tmp_path) -> None:
+    from PIL import Image
+
+    from sumpipe.report import plots
+
+    selections = ["full"] + [f"sel{i}40" for i in range(14)]
+    coverage = {split: {s: {"share": 0.3, "words_present": 2.0} for s in selections}
+                for split in ("train", "valid", "test")}
+    width, _ = Image.open(plots.coverage_bars(coverage, tmp_path / "coverage.png")).size
+    assert width == 1100  # was 2,106 pixels for nine selections

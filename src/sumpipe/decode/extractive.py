@@ -26,7 +26,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-from sumpipe.decode.summarizer import NO_TEXT, Project, Summary, open_project
+from sumpipe.decode.interactive import NO_TEXT, text_error
+from sumpipe.decode.summarizer import Project, Summary, open_project
 from sumpipe.errors import SumpipeError
 
 if TYPE_CHECKING:
@@ -53,6 +54,9 @@ class ExtractiveSummarizer:
         """Method `name` with `options` over the project's `extractive.options.<name>`."""
         from sumpipe.extractive.methods import METHODS, build_method
 
+        if name not in METHODS.names():  # the registry's error would list the oracle too, which is refused here
+            usable = [n for n in METHODS.names() if not METHODS.get(n, key).uses_reference]
+            raise SumpipeError(f"{key}: unknown extractive method {name!r} (known: {', '.join(usable)})")
         method_cls = METHODS.get(name, key)
         if method_cls.uses_reference:
             raise SumpipeError(f"{key}: {name} reads the reference summary; it cannot summarize new text")
@@ -100,7 +104,7 @@ class ExtractiveSummarizer:
         pairs = preprocess_sentences(cap_raw(raw))
         text = "\n".join(line for _, line in pairs)
         if not any(c.isalnum() for c in text):
-            return Summary([], "", None, [], error=NO_TEXT, source=raw)
+            return Summary([], "", None, [], error=text_error(raw), source=raw)
         if len(pairs) > MAX_SENTENCES:  # like a text past MAX_RAW_CHARS: the start is summarised, and it is said
             if self.warn is not None:
                 self.warn(f"note: {len(pairs):,} sentences; the first {MAX_SENTENCES:,} are ranked (graph and "

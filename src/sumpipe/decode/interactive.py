@@ -15,7 +15,9 @@ Bad input is a one-line `SumpipeError`, decided as follows:
   document are read; with --per-line/--per-block each document is cut to that length, and the input
   as a whole may not exceed `MAX_STREAM_BYTES` (an endless stream is an error, not a MemoryError);
 - no Latin-script text after preprocessing (it drops non-ASCII characters): rejected for a single
-  document; with several documents such a document is reported on stderr and gets an empty summary.
+  document; with several documents such a document, like a blank line of --per-line, gets an empty
+  summary in its place (one output per input document: `paste input.txt output.txt` pairs them), and
+  one note on stderr at the end counts them.
 """
 
 from __future__ import annotations
@@ -40,6 +42,12 @@ SNIFF_BYTES = 1 << 16
 MAX_JSON_BYTES = 64 << 20  # metrics/rouge.json is kilobytes
 MAX_STREAM_BYTES = 256 << 20  # several documents at once: ~1 M news articles; past it, split the input
 NO_TEXT = "no Latin-script text to summarise (preprocessing keeps ASCII only)"
+BLANK = "blank: nothing to summarise"
+
+
+def text_error(raw: str) -> str:
+    """Why `raw` gets no summary: it is blank (`BLANK`), or it has no Latin-script text (`NO_TEXT`)."""
+    return NO_TEXT if raw.strip() else BLANK
 
 
 def no_text(documents: int) -> str:
@@ -102,14 +110,16 @@ def decode_text(data: bytes, encoding: str, name: str, truncated: bool = False) 
 
 
 def split_documents(text: str, per_line: bool, per_block: bool) -> list[str]:
-    """One document, one per non-blank line, or one per blank-line-separated block."""
+    """One document; one per line, blank lines included (lines as `wc -l` and `paste` count them: split
+    at "\\n" alone, a final newline ending the last line), so the n-th output line is the n-th input
+    line's summary; or one per block of non-blank lines (a run of blank lines is one separator;
+    blank lines before the first block and after the last are not blocks)."""
     if per_line:
-        docs = text.splitlines()
-    elif per_block:
-        docs = re.split(r"\n[ \t\r\f\v]*\n", text)
-    else:
-        docs = [text]
-    return [d for d in docs if d.strip()]
+        docs = text.split("\n")
+        return docs[:-1] if docs[-1] == "" else docs
+    if per_block:
+        return [d for d in re.split(r"\n(?:[ \t\r\f\v]*\n)+", text) if d.strip()]
+    return [text]
 
 
 # --------------------------------------------------------------------------------------------
@@ -146,17 +156,34 @@ def best_by_rouge(metrics_file: Path, candidates: list[str]) -> str | None:
     return max(ranked)[1] if ranked else None
 
 
+def unknown_model(model: str, models_root: Path, available: Sequence[str], preferred: Iterable[str] = (),
+                  ensembles: Iterable[str] = ()) -> str:
+    """The one-line error for a --model that names nothing: every name that would answer (the trained
+    models under `models_root`, the ensembles of params.yaml), the models of params.yaml not trained
+    yet, and that a model folder's path answers too."""
+    listing = ", ".join(available) if available else "none yet (run `dvc repro`)"
+    parts = [f"unknown model {model!r}; trained models in {models_root}/: {listing}"]
+    ensembles = list(ensembles)
+    if ensembles:
+        parts.append(f"ensembles of params.yaml: {', '.join(ensembles)}")
+    untrained = [name for name in preferred if name not in available]
+    if untrained:
+        parts.append(f"in params.yaml but not trained yet: {', '.join(untrained)}")
+    return "; ".join(parts) + "; or give a model folder's path (--project DIR: another project's models)"
+
+
 def find_model_folder(model: str | None, models_root: Path, metrics_file: Path,
-                      preferred: Iterable[str] = ()) -> Path:
+                      preferred: Iterable[str] = (), ensembles: Iterable[str] = ()) -> Path:
     """The folder --model names: a folder or a name under models_root, else the best trained model by its
     mean rougeL in metrics/rouge.json, else M1, else the first trained one. A model folder (a card), or a
-    model's folder of seeds."""
+    model's folder of seeds. An unknown name is `unknown_model`'s error (`ensembles`: the names of
+    params.yaml's `ensembles:`, which `Summarizer.open` answers before this)."""
+    preferred = list(preferred)
     available = trained_models(models_root, preferred)
     if model:
         chosen = next((d for d in (Path(model), models_root / model) if is_trained(d)), None)
         if chosen is None:
-            listing = ", ".join(available) if available else "none yet (run `dvc repro`)"
-            raise SumpipeError(f"unknown model {model!r}; trained models in {models_root}/: {listing}")
+            raise SumpipeError(unknown_model(model, models_root, available, preferred, ensembles))
         return chosen
     if not available:
         raise SumpipeError(f"no trained models in {models_root}/ (run `dvc repro`, or pass --model DIR)")
@@ -164,10 +191,10 @@ def find_model_folder(model: str | None, models_root: Path, metrics_file: Path,
 
 
 def find_model_dir(model: str | None, models_root: Path, metrics_file: Path, preferred: Iterable[str] = (),
-                   seed: int | None = None) -> Path:
+                   seed: int | None = None, ensembles: Iterable[str] = ()) -> Path:
     """The model folder to decode with (`find_model_folder`); of a model trained with several seeds, seed
     `seed`, else the seed `pick_seed` picks."""
-    chosen = find_model_folder(model, models_root, metrics_file, preferred)
+    chosen = find_model_folder(model, models_root, metrics_file, preferred, ensembles)
     if (chosen / CARD_FILE).is_file():
         if seed is not None:
             raise SumpipeError(f"--train-seed {seed}: {chosen} is one trained model, not a folder of seeds")
@@ -176,12 +203,12 @@ def find_model_dir(model: str | None, models_root: Path, metrics_file: Path, pre
 
 
 def find_ensemble(model: str | None, models_root: Path, metrics_file: Path, preferred: Iterable[str] = (),
-                  seeds: Sequence[int] | None = None) -> list[Path]:
+                  seeds: Sequence[int] | None = None, ensembles: Iterable[str] = ()) -> list[Path]:
     """The seed folders that decode as one ensemble (`sumpipe.decode.ensemble`): every trained seed of the
     model `find_model_folder` finds, or `seeds`; checked to fit together (`sumpipe.decode.members`)."""
     from sumpipe.decode.members import check_ensemble, ensemble_folders
 
-    chosen = find_model_folder(model, models_root, metrics_file, preferred)
+    chosen = find_model_folder(model, models_root, metrics_file, preferred, ensembles)
     if (chosen / CARD_FILE).is_file():
         raise SumpipeError(f"--ensemble: {chosen} is one trained model, not a folder of seeds")
     folders = ensemble_folders(chosen, seeds)
@@ -300,9 +327,11 @@ def summarize_input(
     Documents go `chunk` at a time, each chunk printed (and flushed) as soon as it is summarised: a
     million one-line documents start coming out at once, not after the last. `note` (`model_note`)
     goes to `warn` when the first summaries are ready, so a run that fails on its first documents ends
-    in its one error line alone; a run that fails later says how far it got. Documents without
-    Latin-script text get an empty summary and a warning, printed with the first summary that follows
-    them: if no document has any, nothing is printed but the error.
+    in its one error line alone; a run that fails later says how far it got. Every document gets one
+    output, in its place: a blank one or one without Latin-script text an empty line (`one_line`), an
+    empty block, or a JSON record with its `error`, printed with the first summary that follows it,
+    and one note at the end counts them (`empty_note`); if no document has any text, nothing is
+    printed but the error.
 
     With the first summaries also comes the domain note (`Summarizer.domain_check` over the first
     chunk's documents): one line when the input's words are far more often outside the model's
@@ -317,9 +346,11 @@ def summarize_input(
     bar = progress_bar(len(documents), progress)
     quiet = bar.external_write_mode if bar is not None else contextlib.nullcontext  # lines under no bar
 
+    empty: dict[str, list[int]] = {}  # error -> the documents (1-based) it emptied, for the one note
+
     def show(i: int, summary: Any) -> None:
         if summary.error:
-            warn(f"warning: document {i + 1}: {summary.error}; empty summary")
+            empty.setdefault(summary.error, []).append(i + 1)
         text = summary.tokenized if as_tokens else summary.text
         if as_json:
             record: dict[str, Any] = {"document": i + 1, "model": summarizer.name, "seed": summarizer.seed}
@@ -375,4 +406,22 @@ def summarize_input(
             bar.close()
     if not summarised:
         raise SumpipeError(no_text(len(documents)))
+    if empty:
+        warn(empty_note(empty, len(documents)))
     return summarised
+
+
+def _numbers(documents: list[int], most: int = 8) -> str:
+    shown = ", ".join(str(n) for n in documents[:most])
+    return ("document " if len(documents) == 1 else "documents ") + shown + (", ..." if len(documents) > most else "")
+
+
+def empty_note(empty: dict[str, list[int]], n_documents: int) -> str:
+    """The one stderr line that counts the documents left without a summary, by reason: `note: 3 of 6
+    documents have an empty summary in their place: 2 blank (documents 2, 5); 1 with no Latin-script
+    text ... (document 4)`."""
+    n = sum(len(docs) for docs in empty.values())
+    parts = [f"{len(docs):,} {'blank' if error == BLANK else 'with ' + error} ({_numbers(docs)})"
+             for error, docs in sorted(empty.items(), key=lambda item: item[1][0])]
+    has = "has" if n == 1 else "have"
+    return f"note: {n:,} of {n_documents:,} documents {has} an empty summary in their place: {'; '.join(parts)}"

@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +42,7 @@ from typing import Any, overload
 
 from sumpipe.config import DecodeConfig, Params
 from sumpipe.decode.domain import DomainCheck
-from sumpipe.decode.interactive import NO_TEXT, no_text
+from sumpipe.decode.interactive import no_text, text_error
 from sumpipe.errors import ConfigError, SumpipeError
 from sumpipe.models.card import ModelCard
 
@@ -179,6 +180,7 @@ class Summarizer:
         self.config: DecodeConfig = project.params.decode
         self.device = device or self.config.device
         self._loaded: tuple[Any, Any, ModelCard] | None = None
+        self._loading = threading.Lock()  # several threads' first summarize load the weights once
 
     @classmethod
     def open(cls, project: Project, model: str | os.PathLike[str] | None = None,
@@ -202,11 +204,12 @@ class Summarizer:
                 seed, seeds = seeds[0], None
         if ensemble and seed is not None:
             raise SumpipeError("seed picks one seed's weights, ensemble all of them: give seeds=[...] for a subset")
+        ensembles = list(project.params.ensembles)  # valid names too: an unknown model's error lists them
         if ensemble or seeds is not None:
-            members = find_ensemble(name, project.models_root, project.metrics_file, preferred, seeds)
+            members = find_ensemble(name, project.models_root, project.metrics_file, preferred, seeds, ensembles)
             return cls(members[0], project, device, members)
-        return cls(find_model_dir(name, project.models_root, project.metrics_file, preferred, seed=seed),
-                   project, device)
+        return cls(find_model_dir(name, project.models_root, project.metrics_file, preferred, seed=seed,
+                                  ensembles=ensembles), project, device)
 
     @classmethod
     def open_ensemble(cls, project: Project, name: str, device: str | None = None, seed: int | None = None,
@@ -255,18 +258,24 @@ class Summarizer:
         """(model in eval mode, vocabulary, card), loaded on first use and kept; an ensemble's model is an
         `EnsembleModel` of its members and its card the first member's."""
         if self._loaded is None:
-            from sumpipe.device import resolve_device
-
-            device = resolve_device(self.device, "decode.device")
-            if self.is_ensemble:
-                from sumpipe.decode.ensemble import load_ensemble
-
-                self._loaded = load_ensemble(self.members, device=device)
-            else:
-                from sumpipe.decode.batches import load_model
-
-                self._loaded = load_model(self.model_dir, device=device)
+            with self._loading:
+                if self._loaded is None:
+                    self._load()
         return self._loaded
+
+    def _load(self) -> None:
+        """Load the weights into `_loaded` (under `_loading`, by `weights`)."""
+        from sumpipe.device import resolve_device
+
+        device = resolve_device(self.device, "decode.device")
+        if self.is_ensemble:
+            from sumpipe.decode.ensemble import load_ensemble
+
+            self._loaded = load_ensemble(self.members, device=device)
+        else:
+            from sumpipe.decode.batches import load_model
+
+            self._loaded = load_model(self.model_dir, device=device)
 
     def prepare(self, texts: Sequence[str]) -> list[str]:
         """Raw texts -> the model's inputs (preprocessed, selected); "" where nothing is left."""
@@ -361,7 +370,7 @@ class Summarizer:
     @staticmethod
     def _summary(raw: str, decoded: Any) -> Summary:
         if decoded is None:
-            return Summary([], "", None, [], error=NO_TEXT, source=raw)
+            return Summary([], "", None, [], error=text_error(raw), source=raw)
         return Summary(decoded.tokens, decoded.text, decoded.score, decoded.source_tokens, decoded.p_gen,
                        decoded.attention, decoded.head_attention, source=raw)
 

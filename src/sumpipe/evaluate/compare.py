@@ -138,20 +138,36 @@ def _side(runs: Runs, types: tuple[str, ...]) -> dict:
     return out
 
 
+WIDTH = 120  # the most columns a line of `render` takes (a terminal, a CI log, a commit message's quote)
+
+
+def fit(text: str, width: int = WIDTH) -> str:
+    """`text`, or when longer than `width`, its start and end around "…" (a path's last folders stay)."""
+    if len(text) <= width:
+        return text
+    head = (width - 1) // 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head):]
+
+
 def render(rows: list[dict], a: str, b: str, types: tuple[str, ...], confidence: float) -> str:
-    """A plain-text table: per system and type, A, B and Δ = B - A [interval] (p)."""
+    """A plain-text table: per system and type, A, B and Δ = B - A [interval] (p); no line is wider than
+    `WIDTH` (long labels and system names go on lines of their own, and are shortened only past it)."""
     def side(v: dict, t: str) -> str:
         return f"{v[t]:.2f}" + (f" ± {v[t + '_sd']:.2f}" if f"{t}_sd" in v else "")
 
-    lines = [f"A = {a}, B = {b}: mean F1 x 100 (± sd over training seeds); Δ = B - A,",
-             f"its {confidence:.0%} interval and two-sided p from one two-level bootstrap (seeds, then documents)"]
+    what = "mean F1 x 100 (± sd over training seeds); Δ = B - A,"
+    first = f"A = {a}, B = {b}: {what}"
+    lines = [first] if len(first) <= WIDTH else [fit(f"A = {a}"), fit(f"B = {b}"), what]
+    lines.append(f"its {confidence:.0%} interval and two-sided p from one two-level bootstrap (seeds, then documents)")
     for row in rows:
-        seeds = f"{row['a']['n_seeds']}/{row['b']['n_seeds']} seeds, {row['n']} documents"
-        lines.append(f"{row['system']} ({seeds})")
+        seeds = f"({row['a']['n_seeds']}/{row['b']['n_seeds']} seeds, {row['n']} documents)"
+        title = f"{row['system']} {seeds}"
+        lines += [title] if len(title) <= WIDTH else [fit(row["system"]), f"  {seeds}"]
         for t in types:
             r = row[t]
             # p < 1 - confidence exactly when the interval excludes 0 (`bootstrap.percentile_p_value`)
             verdict = "different" if r["low"] > 0 or r["high"] < 0 else "not shown different"
+            # at most about 105 columns: scores are 0-100, the type names at most 9 characters
             lines.append(f"  {t:<9} A {side(row['a'], t):<14} B {side(row['b'], t):<14} "
                          f"Δ {r['delta']:+.2f} [{r['low']:+.2f}, {r['high']:+.2f}] p {r['p_value']:.3f}  {verdict}")
     return "\n".join(lines)

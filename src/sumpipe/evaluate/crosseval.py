@@ -166,7 +166,8 @@ def run_crosseval(paths: PathsConfig, cfg: CrossEvalConfig, decode_cfg: DecodeCo
     ensembles = dict(ensembles or {})
     unknown = [name for name in cfg.ensembles if name not in ensembles]
     if unknown:
-        raise SumpipeError(f"crosseval.ensembles: {unknown[0]!r} is not an ensemble of params `ensembles:`")
+        raise SumpipeError(f"crosseval.ensembles: {unknown[0]!r} is not an ensemble of params `ensembles:` "
+                           f"(known: {', '.join(ensembles) or 'none'})")
     runs = {name: {seed: Path(paths.models) / name / seed_folder(seed) for seed in seeds_for(seeds, name)}
             for name in cfg.models}
     # an ensemble is one run of its members' folders (ONE_RUN: scored as one "seed")

@@ -138,7 +138,8 @@ def run_decoding(sweep: DecodingSweep, repo: Path) -> dict[str, Any]:
     configs = setting_configs(sweep, params.decode)
     unknown = [m for m in [*sweep.models, *sweep.ensembles] if m not in params.models]
     if unknown:
-        raise SumpipeError(f"models: {unknown[0]!r} is not a model of {repo / 'params.yaml'}")
+        raise SumpipeError(f"models: {unknown[0]!r} is not a model of {repo / 'params.yaml'} "
+                           f"(known: {', '.join(params.models) or 'none'})")
     scorer = FastRouge(ROUGE_TYPES, params.evaluate.use_stemmer)
     processed = read_parquet(repo / params.paths.processed / f"{sweep.split}.parquet").set_index("id")
     raw = read_parquet(repo / params.paths.raw / f"{sweep.split}.parquet").set_index("id")

@@ -37,8 +37,10 @@ def coverage_bars(coverage: dict[str, dict[str, dict[str, float]]], path: str | 
     splits = list(coverage)
     selections = sorted({s for per_split in coverage.values() for s in per_split},
                         key=lambda s: (s != "full", s))
-    fig = Figure(figsize=(max(6.0, 1.1 * len(selections) * max(1, len(splits)) ** 0.5 + 2), 4.2))
-    ax_share, ax_words = fig.subplots(1, 2)
+    # two panels one above the other, 10 inches (1,100 pixels) wide like the other figures: side by side
+    # and widened with the selections they overflowed the report's frame (2,106 pixels for nine)
+    fig = Figure(figsize=(10, 6.4))
+    ax_share, ax_words = fig.subplots(2, 1)
     width = 0.8 / max(1, len(splits))
     x = np.arange(len(selections))
     for k, split in enumerate(splits):
@@ -50,7 +52,7 @@ def coverage_bars(coverage: dict[str, dict[str, dict[str, float]]], path: str | 
                       (ax_words, "reference words present (mean per example)")):
         ax.set_xticks(x + width * (len(splits) - 1) / 2, selections, rotation=30, ha="right")
         ax.set_title(title, fontsize=10)
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, ncol=len(splits), loc="upper right")
     ax_share.set_ylim(0, 1)
     return _save(fig, path)
 
@@ -136,30 +138,46 @@ def attention_heads(head_attention: np.ndarray, source_tokens: Sequence[str], su
     return Path(path)
 
 
-def training_curves(logs: dict[str, dict[int, pd.DataFrame]], path: str | Path) -> Path:
-    """Training loss per step and validation loss at epoch ends: one colour per model, one line per
-    training seed (the spread between a model's lines is the seed noise every comparison is tested
-    against).
+def training_curves(logs: dict[str, dict[int, pd.DataFrame]], path: str | Path,
+                    phases: dict[str, float] | None = None) -> Path:
+    """One panel per model comparing its training seeds: one colour per seed, training loss a thin solid
+    line and validation loss (epoch ends) a dashed line with dots, so train and validation are told apart
+    within a colour (the spread between a model's seeds is the seed noise every comparison is tested
+    against). `phases`: {model: step} where a second training phase starts (PG-cov's coverage, See et
+    al. 2017), drawn as a dotted rule. 10 inches wide (1,100 pixels), like the report's other figures.
 
     `logs`: {model: {seed: DataFrame with columns step, loss, valid_loss (NaN except at epoch ends)}}.
     """
-    fig = Figure(figsize=(10, 4))
-    ax_train, ax_valid = fig.subplots(1, 2)
+    from matplotlib.lines import Line2D
+
+    phases = phases or {}
+    n = max(1, len(logs))
+    cols = 1 if n == 1 else 2
+    rows = -(-n // cols)
+    fig = Figure(figsize=(10, 3.0 * rows + 0.3))
+    axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel()
     colours = matplotlib.colormaps["tab10"]
-    for index, (name, runs) in enumerate(logs.items()):
-        colour = colours(index % 10)
-        for k, log in enumerate(runs.values()):
-            label = name if k == 0 else None
-            ax_train.plot(log["step"], log["loss"], label=label, linewidth=0.8, color=colour, alpha=0.8)
+    for ax, (name, runs) in zip(axes, logs.items()):
+        handles = []
+        for k, (seed, log) in enumerate(runs.items()):
+            colour = colours(k % 10)
+            ax.plot(log["step"], log["loss"], linewidth=0.8, color=colour, alpha=0.85)
             valid = log.dropna(subset=["valid_loss"])
             if len(valid):
-                ax_valid.plot(valid["step"], valid["valid_loss"], marker="o", markersize=3, label=label,
-                              color=colour, alpha=0.8)
-    ax_train.set_title("training loss (one line per seed)", fontsize=10)
-    ax_valid.set_title("validation loss (epoch ends)", fontsize=10)
-    for ax in (ax_train, ax_valid):
-        ax.set_xlabel("step")
+                ax.plot(valid["step"], valid["valid_loss"], linestyle="--", marker="o", markersize=3,
+                        linewidth=1.2, color=colour)
+            handles.append(Line2D([], [], color=colour, linewidth=2, label=f"seed {seed}"))
+        handles += [Line2D([], [], color="0.3", linewidth=0.8, label="train"),
+                    Line2D([], [], color="0.3", linestyle="--", marker="o", markersize=3, label="validation")]
+        if name in phases:
+            ax.axvline(phases[name], color="0.4", linestyle=":", linewidth=1.2)
+            handles.append(Line2D([], [], color="0.4", linestyle=":", label="coverage on"))
+        ax.set_title(f"{name}: loss per seed", fontsize=10)
+        ax.set_xlabel("step", fontsize=8)
+        ax.tick_params(labelsize=8)
         ax.ticklabel_format(axis="y", useOffset=False)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=8)
+        ax.legend(handles=handles, fontsize=7, loc="upper right", ncol=2 if len(handles) > 4 else 1,
+                  framealpha=0.8)
+    for ax in axes[len(logs):]:
+        ax.set_visible(False)
     return _save(fig, path)

@@ -531,6 +531,25 @@ def _head_grid(heads: np.ndarray | None, source_tokens: list[str], tokens: list[
             f"![{re.sub(r'[][]', '', title)} per head]({_rel(path, root)})", ""]
 
 
+def _phase_starts(paths: PathsConfig, logs: dict[str, dict[int, pd.DataFrame]]) -> dict[str, float]:
+    """{model: step} where the coverage phase starts (its card's `arch.coverage_phase_steps` before the last
+    logged step; See et al. 2017's recipe), for the models trained in two phases."""
+    import json
+
+    starts: dict[str, float] = {}
+    for name, runs in logs.items():
+        for seed, log in runs.items():
+            try:
+                arch = json.loads((Path(paths.models) / name / seed_folder(seed) / "config.json").read_text())["arch"]
+                steps = arch.get("coverage_phase_steps") if arch.get("coverage") else None
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                steps = None
+            if isinstance(steps, int) and steps > 0:
+                starts[name] = float(log["step"].max()) - steps
+                break
+    return starts
+
+
 def training_section(
     paths: PathsConfig, model_names: list[str], seeds: Seeds, figures: Path, root: Path
 ) -> tuple[list[str], list[Path]]:
@@ -547,7 +566,7 @@ def training_section(
                     logs.setdefault(name, {})[seed] = log
     if not logs:
         return out + [f"No `{TRAIN_LOG_FILE}` in the model folders yet.", ""], []
-    path = plots.training_curves(logs, figures / "training_curves.png")
+    path = plots.training_curves(logs, figures / "training_curves.png", _phase_starts(paths, logs))
     out += ["| Model | seed | steps | epochs | last loss | best valid loss |", "|---|---:|---:|---:|---:|---:|"]
     for name, runs in logs.items():
         for seed, log in runs.items():
