@@ -92,7 +92,10 @@ def test_one_text_gives_a_summary_and_a_list_gives_a_list(project: Path) -> None
     one = s.summarize(TEXT, beam=2)
     many = s.summarize([TEXT, "Привет", TEXT], beam=2)
     assert isinstance(one, Summary) and [type(x) for x in many] == [Summary] * 3
-    assert many[0] == many[2] and (many[0].tokens, many[0].score) == (one.tokens, one.score)
+    # the same words alone and in a batch; the score to float32 rounding (MKL's COMPATIBLE GEMM of the
+    # portable kernels sums a batch of 3 padded rows in another order than one row)
+    assert many[0] == many[2] and many[0].tokens == one.tokens
+    assert many[0].score == pytest.approx(one.score, rel=1e-6)
     assert many[1] == Summary([], "", None, [], error="no Latin-script text to summarise (preprocessing keeps "
                                                       "ASCII only)", source="Привет")
     assert many[1].text == ""

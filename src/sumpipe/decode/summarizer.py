@@ -261,6 +261,7 @@ class Summarizer:
             with self._loading:
                 if self._loaded is None:
                     self._load()
+        assert self._loaded is not None  # _load sets it or raises
         return self._loaded
 
     def _load(self) -> None:
