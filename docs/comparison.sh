@@ -11,6 +11,7 @@ out=docs/comparison.txt
 name=${1:-lp1}
 
 say() { printf '$ %s\n' "$1"; }
+dvc exp remove baseline "$name" >/dev/null 2>&1 || true   # a new recording replaces the last one's
 {
   say "dvc exp save -n baseline"
   dvc exp save -f -n baseline 2>&1
@@ -29,6 +30,6 @@ say() { printf '$ %s\n' "$1"; }
   say "dvc params diff"
   dvc params diff 2>&1
 } > "$out.tmp"
+dvc exp apply baseline   # back to the baseline's files (the transcript is outside them until it is moved in)
 mv "$out.tmp" "$out"
-dvc exp apply baseline
 echo "recorded $out; now run: sumpipe docs"
