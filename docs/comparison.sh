@@ -8,6 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export DVC_NO_ANALYTICS=1
 out=docs/comparison.txt
+tmp=$(mktemp)   # outside the workspace: dvc exp save and apply leave it alone
 name=${1:-lp1}
 
 say() { printf '$ %s\n' "$1"; }
@@ -29,7 +30,7 @@ dvc exp remove baseline "$name" >/dev/null 2>&1 || true   # a new recording repl
   echo
   say "dvc params diff"
   dvc params diff 2>&1
-} > "$out.tmp"
+} > "$tmp"
 dvc exp apply baseline   # back to the baseline's files (the transcript is outside them until it is moved in)
-mv "$out.tmp" "$out"
+mv "$tmp" "$out"
 echo "recorded $out; now run: sumpipe docs"
