@@ -217,7 +217,7 @@ def test_the_decoding_choice_validates_against_the_experiment(name: str) -> None
     """decoding.yaml (the validation-split comparison that chose `decode:`) names the experiment's own models,
     reads no test split, and every setting is a valid `decode:` over the experiment's params."""
     from sumpipe.config import load_config
-    from sumpipe.experiments.decoding import DecodingSweep, setting_configs
+    from sumpipe.studies.decoding import DecodingSweep, setting_configs
 
     sweep = load_config(EXPERIMENTS / name / "decoding.yaml", DecodingSweep)
     params = load_params(EXPERIMENTS / name / sweep.repo / "params.yaml")

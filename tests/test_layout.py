@@ -6,7 +6,8 @@
 - `tests/bench/test_c.py` tests the script `bench/c.py` (the benchmarks that a later session runs on a device),
   and `tests/ci/test_c.py` the script `.ci/c.py` (CI's and the commit hooks' checks),
   `tests/experiments/<e>/test_c.py` the script `experiments/<e>/c.py` of the experiment folder `<e>`
-  (a study's script; `tests/experiments/test_c.py` still tests `src/sumpipe/experiments/c.py`).
+  (a study's script). The commands those folders' pipelines run live in `src/sumpipe/studies/`, tested as any
+  module is (`tests/studies/test_c.py`); no src package is named `experiments`, so the name means the folder.
 - Every test folder is a package (`__init__.py`), so basenames may repeat (`selection/test_stage.py`,
   `train/test_stage.py`).
 - No test file imports another test module or a conftest: shared helpers are fixtures (conftest.py), or
@@ -124,11 +125,16 @@ def test_every_ci_test_names_a_ci_script() -> None:
 
 @pytest.mark.parametrize(("test_file", "script"), [
     ("experiments/cnn/test_name_runs.py", True),      # experiments/cnn/name_runs.py
-    ("experiments/test_decoding.py", False),           # src/sumpipe/experiments/decoding.py
+    ("studies/test_decoding.py", False),               # src/sumpipe/studies/decoding.py
+    ("experiments/test_decoding.py", False),           # no experiment folder: a src path, caught as stale
     ("experiments/nowhere/test_x.py", False),          # no such experiment folder: a src path, caught as stale
 ])
 def test_an_experiment_script_test_is_told_from_a_module_test(test_file: str, script: bool) -> None:
     assert is_script_test(PurePosixPath(test_file)) is script
+
+
+def test_no_src_package_is_named_after_the_experiments_folder() -> None:
+    assert not (SRC / EXPERIMENTS.name).exists()
 
 
 def test_every_experiment_script_test_names_a_script() -> None:

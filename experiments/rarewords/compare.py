@@ -9,7 +9,7 @@ decodes the validation split with params.yaml's `decode:` settings and writes `r
 (and the summaries beside it): ROUGE-1/2/L F1 x 100, rare-word recall (the share of the reference's
 rare words, seen at most `evaluate.rare_word_max_count` times in training, that the summary holds;
 `sumpipe.evaluate.rare_words`), the copy rate (% of summary tokens outside the model's vocabulary) and the
-read-quality figures of the decoding guards (`sumpipe.experiments.decoding.figures_of`). A run already done
+read-quality figures of the decoding guards (`sumpipe.studies.decoding.figures_of`). A run already done
 is skipped, so the runs may go in any order, two at a time (`xargs -P 2`); a model folder already in
 `runs/SETTING/models/MODEL/seed-SEED/` (copied from a pipeline run) is decoded without training. The table
 puts the references' own figures and the one-sentence lead's beside the models'.
@@ -108,8 +108,8 @@ def run(setting: str, model_name: str, seed: int) -> Path:
 
     from sumpipe.decode.batches import load_model, summarize
     from sumpipe.evaluate.rouge import FastRouge
-    from sumpipe.experiments.decoding import ROUGE_TYPES, figures_of
     from sumpipe.io.atomic import write_json, write_text
+    from sumpipe.studies.decoding import ROUGE_TYPES, figures_of
     from sumpipe.train.stage import resolve_inputs, train_model
 
     cfg = settings()
@@ -148,8 +148,8 @@ def table() -> str:
     """results.md: per setting and model, each figure's mean ± sd over the seeds done; the anchors."""
     from sumpipe.evaluate.rouge import FastRouge, score_pairs
     from sumpipe.evaluate.stage import lead_sentences
-    from sumpipe.experiments.decoding import reference_anchor
     from sumpipe.io.atomic import write_text
+    from sumpipe.studies.decoding import reference_anchor
 
     cfg = settings()
     params = _params(cfg, next(iter(cfg["settings"])), HERE / cfg["out"])

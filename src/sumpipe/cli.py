@@ -17,11 +17,11 @@ from sumpipe.data import commands as data_commands
 from sumpipe.decode import commands as decode_commands
 from sumpipe.docs import commands as docs_commands
 from sumpipe.evaluate import commands as evaluate_commands
-from sumpipe.experiments import commands as experiment_commands
 from sumpipe.extractive import commands as extractive_commands
 from sumpipe.options import Command, Group, flag
 from sumpipe.report import commands as report_commands
 from sumpipe.selection import commands as selection_commands
+from sumpipe.studies import commands as study_commands
 from sumpipe.subword import commands as subword_commands
 from sumpipe.text import commands as text_commands
 from sumpipe.train import commands as train_commands
@@ -69,10 +69,10 @@ app.command("crosseval", cls=Command)(evaluate_commands.crosseval)
 app.command("compare", cls=Command)(evaluate_commands.compare)
 app.command("report", cls=Command)(report_commands.report)
 app.command("docs", cls=Command)(docs_commands.docs)
-app.add_typer(experiment_commands.numerals, name="numerals")
-app.command("sweep", cls=Command)(experiment_commands.sweep)
-app.command("decoding", cls=Command)(experiment_commands.decoding)
-app.command("meta-eval", cls=Command)(experiment_commands.meta_eval)
+app.add_typer(study_commands.numerals, name="numerals")
+app.command("sweep", cls=Command)(study_commands.sweep)
+app.command("decoding", cls=Command)(study_commands.decoding)
+app.command("meta-eval", cls=Command)(study_commands.meta_eval)
 
 
 def _fail(message: str, code: int = 1) -> None:

@@ -11,8 +11,8 @@ import yaml
 
 from sumpipe.config import load_params
 from sumpipe.decode.batches import load_model, summarize
-from sumpipe.experiments.decoding import DecodingSweep, setting_configs
 from sumpipe.io.atomic import read_parquet
+from sumpipe.studies.decoding import DecodingSweep, setting_configs
 from sumpipe.validation import from_dict
 
 STORIES = 4

@@ -328,10 +328,10 @@ NUMERALS = Path("experiments") / "numerals"
 def numerals_table(src: Sources) -> str:
     """docs/numerals.md and experiments/numerals/README.md: the numerals experiment's table
     (`reports/numerals.json` of its pipeline, in the report's own format,
-    `sumpipe.experiments.numerals_report.markdown_table`)."""
+    `sumpipe.studies.numerals_report.markdown_table`)."""
     from sumpipe.config import load_config
-    from sumpipe.experiments.numerals import NumeralsExperiment
-    from sumpipe.experiments.numerals_report import markdown_table
+    from sumpipe.studies.numerals import NumeralsExperiment
+    from sumpipe.studies.numerals_report import markdown_table
 
     cfg = load_config(src.root / NUMERALS / "params.yaml", NumeralsExperiment)
     path = src.root / NUMERALS / cfg.reports / "numerals.json"

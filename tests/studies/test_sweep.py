@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 
 from sumpipe.config import load_config
-from sumpipe.experiments.sweep import SweepConfig, swept_params
+from sumpipe.studies.sweep import SweepConfig, swept_params
 
 
 def test_the_committed_point_is_the_default_configuration(repo_root: Path) -> None:

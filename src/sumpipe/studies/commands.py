@@ -1,4 +1,4 @@
-"""`sumpipe numerals run|report`: the stages of experiments/numerals/dvc.yaml (seed 004)."""
+"""`sumpipe numerals run|report`, `sweep`, `decoding`, `meta-eval`: the stages of the pipelines under experiments/."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def run(
     """Train and evaluate one (data, attention, max length) cell into <out>/<run>-<length>/."""
     from sumpipe.config import load_config
     from sumpipe.errors import SumpipeError
-    from sumpipe.experiments.numerals import NumeralsExperiment, run_numerals
+    from sumpipe.studies.numerals import NumeralsExperiment, run_numerals
 
     cfg = load_config(params, NumeralsExperiment)
     if run not in cfg.runs or length not in cfg.max_lengths:
@@ -40,8 +40,8 @@ def run(
 def report(params: ParamsOption = Path("params.yaml")) -> None:
     """Figures like seed 004's Figs. 5-8, a markdown table and the combined metrics."""
     from sumpipe.config import load_config
-    from sumpipe.experiments.numerals import NumeralsExperiment
-    from sumpipe.experiments.numerals_report import numerals_report
+    from sumpipe.studies.numerals import NumeralsExperiment
+    from sumpipe.studies.numerals_report import numerals_report
 
     for path in numerals_report(load_config(params, NumeralsExperiment)):
         echo(f"wrote {path}")
@@ -51,7 +51,7 @@ def sweep(params: ParamsOption = Path("params.yaml")) -> None:
     """One point of the hyper-parameter sweep (experiments/sweep/dvc.yaml): retrain a default model with
     the sweep's settings and score it on the validation split."""
     from sumpipe.config import load_config
-    from sumpipe.experiments.sweep import METRICS_FILE, SweepConfig, run_sweep_point
+    from sumpipe.studies.sweep import METRICS_FILE, SweepConfig, run_sweep_point
 
     cfg = load_config(params, SweepConfig)
     m = run_sweep_point(cfg, Path(params).resolve().parent / cfg.repo)
@@ -67,7 +67,7 @@ def decoding(params: ParamsOption = Path("params.yaml")) -> None:
     every setting; ROUGE, length and read quality as mean ± sd over the seeds, and the setting chosen
     under the read-quality guards."""
     from sumpipe.config import load_config
-    from sumpipe.experiments.decoding import RESULTS_MD, DecodingSweep, run_decoding
+    from sumpipe.studies.decoding import RESULTS_MD, DecodingSweep, run_decoding
 
     folder = Path(params).resolve().parent
     cfg = load_config(params, DecodingSweep)

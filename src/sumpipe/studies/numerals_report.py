@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sumpipe.experiments.numerals import METRICS_FILE, NumeralsExperiment
+from sumpipe.studies.numerals import METRICS_FILE, NumeralsExperiment
 
 FIGURES = (  # file, metric, y label, the runs compared, title
     ("fig5_accuracy_no_attention.png", "valid_token_accuracy", "validation token accuracy",

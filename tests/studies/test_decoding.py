@@ -7,7 +7,7 @@ import pytest
 
 from sumpipe.config import DecodeConfig
 from sumpipe.errors import ConfigError
-from sumpipe.experiments.decoding import DecodingSweep, Guards, choose, render, setting_configs
+from sumpipe.studies.decoding import DecodingSweep, Guards, choose, render, setting_configs
 from sumpipe.validation import from_dict
 
 

@@ -9,15 +9,15 @@ import pytest
 
 from sumpipe.config import TrainConfig, load_config
 from sumpipe.errors import ConfigError
-from sumpipe.experiments.numerals import (
+from sumpipe.models.rnn import RNNArch
+from sumpipe.studies.numerals import (
     NumeralsData,
     NumeralsExperiment,
     last_epoch_train_loss,
     numerals_frames,
     run_numerals,
 )
-from sumpipe.experiments.numerals_report import markdown_table, numerals_report
-from sumpipe.models.rnn import RNNArch
+from sumpipe.studies.numerals_report import markdown_table, numerals_report
 from sumpipe.validation import from_dict
 
 REPO = Path(__file__).resolve().parents[2]

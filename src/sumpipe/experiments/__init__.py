@@ -1,1 +1,0 @@
-"""Experiments with their own DVC pipelines under experiments/ (seed 004's numerals)."""
