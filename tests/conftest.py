@@ -107,7 +107,7 @@ TINY_PIPELINE = {
     "extract": {"workers": 1},
     "model": {"d_model": 16, "d_ff": 32, "n_layers": 1, "n_heads": 2, "vocab_size": 100},
     "families": {"rnn": {"embedding_dim": 8, "hidden_dim": 8},
-                 "bert2stage": {"max_source_tokens": 40, "max_summary_tokens": 12}},  # seed 003
+                 "bert2stage": {"max_source_tokens": 40, "max_summary_tokens": 12}},  # Roy Choudhury 2020
     "models": {"PG-cov": {"arch": {"coverage_phase_steps": 2}, "train": {"max_steps": 3}},
                "M2-20": {"family": "transformer", "input": "ngram20", "rarity": True, "seeds": [1]}},
     # two seeds: a model per seed (trained side by side by the train stage), scored as a mean over them; a model
@@ -121,7 +121,7 @@ TINY_PIPELINE = {
                   "max_examples": 8, "name": "numerals-99"},
     "report": {"n_samples": 1, "n_heatmaps": 1},
     "extractive": {"systems": ["lead", "textrank", "oracle"]},   # the foreach, cheaply
-    # seed 003: subword + pretrain stages and the bert2stage family
+    # Roy Choudhury 2020: subword + pretrain stages and the bert2stage family
     "subword": {"size": 60},
     "pretrain": {"encoder": {"d_model": 16, "n_layers": 1, "n_heads": 2, "d_ff": 32, "max_positions": 64},
                  "max_tokens": 16, "train": {"max_steps": 3, "batch_size": 8, "checkpoint_every": 2, "log_every": 1,
@@ -365,7 +365,7 @@ def make_eval_model() -> Callable[..., Path]:
 
 
 # --------------------------------------------------------------------------------------------
-# A 3-gram table and a five-sentence document (seed 001 Alg. 1: selection.select, the ngram extractive method)
+# A 3-gram table and a five-sentence document (Morozovskii 2022 Alg. 1: selection.select, the ngram extractive method)
 # --------------------------------------------------------------------------------------------
 def _ngram_table(grams: dict[str, int]):
     """A table from {"w1 w2 w3": count}."""

@@ -23,7 +23,7 @@ def test_repository_params_file_validates(repo_root: Path) -> None:
     # the extractive methods compared at the models' budget (issue 9)
     assert {b.tokens for b in params.extract.budgets[3:]} == {40}
     assert params.extractive.systems[-1] == "oracle" and params.extractive.sentences == 1
-    assert params.models["BERT2S"].family == "bert2stage"  # seed 003
+    assert params.models["BERT2S"].family == "bert2stage"  # Roy Choudhury 2020
 
 
 @pytest.mark.parametrize(

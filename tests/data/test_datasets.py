@@ -55,7 +55,7 @@ def test_decoding_takes_the_cap_from_the_registered_entry() -> None:
 
 @pytest.mark.parametrize(("name", "max_summary_tokens", "cap"), [
     ("cnn_dailymail", 100, 120), ("CNNDM", 100, 120), ("xsum", 20, 30), ("gigaword", 18, 25), ("duc", 60, 25),
-    ("duc2004", 60, 25),                                       # seed 001 Table 4.3
+    ("duc2004", 60, 25),                                       # Morozovskii 2022 Table 4.3
     ("pydoc", 60, 48), ("pydoc", 8, 10),                       # 1.2 x min(max_summary_tokens, 40-word references)
     ("numerals", 60, 72), ("local", 18, 22), ("", 5, 6), ("my-corpus", 60, 72),   # 1.2 x max_summary_tokens
 ])

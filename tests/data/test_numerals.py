@@ -1,4 +1,4 @@
-"""Seed 004's numerals data: ordered -> continuation in words, random -> the same numbers in words."""
+"""Hansen & Petersen 2019's numerals data: ordered -> continuation in words, random -> the same numbers in words."""
 
 import pytest
 from num2words import num2words

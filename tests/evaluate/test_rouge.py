@@ -36,7 +36,7 @@ def test_unigrams_bigrams_and_lcs_by_hand() -> None:
 
 
 def test_precision_is_over_the_prediction() -> None:
-    # Seed 001 §2.1.7: "My dog jumped over the long fence" vs "The dog jumped": 3 shared words.
+    # Morozovskii 2022 §2.1.7: "My dog jumped over the long fence" vs "The dog jumped": 3 shared words.
     # ROUGE (and rouge-score) divide by the prediction for precision: P = 3/3, R = 3/7, F = 0.6.
     # (The thesis names the two the other way round; F1 is symmetric, so its tables agree.)
     s = FastRouge().score("My dog jumped over the long fence", "The dog jumped")

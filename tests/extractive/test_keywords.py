@@ -1,4 +1,4 @@
-"""NMF keyword extraction over references (seed 000 §4.2)."""
+"""NMF keyword extraction over references (Sokol 2022 §4.2)."""
 
 from sumpipe.extractive.keywords import extract_keywords
 from sumpipe.extractive.methods import Analyzer

@@ -1,4 +1,4 @@
-"""Batching (seed 001 Table 4.4): exact ids, extended ids, rarity scores, padding, bucketing."""
+"""Batching (Morozovskii 2022 Table 4.4): exact ids, extended ids, rarity scores, padding, bucketing."""
 
 from __future__ import annotations
 
@@ -153,7 +153,7 @@ def test_example_lengths() -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# Golden example: seed 001, Appendix A.1 (Tables A.1 and A.2), a 50,000-word vocabulary
+# Golden example: Morozovskii 2022, Appendix A.1 (Tables A.1 and A.2), a 50,000-word vocabulary
 # --------------------------------------------------------------------------------------------
 APPENDIX_SOURCE = (
     "new york legendary football coach and broadcaster john madden is retiring , he announced "

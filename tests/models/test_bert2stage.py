@@ -1,4 +1,4 @@
-"""The two-stage BERT summarizer (seed 003): masking, copy gate, incremental drafts, refine."""
+"""The two-stage BERT summarizer (Roy Choudhury 2020): masking, copy gate, incremental drafts, refine."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`sumpipe.report.plots`: the per-head attention grid (seed 002) beside the averaged heat map."""
+"""`sumpipe.report.plots`: the per-head attention grid of Text Summarizing (blog, 2023) beside the averaged heat map."""
 
 from __future__ import annotations
 

@@ -53,9 +53,9 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory, make_eval_model, eval_cor
 def test_report_builds_from_fixtures(pipeline) -> None:
     result = build_report(pipeline, ReportConfig(n_samples=2, n_heatmaps=1), ["M1", "M2"], seed=5)
     md = result.markdown.read_text()
-    for heading in ("ROUGE on the test split (seed Table 5.1)", "Which differences survive another seed (two-level "
-                    "bootstrap)",
-                    "Input coverage (seed Fig. 5.2)", "Sample summaries", "Attention heat maps",
+    for heading in ("ROUGE on the test split (Morozovskii 2022 Table 5.1)",
+                    "Which differences survive another seed (two-level bootstrap)",
+                    "Input coverage (Morozovskii 2022 Fig. 5.2)", "Sample summaries", "Attention heat maps",
                     "Training curves", "Scoring configuration"):
         assert f"## {heading}" in md
     # Table 5.1 shape: one row per system with the interval, the baselines included.

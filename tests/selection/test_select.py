@@ -1,4 +1,4 @@
-"""Sentence selection: seed 001 Alg. 1 (`select_ngram`) and first-N (`select_first`)."""
+"""Sentence selection: Morozovskii 2022 Alg. 1 (`select_ngram`) and first-N (`select_first`)."""
 
 from __future__ import annotations
 

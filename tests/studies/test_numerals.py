@@ -1,4 +1,4 @@
-"""Seed 004's numerals experiment: data of one kind, a length-4 run that learns the task, the report."""
+"""Hansen & Petersen 2019's numerals experiment: data of one kind, a length-4 run that learns the task, the report."""
 
 from __future__ import annotations
 

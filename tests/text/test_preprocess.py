@@ -1,4 +1,4 @@
-"""Seed 001 Alg. 2 end to end on single documents (the thesis' golden examples and the fixed quirks), then
+"""Morozovskii 2022 Alg. 2 end to end on single documents (the thesis' golden examples and the fixed quirks), then
 the `preprocess` stage function and command on tiny raw directories."""
 
 from __future__ import annotations

@@ -99,7 +99,7 @@ def one_update(cfg: TrainConfig, grads: list[list[float]]) -> torch.Tensor:
 
 
 def test_sgd_is_plain_gradient_descent_at_a_constant_rate() -> None:
-    # seed 004: SGD, lr 0.01; two updates: -0.01·(1 + 3) and -0.01·(-2 + 0)
+    # Hansen & Petersen 2019: SGD, lr 0.01; two updates: -0.01·(1 + 3) and -0.01·(-2 + 0)
     p = one_update(TrainConfig(optimizer="sgd", lr=0.01), [[1.0, -2.0], [3.0, 0.0]])
     torch.testing.assert_close(p, torch.tensor([-0.04, 0.02]))
     with_momentum = one_update(TrainConfig(optimizer="sgd", lr=0.01, momentum=0.5), [[1.0, 0.0], [1.0, 0.0]])

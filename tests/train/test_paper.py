@@ -97,7 +97,7 @@ def test_dvc_exp_run_flags_give_the_same_params(repo_root: Path, tmp_path: Path)
     assert yaml.safe_load(copy.read_text()) == paper_params(repo_root / "params.yaml")
 
 
-def test_seed_003_values(repo_root: Path) -> None:
+def test_roy_choudhury_2020_values(repo_root: Path) -> None:
     from sumpipe.train.stage import resolve_inputs
 
     params = load_params(repo_root / "params-paper.yaml")

@@ -1,4 +1,4 @@
-"""Rarity scores (seed 001 Eqn 2.20, Table 2.7, Appendix A.1) and the Vocabulary API."""
+"""Rarity scores (Morozovskii 2022 Eqn 2.20, Table 2.7, Appendix A.1) and the Vocabulary API."""
 
 from __future__ import annotations
 

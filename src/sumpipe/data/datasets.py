@@ -28,7 +28,7 @@ Rows = tuple[list[dict], dict]  # the examples and the loader's stats (written u
 class Lengths:
     """A corpus's summary lengths, for decoding when `decode.max_length` is unset.
 
-    `max_summary`: the longest summary generated (seed 001 Table 4.3: CNN/DM 120, XSum 30, Gigaword/DUC
+    `max_summary`: the longest summary generated (Morozovskii 2022 Table 4.3: CNN/DM 120, XSum 30, Gigaword/DUC
     25). Without it the cap is 1.2 × the model's max_summary_tokens (Table 4.3's ratio for CNN/DM:
     100 -> 120), or × `longest_reference` (the corpus's longest reference, in words) when that is shorter.
     """

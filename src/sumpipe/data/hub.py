@@ -68,7 +68,7 @@ def hub_dataset(corpus: HubCorpus, lengths: Lengths, aliases: tuple[str, ...] = 
     return Dataset(load=functools.partial(load_hub, corpus), lengths=lengths, aliases=aliases)
 
 
-# Lengths: seed 001 Table 4.3; DUC 2004, the Gigaword models' test set, shares Gigaword's 25.
+# Lengths: Morozovskii 2022 Table 4.3; DUC 2004, the Gigaword models' test set, shares Gigaword's 25.
 DATASETS.register("cnn_dailymail", hub_dataset(HubCorpus("abisee/cnn_dailymail", "3.0.0", "article", "highlights"),
                                                Lengths(max_summary=120), aliases=("cnndm",)))
 DATASETS.register("xsum", hub_dataset(HubCorpus("EdinburghNLP/xsum", None, "document", "summary"),

@@ -1,4 +1,4 @@
-"""Seed 004's synthetic numerals data set, generated with num2words.
+"""Hansen & Petersen 2019's synthetic numerals data set, generated with num2words.
 
 Two kinds of examples, alternating (even index: ordered, odd index: random), so `size` examples hold
 ceil(size/2) ordered and floor(size/2) random ones:
@@ -8,12 +8,12 @@ ceil(size/2) ordered and floor(size/2) random ones:
     random:  source = L random numbers in digits,       reference = the same numbers in words
              "42 7 19" -> "forty-two seven nineteen"
 
-Choices the seed leaves open (it says only "up to a defined maximum length"): the length L is uniform
+Choices Hansen & Petersen 2019 leave open (they say only "up to a defined maximum length"): the length L is uniform
 in [2, max_length] (one number is not a sequence); numbers are in [0, max_number], and an ordered
 sequence starts low enough that its continuation stays in range (config requires
 max_number >= 2 * max_length - 1); a random sequence that happens to be an ordered run is drawn
 again, so the source alone says which task an example is; words are num2words' English as it
-writes them ("twenty-one", "one hundred"). The seed splits 33,500/16,500 train/validation; sumpipe
+writes them ("twenty-one", "one hundred"). The paper splits 33,500/16,500 train/validation; sumpipe
 needs a test split too, so the stable id hash with `data.split_ratios` decides. Deterministic:
 `random.Random(data.seed)`.
 """

@@ -1,4 +1,4 @@
-"""The copy attention the decode stage keeps for the report's heat maps (seed Fig. 5.3).
+"""The copy attention the decode stage keeps for the report's heat maps (Morozovskii 2022 Fig. 5.3).
 
 The report shows `report.n_samples` examples of the decoded split, drawn with `evaluate.seed`, and
 heat maps for the first `report.n_heatmaps` of them (`ReportExamples`). The decode stage computes the

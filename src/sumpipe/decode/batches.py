@@ -13,7 +13,7 @@ the decode stage, crosseval and the report.
   codec (`sumpipe.models.registry`), which maps generated ids back to words: for the pointer-
   generator a copied out-of-vocabulary id becomes the source word it points to, and `<unk>` is
   never generated, so a summary never contains `<unk>`.
-- The maximum summary length, unless `decode.max_length` sets it, follows seed 001 Table 4.3 by the
+- The maximum summary length, unless `decode.max_length` sets it, follows Morozovskii 2022 Table 4.3 by the
   model's data set (CNN/DM 120, XSum 30, Gigaword/DUC 25); for any other data set it is
   1.2 × the model's `max_summary_tokens` (Table 4.3's ratio for CNN/DM: 100 -> 120), or × the data
   set's longest reference when shorter (the default pydoc corpus: 40 words, so 48).

@@ -14,7 +14,7 @@ by its options dataclass (one line naming a bad one). Methods that use corpus st
 entropy weights) read `<paths.extractive>/corpus.parquet` from the last `dvc repro` when it is
 there, and otherwise take them from the input alone (every term equally rare); `lsa_collection`
 reads the collection LSA space from the same folder (else the input's sentences are the
-collection), and `ngram` (seed 001 Alg. 1) needs the vocab stage's 3-gram table
+collection), and `ngram` (Morozovskii 2022 Alg. 1) needs the vocab stage's 3-gram table
 (`<paths.vocab>/ngrams.parquet`). The oracle needs a reference and is refused.
 """
 

@@ -26,7 +26,7 @@ Conventions shared by all strategies:
   decoding rule, not a trained cure: the report shows every model's figures with and without it.
 - `known_words` (a subword model's `decode.known_words`) lets a hypothesis write only known words: the
   model's training words and its document's (`sumpipe.models.known_words`).
-- GNMT length penalty (Wu et al. 2016, used by seed 001 §2.3.4): lp(Y) = ((5 + |Y|) / 6) ** alpha
+- GNMT length penalty (Wu et al. 2016, used by Morozovskii 2022 §2.3.4): lp(Y) = ((5 + |Y|) / 6) ** alpha
   with |Y| = the number of output tokens *including* the final `</s>`; a finished hypothesis
   scores log P(Y) / lp(Y).
 
@@ -332,11 +332,11 @@ def beam_search(
 # Greedy decoding and sampling
 # --------------------------------------------------------------------------------------------
 def filter_top_k_top_p(logits: torch.Tensor, top_k: int = 0, top_p: float = 1.0) -> torch.Tensor:
-    """A copy of logits (N, W) with -inf outside the top-k and outside the nucleus (seed 003).
+    """A copy of logits (N, W) with -inf outside the top-k and outside the nucleus (Roy Choudhury 2020).
 
     top_k = 0: no top-k cut. The nucleus is the smallest set of best tokens whose probability
     reaches top_p (a token is kept when the mass of the tokens ranked above it is < top_p);
-    both cuts combined keep the intersection, as in seed 003.
+    both cuts combined keep the intersection, as in Roy Choudhury 2020.
     """
     out = logits.clone()
     if top_k > 0 and top_k < out.size(1):
@@ -447,7 +447,7 @@ def decode_batch(
     the batch's `sumpipe.models.known_words.KnownWords` (`decode.known_words`), or None. Sampling draws
     from `generator`, or from a fresh one seeded with `cfg.seed`; pass one generator to a run over many
     batches so they do not all replay the same random stream.
-    A model with a second pass (`sumpipe.models.protocol.Refinable`, seed 003's refine decoder)
+    A model with a second pass (`sumpipe.models.protocol.Refinable`, Roy Choudhury 2020's refine decoder)
     rewrites the tokens of the hypotheses the search found; scores and details stay the draft's.
     """
     min_length = min(cfg.min_length, max_length)

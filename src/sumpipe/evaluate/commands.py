@@ -58,7 +58,7 @@ def rouge(
 
 
 def crosseval(params: ParamsOption = Path("params.yaml")) -> None:
-    """Cross-data-set test (seed Table 5.22): trained models on the `crosseval.data` corpus."""
+    """Cross-data-set test (Morozovskii 2022 Table 5.22): trained models on the `crosseval.data` corpus."""
     from sumpipe.config import load_params
     from sumpipe.numerics import pin_numerics
 

@@ -1,4 +1,4 @@
-"""The DVC `crosseval` stage: trained models tested on another corpus (seed Table 5.22).
+"""The DVC `crosseval` stage: trained models tested on another corpus (Morozovskii 2022 Table 5.22).
 
 The thesis trains on CNN/DM, XSum or Gigaword and tests every model on DUC 2004 task 1 (four
 references per document). Here `crosseval.data` names the other corpus exactly as the `data:`

@@ -1,6 +1,6 @@
 """The thesis's own measure: how many of the reference's rare words a summary contains.
 
-M2 exists to help with rare words (seed 001 §2.3.2: the rarity score 1/ln(1 + count) + shift of
+M2 exists to help with rare words (Morozovskii 2022 §2.3.2: the rarity score 1/ln(1 + count) + shift of
 Eqn 2.20 scales the encoder's attention), so ROUGE alone, dominated by frequent words, cannot show
 whether it earns its place. Per document:
 

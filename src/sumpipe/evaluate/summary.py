@@ -1,6 +1,6 @@
 """Corpus-level ROUGE summaries (mean F1 with bootstrap intervals) and the tables that show them.
 
-Per-example scores are fractions; everything here is reported as F1 x 100 like the seed's tables.
+Per-example scores are fractions; everything here is reported as F1 x 100 like Morozovskii 2022's tables.
 """
 
 from __future__ import annotations
@@ -186,7 +186,7 @@ def cell(summary: dict, name: str, intervals: bool = True) -> str:
 
 def markdown_table(summaries: dict[str, dict], types=ROUGE_TYPES, intervals: bool = True,
                    first_column: str = "Model", measure: str = "fmeasure") -> str:
-    """A pipe table in the shape of seed Table 5.1: one row per system, F1 (or `measure`) x 100 (± sd over
+    """A pipe table in the shape of Morozovskii 2022 Table 5.1: one row per system, F1 (or `measure`) x 100 (± sd over
     seeds) [low, high], the number of examples and of training seeds."""
     seeded = any("n_seeds" in summary for summary in summaries.values())
     suffix = "" if measure == "fmeasure" else f" {MEASURES[measure]}"

@@ -12,7 +12,7 @@ from sumpipe.terminal import echo
 
 
 def extractive_fit(params: ParamsOption = Path("params.yaml")) -> None:
-    """Fit the extractive methods' corpus statistics and the NMF keyword table (seed 000 §4.2)."""
+    """Fit the extractive methods' corpus statistics and the NMF keyword table (Sokol 2022 §4.2)."""
     from sumpipe.config import load_params
     from sumpipe.extractive.stage import check_systems, fit_stage
 

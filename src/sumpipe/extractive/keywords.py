@@ -1,6 +1,6 @@
-"""Keyword extraction with NMF (seed 000 §4.2): the topics of a corpus's references and their top words.
+"""Keyword extraction with NMF (Sokol 2022 §4.2): the topics of a corpus's references and their top words.
 
-The seed factorised the TF-IDF matrix of 1.1 M news headlines into 10 topics with scikit-learn's
+Sokol 2022 factorised the TF-IDF matrix of 1.1 M news headlines into 10 topics with scikit-learn's
 NMF and read off each topic's highest-weighted words ("crash, car, dies, killed, fatal, ...") and
 each headline's most probable topic (the largest entry of its row of W). Here the "headlines" are the
 corpus's references: TF-IDF (scikit-learn, smooth idf, L2 rows) over their content words (stop

@@ -3,10 +3,10 @@
 Two stages (dvc.yaml):
 
 - `sumpipe extractive-fit` fits the corpus statistics the methods share (`CorpusStats`: idf and
-  entropy weights, on the train split's sources) and the keyword table (seed 000 §4.2: NMF topics of
+  entropy weights, on the train split's sources) and the keyword table (Sokol 2022 §4.2: NMF topics of
   the references, `sumpipe.extractive.keywords`), under `paths.extractive`:
       corpus.parquet     term, idf, entropy (row "" holds the unseen-term idf and the document count)
-      lsa_collection.parquet   term, entropy, loadings: seed 000's collection-level LSA space
+      lsa_collection.parquet   term, entropy, loadings: Sokol 2022's collection-level LSA space
                          (`sumpipe.extractive.methods.lsa_collection`, read by `lsa_collection`)
       keywords.parquet   topic, rank, word, weight;  topics.parquet  split, id, topic (each reference's)
 - `sumpipe extractive --system NAME` (DVC foreach over `extractive.systems`) writes
@@ -18,7 +18,7 @@ Two stages (dvc.yaml):
   sentences come out in document order. `oracle` reads the reference (an upper bound, labelled so).
   The run's wall time goes to `<timings>/extractive/<NAME>.json` (`sumpipe.timings`), outside the
   predictions, so a rerun leaves dvc.lock unchanged.
-  `ngram` (seed 001 Alg. 1) reads the vocab stage's 3-gram table, `<paths.vocab>/ngrams.parquet`.
+  `ngram` (Morozovskii 2022 Alg. 1) reads the vocab stage's 3-gram table, `<paths.vocab>/ngrams.parquet`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""From text to padded id tensors: seed 001 §4.2.2, Table 4.4 (and the trace of Appendix A.1).
+"""From text to padded id tensors: Morozovskii 2022 §4.2.2, Table 4.4 (and the trace of Appendix A.1).
 
 Per example (`encode_example`), with V = the vocabulary size:
 - `src`      input ids, `<unk>` (0) for words outside the vocabulary;

@@ -1,4 +1,4 @@
-"""A BERT-style encoder and its masked-LM head (Devlin et al. 2019; seed 003 ch. 9).
+"""A BERT-style encoder and its masked-LM head (Devlin et al. 2019; Roy Choudhury 2020 ch. 9).
 
     ids ─► word + learned position + segment-0 embeddings ─► LayerNorm ─► dropout ─► N × BertLayer ─► H
     BertLayer: x = LN(x + dropout(SelfAttention(x)));  x = LN(x + dropout(W2·GELU(W1·x)))   (post-LN)
@@ -69,7 +69,7 @@ class BertLayer(nn.Module):
 
 
 class BertEncoder(nn.Module):
-    """H = BERT(x) (seed 003 Eqn 10.1): (B, L) piece ids + (B, L) keep-mask -> (B, L, D)."""
+    """H = BERT(x) (Roy Choudhury 2020 Eqn 10.1): (B, L) piece ids + (B, L) keep-mask -> (B, L, D)."""
 
     def __init__(self, cfg: EncoderConfig, vocab_size: int) -> None:
         super().__init__()

@@ -1,4 +1,4 @@
-"""BERT encoder with a two-stage decoder and a copy gate (seed 003 ch. 10, after Zhang et al. 2019).
+"""BERT encoder with a two-stage decoder and a copy gate (Roy Choudhury 2020 ch. 10, after Zhang et al. 2019).
 
     x = <s> x_1 … x_m </s> ──BERT──► H (B, S, D)                                          (Eqn 10.1)
     stage 1 (draft):  <s> a_<t ─BERT embeddings─► N × causal decoder layer (H) ─► o_t ─► P(a_t | a_<t, H)
@@ -7,14 +7,14 @@
                       P_t(w) = (1 − g_t)·P_vocab(w) + g_t·Σ_{i: x_i = w} a_t^i     (Eqn 10.4-10.6)
     L = L_dec1 + L_dec2 (Eqn 10.7), both teacher forced: in training the draft is the reference.
 
-Choices the seed leaves open, made here:
-- **Post-LN decoder layers** like the BERT encoder (seed §9.8.5: "followed in the decoder side as
+Choices Roy Choudhury 2020 leaves open, made here:
+- **Post-LN decoder layers** like the BERT encoder (Roy Choudhury 2020 §9.8.5: "followed in the decoder side as
   well"), GELU feed-forward, the shared attention/feed-forward layers of `sumpipe.models.layers`.
 - **Embeddings**: both decoders read BERT's embedding layer (word + learned position + LayerNorm)
   and predict through its word embeddings, transposed (tied), plus an output bias; `<mask>` is never
   predicted.
 - **One BERT for the source and the draft**: stage 2 encodes the masked draft with the same encoder,
-  the same weights, that read the source (`self.encoder` in both). The seed's "processed through another
+  the same weights, that read the source (`self.encoder` in both). The thesis's "processed through another
   BERT model" (§10.2) reads either as a second BERT or as another pass of the one; this is the second
   reading (no option: a second copy would double the encoder's 110 M parameters).
 - **The refine decoder** reads BERT's contextual vectors of the masked draft with bidirectional
@@ -24,7 +24,7 @@ Choices the seed leaves open, made here:
   the refine decoder's self-attention; its cross-attention sees them as one (B, L·(L + 2)) query
   sequence per document, so H is never copied L times, and its last layer computes only the masked
   position of each variant. Training may mask k sampled positions per summary instead of all L
-  (`refine_positions`; the seed masks all).
+  (`refine_positions`; the thesis masks all).
 - **Refining at inference** masks each draft position against the same draft (as in training) and
   takes the best non-special piece at every position at once: one batched pass, deterministic.
 - Sources enter as `<s>` pieces `</s>` (BERT's [CLS] … [SEP]); the copy vocabulary is the piece
@@ -85,12 +85,12 @@ class Bert2StageArch:
     `pretrain.encoder` section) and the two folders training reads (`paths.subword`, `paths.pretrain`:
     recorded in the model card, never read when decoding) filled in from params.
 
-    Seed 003: 12 decoder layers in each stage (as many as BERT-base's encoder), dropout 0.1.
+    Roy Choudhury 2020: 12 decoder layers in each stage (as many as BERT-base's encoder), dropout 0.1.
     `max_source_tokens` / `max_summary_tokens` count pieces, the source's `<s>`/`</s>` included;
     `vocab_size` is set from the subword model at training. `pretrained: false` starts the encoder
     from random weights (an ablation); `refine: false` decodes the draft only. `refine_positions` = k
     trains stage 2 on k random positions per summary instead of all L (a cheaper, unbiased estimate of
-    L_dec2; null = all, as the seed). `length_control` (`none` | `words` | `bytes`) and `length_dropout`:
+    L_dec2; null = all, as the thesis). `length_control` (`none` | `words` | `bytes`) and `length_dropout`:
     the draft decoder reads the summary's remaining length (module doc; issue 54), as the word families.
     """
 
@@ -99,7 +99,7 @@ class Bert2StageArch:
     max_source_tokens: int = 128
     max_summary_tokens: int = 24
     refine: bool = True
-    refine_positions: int | None = 4  # stage-2 positions per summary in training (null: all, the seed)
+    refine_positions: int | None = 4  # stage-2 positions per summary in training (null: all, as the thesis)
     pretrained: bool = True
     vocab_size: int = 0
     encoder: EncoderConfig = field(default_factory=EncoderConfig)

@@ -9,13 +9,13 @@ Read top to bottom:
    `need_weights=True` the weights are computed explicitly (the pointer head needs them).
 2. `key_padding_bias` — a (B, S) keep-mask as an additive (B, 1, 1, S) bias.
 3. `FeedForward`, `SinusoidalPositions` — the position-wise block and Vaswani et al.'s encoding.
-4. `pointer_mix` — Eqn 2.18 of seed 001 (See et al. Eqn 9): the final distribution over the
+4. `pointer_mix` — Eqn 2.18 of Morozovskii 2022 (See et al. Eqn 9): the final distribution over the
    extended vocabulary from P_vocab, p_gen and a copy distribution, in probability space.
-5. `PointerGeneratorHead` — seed 001 §2.3.1 for a transformer: an extra multi-head attention
+5. `PointerGeneratorHead` — Morozovskii 2022 §2.3.1 for a transformer: an extra multi-head attention
    (Q = normalised decoder output s, K = V = encoder output) gives the context h and the copy
    distribution a; p_gen = σ(w_h·h + w_s·s + w_x·x + b) (Eqn 2.17).
 6. `AdditiveAttention` — Bahdanau attention with See et al.'s optional coverage, for the RNN
-   models (seed 004 Eqn 3-4), and `coverage_loss`.
+   models (Hansen & Petersen 2019 Eqn 3-4), and `coverage_loss`.
 7. `OOVSlots`, `OOVSpelling`, `embed_words` — per-document placeholders for the words outside the
    vocabulary, and what such a word looks like (issue 43), shared by the word families.
 
@@ -193,7 +193,7 @@ def key_padding_bias(keep: torch.Tensor, dtype: torch.dtype = torch.float32) -> 
 class FeedForward(nn.Module):
     """Position-wise Linear(D, F) -> ReLU -> dropout -> Linear(F, D) (Vaswani et al. §3.3).
 
-    `activation="gelu"` is BERT's (Devlin et al. 2019; seed 003 §9.8.3: the exact, erf-based GELU).
+    `activation="gelu"` is BERT's (Devlin et al. 2019; Roy Choudhury 2020 §9.8.3: the exact, erf-based GELU).
     """
 
     def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "relu") -> None:
@@ -311,7 +311,7 @@ class PointerGeneratorHead(nn.Module):
 class AdditiveAttention(nn.Module):
     """e_i = vᵀ tanh(W_h h_i + W_s s_t + w_c c_i + b_attn); a = softmax(e); context = Σ a_i h_i.
 
-    Seed 004 Eqn 3-4 (See et al. Eqn 1-2); with `coverage=True`, c is the sum of the earlier steps'
+    Hansen & Petersen 2019 Eqn 3-4 (See et al. Eqn 1-2); with `coverage=True`, c is the sum of the earlier steps'
     attention (See et al. Eqn 11). Project the encoder states once with `project_keys` and pass
     them to every step.
     """
@@ -362,7 +362,7 @@ def coverage_loss(weights: torch.Tensor, coverage: torch.Tensor) -> torch.Tensor
 
 
 # --------------------------------------------------------------------------------------------
-# Bilinear copy attention with a copy gate (seed 003 Eqn 10.4-10.6)
+# Bilinear copy attention with a copy gate (Roy Choudhury 2020 Eqn 10.4-10.6)
 # --------------------------------------------------------------------------------------------
 class CopyOutput(NamedTuple):
     copy_attn: torch.Tensor  # a (..., S), 0 at padding
@@ -372,7 +372,7 @@ class CopyOutput(NamedTuple):
 
 class BilinearCopyGate(nn.Module):
     """u_t^j = o_t W_c h_j, a_t = softmax_j(u_t) (Eqn 10.4-10.5), and the copy gate
-    g_t = σ(w_g·[o_t; c_t] + b_g) with c_t = Σ_j a_t^j h_j (the seed leaves g's inputs open; the
+    g_t = σ(w_g·[o_t; c_t] + b_g) with c_t = Σ_j a_t^j h_j (Roy Choudhury 2020 leaves g's inputs open; the
     decoder state and what it would copy from are what See et al.'s p_gen reads too).
 
     The final distribution P(w) = (1 − g)·P_vocab(w) + g·Σ_{i: x_i = w} a_i is `pointer_mix` with

@@ -1,4 +1,4 @@
-"""Label-smoothed cross-entropy over the extended vocabulary (seed 001 §1.7: "KL with label smoothing").
+"""Label-smoothed cross-entropy over the extended vocabulary (Morozovskii 2022 §1.7: "KL with label smoothing").
 
 The smoothed target of a position with gold id y is
 

@@ -47,7 +47,7 @@ class Decodable(Protocol):
 
 
 class Refinable(Protocol):
-    """Optional second pass of a `Decodable` (seed 003's refine decoder): `decode_batch` hands it the
+    """Optional second pass of a `Decodable` (Roy Choudhury 2020's refine decoder): `decode_batch` hands it the
     batch and the searched drafts (extended ids, no `</s>`) and keeps the tokens it returns; with
     `block_adjacent` (`decode.block_adjacent_repeat`) no token may follow itself in what it returns."""
 

@@ -1,5 +1,5 @@
 """The recurrent family (`family: rnn`): GRU/LSTM seq2seq with Bahdanau attention, the
-pointer-generator and coverage (seed 004 after See et al. 2017; seed 000 §4.3's BiLSTM).
+pointer-generator and coverage (Hansen & Petersen 2019 after See et al. 2017; Sokol 2022 §4.3's BiLSTM).
 
     src ─embed─► BiGRU/BiLSTM × layers ─► h_i (B, S, 2H)                 (padding never read)
                        └─ final fwd/bwd states of the top layer ─bridge─► decoder initial state
@@ -10,7 +10,7 @@ pointer-generator and coverage (seed 004 after See et al. 2017; seed 000 §4.3's
     P(w) = p_gen·P_vocab(w) + (1 − p_gen)·Σ_{i: w_i = w} a^t_i              (Eqn 2, `layers.pointer_mix`)
 
 Choices, and why:
-- **Attention after the recurrence** (seed 004 §3.2, Fig. 4: "the attention mechanism is then applied
+- **Attention after the recurrence** (Hansen & Petersen 2019 §3.2, Fig. 4: "the attention mechanism is then applied
   to the output of the GRU"): the decoder input is the previous word's embedding only, without See
   et al.'s input feeding of the previous context. So in teacher forcing the decoder RNN runs over all T
   positions in one fused call, and only the attention (cheap next to the RNN) steps through time,
@@ -20,7 +20,7 @@ Choices, and why:
   states, concatenated, through Linear(2H, H) + ReLU give the decoder's initial h (and, for an LSTM,
   a second bridge of the same final h gives c: See et al. reduce the cells' c, which the unpacked
   encoder does not keep at each sequence's end). This final state is all a decoder with `attention: none` ever sees of
-  the source (seed 004's non-attentional model).
+  the source (Hansen & Petersen 2019's non-attentional model).
 - **Coverage** (See et al. Eqns 10-13): c^t = Σ_{t'<t} a^{t'} enters the attention through w_c
   (`AdditiveAttention(coverage=True)`) and each step adds covloss_t = Σ_i min(a^t_i, c^t_i)
   (`layers.coverage_loss`), weighted by λ in the task's loss. `coverage_active` switches the
@@ -81,8 +81,8 @@ class RNNArch:
     """Hyper-parameters of one recurrent model (`models.<name>.arch` of a `family: rnn` model).
 
     See et al. 2017: embedding 128, hidden 256, one BiLSTM layer, vocabulary 50k, inputs 400 and
-    summaries 100 tokens, pointer and coverage with λ = 1. Seed 004: GRU cells, no pointer/coverage.
-    Seed 000: three BiLSTM encoder layers. `attn_dim` is the width A of the additive attention
+    summaries 100 tokens, pointer and coverage with λ = 1. Hansen & Petersen 2019: GRU cells, no pointer/coverage.
+    Sokol 2022: three BiLSTM encoder layers. `attn_dim` is the width A of the additive attention
     (null: H). `coverage_phase_steps` (with `coverage: true`): train without coverage first, then
     this many updates with it (See et al.: 3,000 after 230,000); null: coverage from the start.
     `oov_slots`: K per-document placeholders for the words outside the vocabulary, as the transformer's

@@ -85,7 +85,7 @@ class SummarizationTask:
 
     def token_accuracy(self, model: torch.nn.Module, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         """(target tokens whose argmax prediction under teacher forcing is right, target tokens): the
-        validation accuracy of `train.early_stopping_metric: accuracy` (seed 000)."""
+        validation accuracy of `train.early_stopping_metric: accuracy` (Sokol 2022)."""
         log_probs = model(batch, targets_only=True)
         target = batch.trg_ext.flatten().index_select(0, batch.trg_positions)
         return (log_probs.argmax(-1) == target).sum(), torch.tensor(target.numel(), device=target.device)

@@ -1,4 +1,4 @@
-"""M1 and M2: an encoder-decoder transformer with a pointer-generator layer (seed 001 §2.3).
+"""M1 and M2: an encoder-decoder transformer with a pointer-generator layer (Morozovskii 2022 §2.3).
 
     src ──embed·√D + PE──► N × EncoderLayer ──LayerNorm──► memory (B, S, D)
     trg_inp ─embed·√D + PE─► x ─► N × DecoderLayer(memory) ─LayerNorm─► s (B, T, D)

@@ -101,7 +101,7 @@ def attention_heatmap(attention: np.ndarray, source_tokens: Sequence[str], summa
 
 def attention_heads(head_attention: np.ndarray, source_tokens: Sequence[str], summary_tokens: Sequence[str],
                     path: str | Path, title: str, max_source: int = 80) -> Path:
-    """Fig. 5.3 per head (seed 002): one heat map per copy-attention head, in a grid.
+    """Fig. 5.3 per head, as Text Summarizing (blog, 2023) draws it: one heat map per copy-attention head, in a grid.
 
     `head_attention` (H, T generated, S source): each head's weights, which `attention_heatmap`
     shows averaged. All panels share one colour scale, so the heads compare by brightness; only the

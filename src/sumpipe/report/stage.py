@@ -1,4 +1,4 @@
-"""The DVC `report` stage: one markdown (and HTML) report with the seed's tables and figures.
+"""The DVC `report` stage: one markdown (and HTML) report with Morozovskii 2022's tables and figures.
 
 Reads what earlier stages wrote and draws nothing it cannot trace back to them:
 
@@ -99,7 +99,7 @@ def rouge_section(summary: dict) -> list[str]:
     measure = measure_of(summary)
     best = {t: max(systems, key=lambda s: systems[s][figure_key(t, measure)]) for t in TABLE_TYPES}
     table = markdown_table(systems, types=(*TABLE_TYPES, "rougeLsum"), measure=measure)
-    # Bold-face the best figure of each column, as the seed's tables do.
+    # Bold-face the best figure of each column, as Morozovskii 2022's tables do.
     lines = table.split("\n")
     names = list(systems)
     readers = set(summary.get("reads_reference", []))
@@ -115,7 +115,7 @@ def rouge_section(summary: dict) -> list[str]:
     f1 = [] if measure == "fmeasure" else [
         "F1 x 100 of the same summaries:", "", markdown_table(systems, types=TABLE_TYPES, intervals=False), ""]
     return [
-        f"## ROUGE on the {split} split (seed Table 5.1)",
+        f"## ROUGE on the {split} split (Morozovskii 2022 Table 5.1)",
         "",
         f"{MEASURES[measure]} x 100, mean over the {split} examples, with {config['confidence']:.0%} bootstrap "
         f"intervals [low, high]; best of each column in bold. A model trained with several seeds shows the mean "
@@ -302,7 +302,7 @@ def rare_words_section(summary: dict) -> list[str]:
     max_count = summary.get("rare_word_max_count")
     copying = summary.get("copy_rate") or {}
     rates = copying.get("systems", {})
-    out = ["## Rare words (seed 001 §2.3.2: what M2 is for)", "",
+    out = ["## Rare words (Morozovskii 2022 §2.3.2: what M2 is for)", "",
            f"Per document, the share of the reference's rare content words (seen at most {max_count} times in the "
            "training split, or never: the top band of the rarity score 1/ln(1 + count) + shift) that the summary "
            "contains, exact tokens; mean x 100 (models: over their seeds, ± sd) with its 95% bootstrap interval "
@@ -359,21 +359,21 @@ def _rare_word_differences(summary: dict) -> list[str]:
 
 
 def keywords_section(extractive_dir: Path) -> list[str]:
-    """The NMF topics of the references and their top words (seed 000 §4.2, `extractive-fit`)."""
+    """The NMF topics of the references and their top words (Sokol 2022 §4.2, `extractive-fit`)."""
     path = extractive_dir / "keywords.parquet"
     if not path.is_file():
         return []
     keywords = read_parquet(path)
     if keywords.empty:
-        return ["## Reference topics (NMF keywords, seed 000 §4.2)", "", "No content words in the references.", ""]
+        return ["## Reference topics (NMF keywords, Sokol 2022 §4.2)", "", "No content words in the references.", ""]
     topics_path = extractive_dir / "topics.parquet"
     counts: dict[Hashable, int] = {}  # topic -> test references with it as their most probable topic
     if topics_path.is_file():
         topics = read_parquet(topics_path)
         counts = topics[topics["split"] == "test"]["topic"].value_counts().to_dict()
-    out = ["## Reference topics (NMF keywords, seed 000 §4.2)", "",
-           "scikit-learn NMF of the TF-IDF matrix of the training references (as the seed's 10 topics over news "
-           "headlines): each topic's highest-weighted words, and how many test references have it as their most "
+    out = ["## Reference topics (NMF keywords, Sokol 2022 §4.2)", "",
+           "scikit-learn NMF of the TF-IDF matrix of the training references (as Sokol 2022's 10 topics over "
+           "news headlines): each topic's highest-weighted words, and how many test references have it as their most "
            "probable topic.", "",
            "| topic | top words (weight) | test references |", "|---:|---|---:|"]
     for topic, group in keywords.groupby("topic", sort=True):
@@ -386,7 +386,7 @@ def keywords_section(extractive_dir: Path) -> list[str]:
 def coverage_section(
     coverage: dict | None, figures: Path, root: Path, example: dict | None
 ) -> tuple[list[str], list[Path]]:
-    out = ["## Input coverage (seed Fig. 5.2)", ""]
+    out = ["## Input coverage (Morozovskii 2022 Fig. 5.2)", ""]
     if not coverage:
         return out + ["No coverage metrics (`coverage.json` from the extract stage) yet.", ""], []
     per_split = {split: {k: v for k, v in stats.items() if isinstance(v, dict)} for split, stats in coverage.items()
@@ -440,7 +440,7 @@ def example_coverage(paths: PathsConfig, split: str, example_id: str, source: st
 
 
 def samples_section(examples: list[str], processed: pd.DataFrame, scores: dict[str, pd.DataFrame]) -> list[str]:
-    out = ["## Sample summaries (seed Tables 5.2-5.4)", ""]
+    out = ["## Sample summaries (Morozovskii 2022 Tables 5.2-5.4)", ""]
     if not examples:
         return out + ["No example scored by every system (or report.n_samples = 0).", ""]
     out += [f"{len(examples)} examples drawn with the evaluate seed; the input is the preprocessed "
@@ -472,7 +472,7 @@ def heatmap_section(paths: PathsConfig, split: str, shown: dict[str, int], examp
                     figures: Path, root: Path) -> tuple[list[str], list[Path], list[str]]:
     """Copy-attention heat maps of each decoded model (the seed `shown` names) on the examples, from the
     attention the decode stage kept for them (`sumpipe.decode.attention`): no model is loaded here."""
-    out = ["## Attention heat maps (seed Fig. 5.3)", ""]
+    out = ["## Attention heat maps (Morozovskii 2022 Fig. 5.3)", ""]
     if not examples:
         return out + ["No examples selected (report.n_heatmaps = 0 or nothing scored).", ""], [], []
     runs = {name: Path(paths.predictions) / name / seed_folder(seed) for name, seed in shown.items()}
@@ -522,8 +522,9 @@ def _example_maps(model: str, seed: int, example_id: str, s: KeptAttention | Non
 
 def _head_grid(heads: np.ndarray | None, source_tokens: list[str], tokens: list[str], path: Path, title: str,
                made: list[Path], root: Path) -> list[str]:
-    """The per-head grid (seed 002) under the averaged map, for a model whose copy attention has heads
-    (`KeptAttention.head_attention`, (H, T, S)); nothing for one without (the RNN's single attention)."""
+    """The per-head grid of Text Summarizing (blog, 2023) under the averaged map, for a model whose copy
+    attention has heads (`KeptAttention.head_attention`, (H, T, S)); nothing for one without (the RNN's single
+    attention)."""
     if heads is None or heads.shape[0] < 2:
         return []
     made.append(plots.attention_heads(heads, source_tokens, tokens, path, title))
@@ -586,7 +587,7 @@ def crosseval_section(summary: dict | None) -> list[str]:
         "F1 x 100 of the same summaries:", "", markdown_table(systems, types=TABLE_TYPES, intervals=False), ""]
     comparisons = summary.get("comparisons") or []
     return [
-        "## Cross-data-set evaluation (seed Table 5.22)",
+        "## Cross-data-set evaluation (Morozovskii 2022 Table 5.22)",
         "",
         f"Models trained on this pipeline's corpus, tested on another corpus ({summary.get('corpus', '?')}, "
         f"split {summary.get('split', '?')}) with the same preprocessing and input selection; "

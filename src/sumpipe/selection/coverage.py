@@ -1,4 +1,4 @@
-"""Input coverage: how much of the reference a selected input contains (seed 001 Fig. 4.9, 4.10, 5.2).
+"""Input coverage: how much of the reference a selected input contains (Morozovskii 2022 Fig. 4.9, 4.10, 5.2).
 
 The thesis plots, per input sentence, how many of its words occur in the reference, and sums them
 (94 for the first 400 tokens, 102 for the 3-gram selection of 400, 51 for 200, on one CNN/DM story).

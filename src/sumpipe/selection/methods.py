@@ -6,7 +6,7 @@ budget. params.yaml names one per `extract.budgets` entry; the extract stage wri
 
     extract:
       budgets:
-        - {method: ngram, tokens: 200, first_k: 5}   # -> selection `ngram200` (seed Alg. 1)
+        - {method: ngram, tokens: 200, first_k: 5}   # -> selection `ngram200` (Morozovskii 2022 Alg. 1)
         - {method: first, tokens: 200}               # -> `first200` (the first 200 tokens)
 
 Everything that deals in selection names goes through this module: `selection_name` builds
@@ -108,7 +108,7 @@ class SelectionRegistry(Registry[SelectionMethod]):
 # selection methods that are not extractive methods: name -> module that registers it (imported on first use;
 # a spawned worker process finds a method through this map)
 BUILTIN: dict[str, str] = {
-    "ngram": "sumpipe.selection.methods",  # seed 001 Alg. 1 (below)
+    "ngram": "sumpipe.selection.methods",  # Morozovskii 2022 Alg. 1 (below)
     "first": "sumpipe.selection.methods",  # the first N tokens (below)
 }
 SELECTION_METHODS = SelectionRegistry("selection method", BUILTIN)
@@ -200,7 +200,7 @@ def _choose_first(document: Sentences, _analysis: Any, budget: Budget) -> list[i
 
 
 register_method(SelectionMethod(
-    name="ngram",  # seed 001 Alg. 1: the first k sentences, then the best mean-3-gram sentences
+    name="ngram",  # Morozovskii 2022 Alg. 1: the first k sentences, then the best mean-3-gram sentences
     fit=_fit_ngram,
     prepare=lambda table, docs: table.documents_sentence_scores(docs) if docs else [],
     choose=_choose_ngram,

@@ -1,4 +1,4 @@
-"""Sentence selection under a token budget: seed 001 Alg. 1 (`select_ngram`) and first-N (`select_first`).
+"""Sentence selection under a token budget: Morozovskii 2022 Alg. 1 (`select_ngram`) and first-N (`select_first`).
 
 Alg. 1, per document: keep the first k sentences, score every other sentence by the mean score of its
 3-grams (content words only; unknown 3-grams at the table's maximum), then add sentences by

@@ -1,6 +1,6 @@
 """The extract stage: one input selection per `extract.budgets` entry, for every split
 
-    <out_dir>/<method><N>/{split}.parquet   e.g. ngram200 (seed 001 Alg. 1), first400 (the first N tokens)
+    <out_dir>/<method><N>/{split}.parquet   e.g. ngram200 (Morozovskii 2022 Alg. 1), first400 (the first N tokens)
 
 (methods: `sumpipe.selection.methods`)
 with columns id, source (selected text, text convention), reference (, references), n_tokens (int32)

@@ -10,8 +10,8 @@ import typer
 from sumpipe.options import Command, Group, ParamsOption
 from sumpipe.terminal import echo
 
-numerals = typer.Typer(help="Seed 004's numerals experiment (experiments/numerals/dvc.yaml).", no_args_is_help=True,
-                       cls=Group)
+numerals = typer.Typer(help="Hansen & Petersen 2019's numerals experiment (experiments/numerals/dvc.yaml).",
+                       no_args_is_help=True, cls=Group)
 
 
 @numerals.command("run", cls=Command)
@@ -38,7 +38,7 @@ def run(
 
 @numerals.command("report", cls=Command)
 def report(params: ParamsOption = Path("params.yaml")) -> None:
-    """Figures like seed 004's Figs. 5-8, a markdown table and the combined metrics."""
+    """Figures like Hansen & Petersen 2019's Figs. 5-8, a markdown table and the combined metrics."""
     from sumpipe.config import load_config
     from sumpipe.studies.numerals import NumeralsExperiment
     from sumpipe.studies.numerals_report import numerals_report

@@ -2,7 +2,7 @@
 
     experiments/decoding/params.yaml ─► run_decoding(cfg) ─► <out>/decoding.json, <out>/decoding.md
 
-Length and repetition are decoding choices (seed 001 §2.3.4: beam search with a GNMT length penalty;
+Length and repetition are decoding choices (Morozovskii 2022 §2.3.4: beam search with a GNMT length penalty;
 a minimum length; n-gram and adjacent-repeat blocking), and ROUGE F1 rewards the length the references
 have, so they are chosen like any hyper-parameter: on validation, never on test. Each setting is a
 set of `decode:` keys over params.yaml's (`min_length`, `length_penalty`, `block_adjacent_repeat`,

@@ -1,4 +1,4 @@
-"""Seed 004's numerals experiment, one run: a GRU seq2seq with or without Bahdanau attention on one
+"""Hansen & Petersen 2019's numerals experiment, one run: a GRU seq2seq with or without Bahdanau attention on one
 numerals data set of one maximum length; validation token accuracy of greedy decoding and training loss.
 
     experiments/numerals/params.yaml ─► run_numerals(cfg, "random-bahdanau", 10, out) ─► out/metrics.json,
@@ -7,14 +7,14 @@ numerals data set of one maximum length; validation token accuracy of greedy dec
 The data come from the numerals loader (`sumpipe.data.numerals`): `continuous` = its ordered sequences
 (digits → the continuation in words), `random` = its random sequences (digits → the same numbers in
 words); the loader alternates the two kinds, so `2·size` examples are drawn and one kind kept. The
-first `train_fraction` of them train (seed: 33,500 of 50,000), the rest validate. As in the seed the
-vocabulary is every word of the data (no OOV), and the model has no pointer and no coverage.
+first `train_fraction` of them train (the paper: 33,500 of 50,000), the rest validate. As in the paper
+the vocabulary is every word of the data (no OOV), and the model has no pointer and no coverage.
 
-Token accuracy (the seed does not define its "validation accuracy"; this is the usual reading): greedy
+Token accuracy (the paper does not define its "validation accuracy"; this is the usual reading): greedy
 decoding of each validation source, up to the reference length + 5 words; the fraction of reference
 positions (`</s>` included, so stopping at the right length counts) whose predicted token is the
 reference token. Sequence accuracy (all positions right) is reported too. `train_loss` is the mean
-cross-entropy per target token over the last epoch (seed Figs. 6 and 8).
+cross-entropy per target token over the last epoch (the paper's Figs. 6 and 8).
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ METRICS_FILE = "metrics.json"
 
 @dataclass(frozen=True)
 class NumeralsData:
-    """Examples per data set (seed: 50,000), the training share (seed: 33,500 / 50,000 = 0.67), the
-    largest number (the seed does not say; ordered sequences of length L need 2L − 1 numbers)."""
+    """Examples per data set (Hansen & Petersen 2019: 50,000), the training share (33,500 / 50,000 = 0.67),
+    the largest number (the paper does not say; ordered sequences of length L need 2L − 1 numbers)."""
 
     size: int = 3000
     train_fraction: float = 0.67

@@ -1,4 +1,4 @@
-"""Seed 004's numerals figures and a table from the runs' metrics.
+"""Hansen & Petersen 2019's numerals figures and a table from the runs' metrics.
 
     <out>/<run>-<L>/metrics.json (every run × max length) ─► <reports>/figures/fig5_accuracy_no_attention.png
                                                              <reports>/figures/fig6_loss_no_attention.png
@@ -23,13 +23,17 @@ from sumpipe.studies.numerals import METRICS_FILE, NumeralsExperiment
 
 FIGURES = (  # file, metric, y label, the runs compared, title
     ("fig5_accuracy_no_attention.png", "valid_token_accuracy", "validation token accuracy",
-     ("continuous-none", "random-none"), "No attention: continuous vs random sequences (seed Fig. 5)"),
+     ("continuous-none", "random-none"),
+     "No attention: continuous vs random sequences (Hansen & Petersen 2019 Fig. 5)"),
     ("fig6_loss_no_attention.png", "train_loss", "training loss (last epoch)",
-     ("continuous-none", "random-none"), "No attention: continuous vs random sequences (seed Fig. 6)"),
+     ("continuous-none", "random-none"),
+     "No attention: continuous vs random sequences (Hansen & Petersen 2019 Fig. 6)"),
     ("fig7_accuracy_attention.png", "valid_token_accuracy", "validation token accuracy",
-     ("random-none", "random-bahdanau"), "Random sequences: no attention vs attention (seed Fig. 7)"),
+     ("random-none", "random-bahdanau"),
+     "Random sequences: no attention vs attention (Hansen & Petersen 2019 Fig. 7)"),
     ("fig8_loss_attention.png", "train_loss", "training loss (last epoch)",
-     ("random-none", "random-bahdanau"), "Random sequences: no attention vs attention (seed Fig. 8)"),
+     ("random-none", "random-bahdanau"),
+     "Random sequences: no attention vs attention (Hansen & Petersen 2019 Fig. 8)"),
 )
 LABELS = {"continuous-none": "continuous, no attention", "random-none": "random, no attention",
           "random-bahdanau": "random, Bahdanau attention", "continuous-bahdanau": "continuous, Bahdanau attention"}
@@ -103,7 +107,7 @@ def numerals_report(cfg: NumeralsExperiment) -> list[Path]:
     written = [plot(metrics, metric, ylabel, runs, title, reports / "figures" / name)
                for name, metric, ylabel, runs, title in FIGURES if all(r in metrics for r in runs)]
     table = markdown_table(metrics, cfg.max_lengths)
-    intro = ("# Numerals: attention vs none by maximum sequence length (seed 004)\n\n"
+    intro = ("# Numerals: attention vs none by maximum sequence length (Hansen & Petersen 2019)\n\n"
              f"{cfg.data.size} examples per data set ({cfg.data.train_fraction:.0%} train), GRU "
              f"{cfg.model.embedding_dim}/{cfg.model.hidden_dim}, {cfg.train.optimizer} lr {cfg.train.lr}, "
              f"batch {cfg.train.batch_size}, {cfg.train.epochs} epochs. Validation token accuracy of greedy "

@@ -1,1 +1,1 @@
-"""Subword vocabulary (seed 003): a sentencepiece model trained on the train split, and its use."""
+"""Subword vocabulary (Roy Choudhury 2020): a sentencepiece model trained on the train split, and its use."""

@@ -1,4 +1,4 @@
-"""`sumpipe subword`: the sentencepiece vocabulary of the subword families (seed 003)."""
+"""`sumpipe subword`: the sentencepiece vocabulary of the subword families (Roy Choudhury 2020)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A trained sentencepiece model as the vocabulary of the subword families (seed 003's WordPiece).
+"""A trained sentencepiece model as the vocabulary of the subword families (Roy Choudhury 2020's WordPiece).
 
 Piece ids 0-3 are the project's specials (`sumpipe.names`: `<unk>` 0, `<pad>` 1, `<s>` 2,
 `</s>` 3), so the decoders of `sumpipe.decode.search` work on pieces unchanged; id 4 is `<mask>`,

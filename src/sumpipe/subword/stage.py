@@ -1,6 +1,6 @@
 """The `subword` stage: a sentencepiece model on the train split's sources and references.
 
-Seed 003 uses BERT's WordPiece vocabulary of 30,000 pieces; pre-trained BERT cannot be downloaded
+Roy Choudhury 2020 uses BERT's WordPiece vocabulary of 30,000 pieces; pre-trained BERT cannot be downloaded
 here, so the vocabulary is learned from the corpus: BPE (merges of the most frequent pair, the
 closest well-kept stand-in for WordPiece's greedy likelihood merges) or a unigram model, with
 `subword.size` pieces (a soft limit: a small corpus may yield fewer).

@@ -9,7 +9,7 @@ from sumpipe.terminal import echo
 
 
 def preprocess(params: ParamsOption = Path("params.yaml")) -> None:
-    """Seed 001 Alg. 2 on data/raw/{split}.parquet -> data/processed/{split}.parquet (+ metrics)."""
+    """Morozovskii 2022 Alg. 2 on data/raw/{split}.parquet -> data/processed/{split}.parquet (+ metrics)."""
     from sumpipe.config import load_params
     from sumpipe.text.preprocess import preprocess as run_preprocess
 

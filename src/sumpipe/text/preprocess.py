@@ -1,4 +1,4 @@
-"""The preprocessing of seed 001 (Alg. 2) on one document, and the `preprocess` stage on a corpus.
+"""The preprocessing of Morozovskii 2022 (Alg. 2) on one document, and the `preprocess` stage on a corpus.
 
 `preprocess_text` turns raw text into the text convention every later artifact uses: lowercased
 ASCII tokens separated by single spaces, sentences separated by "\\n". In order:

@@ -87,7 +87,7 @@ def pretrain(
     params: ParamsOption = Path("params.yaml"),
     resume: Annotated[bool, flag("--resume/--no-resume", help="continue from the checkpoint when it matches")] = True,
 ) -> None:
-    """Pre-train the BERT-style encoder with masked-LM on the train sources (seed 003)."""
+    """Pre-train the BERT-style encoder with masked-LM on the train sources (Roy Choudhury 2020)."""
     from sumpipe.config import load_params
     from sumpipe.numerics import pin_numerics
 

@@ -12,7 +12,7 @@ batch its data and compute a summed loss) and:
   figures); validation stays eager. Batch shapes vary (source/target lengths, OOV count), so it
   compiles once with dynamic sizes rather than once per shape;
 - builds the optimizer and schedule of `sumpipe.train.optim`, clips gradients, counts steps;
-- accumulates gradients over `cfg.accumulate` consecutive batches per update (seed 003: batch 2 ×
+- accumulates gradients over `cfg.accumulate` consecutive batches per update (Roy Choudhury 2020: batch 2 ×
   36), weighting every target token equally, exactly as one batch of all of them would;
 - logs a row every `cfg.log_every` updates (step, epoch, loss, valid_loss, lr) and
   validates at each epoch end (and when `cfg.max_steps` cuts an epoch short); with `curves` (a
@@ -24,7 +24,7 @@ batch its data and compute a summed loss) and:
   (Polyak averaging, `torch.optim.swa_utils.AveragedModel`) and validates, keeps and returns the
   average instead of the last weights; the average is part of the checkpoint;
 - stops early when the validation loss, or with `cfg.early_stopping_metric: accuracy` the validation
-  token accuracy (seed 000's BiLSTM; the task's `token_accuracy`, an `AccuracyTask`), has not improved
+  token accuracy (Sokol 2022's BiLSTM; the task's `token_accuracy`, an `AccuracyTask`), has not improved
   for `cfg.patience` epochs, and keeps the best weights by that metric (the count is part of the
   checkpoint, so a resumed run stops at the same epoch);
 - resumes from the checkpoint in `checkpoint_dir` when one exists for the same `fingerprint`.

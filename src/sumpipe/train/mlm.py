@@ -1,4 +1,4 @@
-"""Masked language modelling (BERT; seed 003 §9.7) as a `TrainTask` for the engine.
+"""Masked language modelling (BERT; Roy Choudhury 2020 §9.7) as a `TrainTask` for the engine.
 
 Training sequences are the train sources cut into windows of `max_tokens - 2` pieces, each wrapped
 in `<s>` … `</s>` (BERT's [CLS] … [SEP]). Each batch is masked afresh when it is collated

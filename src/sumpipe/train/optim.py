@@ -11,9 +11,9 @@ Four recipes, picked by `train.optimizer`:
   so that `train.lr` *is* the peak: the two are identical when
   ``train.lr = (d_model · warmup)^-0.5`` (e.g. 7.0e-4 for d_model 512, warm-up 4000).
 
-- ``sgd`` — seed 004: plain stochastic gradient descent (lr 0.01, batch 5), optional `train.momentum`.
+- ``sgd`` — Hansen & Petersen 2019: plain stochastic gradient descent (lr 0.01, batch 5), optional `train.momentum`.
   Constant rate.
-- ``rmsprop`` — seed 000 (Keras): RMSProp with Keras's decay ρ = 0.9 and ε = 1e-7 (torch's defaults are
+- ``rmsprop`` — Sokol 2022 (Keras): RMSProp with Keras's decay ρ = 0.9 and ε = 1e-7 (torch's defaults are
   0.99 and 1e-8), optional `train.momentum`. Constant rate (Keras's default lr is 0.001).
 
 Steps count from 1 (the first optimizer update uses ``lr(1)``). Gradients are clipped to a global

@@ -1,6 +1,6 @@
 """The `pretrain` stage: masked-LM pre-training of the BERT-style encoder on the train sources.
 
-Seed 003 starts from BERT-base; pre-trained weights cannot be downloaded here, so the encoder is
+Roy Choudhury 2020 starts from BERT-base; pre-trained weights cannot be downloaded here, so the encoder is
 pre-trained on the corpus itself (`sumpipe.train.mlm`: 15 % of the pieces, 80/10/10), or started
 from a local Hugging Face checkpoint named by `pretrain.init_from` (`sumpipe.models.hf_bert`) and
 adapted to the corpus's pieces by the same training. Reads `<processed>/{train,valid}.parquet`

@@ -1,4 +1,4 @@
-"""The n-gram (3-gram) table of seed 001 §2.3.3: counts over the training sources and scores.
+"""The n-gram (3-gram) table of Morozovskii 2022 §2.3.3: counts over the training sources and scores.
 
 Score of an n-gram seen `count` times (count >= 2; n-grams seen once are dropped, their score
 1/log(1) would be infinite):

@@ -1,4 +1,4 @@
-"""The word vocabulary and its rarity scores (seed 001 §2.3.2, Eqn 2.20, Table 2.7, Appendix A.1).
+"""The word vocabulary and its rarity scores (Morozovskii 2022 §2.3.2, Eqn 2.20, Table 2.7, Appendix A.1).
 
 Rarity of a word seen `occ` times in the training split:
 

@@ -1,6 +1,6 @@
 """Which tokens count as content words (for 3-gram scoring and the coverage diagnostic).
 
-Seed 001 removes stop words before scoring sentences with 3-grams (Alg. 1, line 4) using NLTK, so the
+Morozovskii 2022 removes stop words before scoring sentences with 3-grams (Alg. 1, line 4) using NLTK, so the
 list is NLTK's English stop-word list (179 words, embedded here because NLTK's data cannot be
 downloaded offline). Evidence that it is NLTK's list and not scikit-learn's: the stop-word-free text
 of Table 4.7 keeps "become", "ever" and "least", which scikit-learn's list removes.

@@ -1,4 +1,4 @@
-"""Collection-level LSA (seed 000): one truncated-SVD space for the collection, sentences by cosine."""
+"""Collection-level LSA (Sokol 2022): one truncated-SVD space for the collection, sentences by cosine."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Seed 001's Alg. 1 as a summarizer: the lead sentences, then the best mean-3-gram sentences."""
+"""Morozovskii 2022's Alg. 1 as a summarizer: the lead sentences, then the best mean-3-gram sentences."""
 
 import pytest
 

@@ -7,7 +7,7 @@ document order); greedy ones (Gong & Liu, SumBasic, KL-Sum) give the order in wh
 oracle needs the limit itself and implements `select` directly. The three classes are abstract: a
 subclass that leaves out its one method cannot be built.
 
-Budget rules (the same as the 3-gram selection, seed 001 Alg. 1):
+Budget rules (the same as the 3-gram selection, Morozovskii 2022 Alg. 1):
 - `sentences`: at most that many sentences (Lead-3-style summaries);
 - `tokens`: at most that many tokens, every token counted (the model's input length). A sentence
   that would overflow is skipped and lower-ranked, shorter ones are still tried, so the budget is

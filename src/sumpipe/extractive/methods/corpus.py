@@ -1,9 +1,9 @@
 """Term statistics fitted once on the training documents, shared by the methods that need corpus state.
 
-- idf (seed 000 §4: scikit-learn's smooth idf), idf(t) = ln((1 + n) / (1 + df(t))) + 1 over the n
+- idf (Sokol 2022 §4: scikit-learn's smooth idf), idf(t) = ln((1 + n) / (1 + df(t))) + 1 over the n
   training documents, as scikit-learn's `TfidfTransformer(smooth_idf=True)` computes it; used by `tfidf`,
   `lexrank`, `lexrank_continuous` and `nmf`;
-- the entropy global weight of LSA's log-entropy weighting (seed 000 §2.1.1), over the same documents:
+- the entropy global weight of LSA's log-entropy weighting (Sokol 2022 §2.1.1), over the same documents:
   g(t) = 1 + sum_j p_tj log p_tj / log n, p_tj = tf_tj / gf_t, gf_t the count of t in the whole
   collection. A term spread evenly over every document weighs 0, a term found in one document 1.
   Used by `lsa` and `lsa_gongliu`.

@@ -6,7 +6,7 @@ document (`Analyzer.document`):
 
 - `sentences`: the tokens of each non-empty sentence, `lengths` (S,) their token counts (budgets
   count every token, as the model inputs do);
-- content terms: the tokens that are not stop words, not punctuation and not numbers (seed 002's
+- content terms: the tokens that are not stop words, not punctuation and not numbers (Text Summarizing (blog, 2023):
   "drop stop words, punctuation and numbers"), Porter-stemmed (NLTK), so "stay" and "stayed" are one
   term. `terms` (T,) lists the distinct stems in order of first occurrence and `counts` (S, T) holds
   how often each occurs in each sentence;
@@ -16,7 +16,7 @@ document (`Analyzer.document`):
 - `reference`: the reference's tokens when a method may look at it (the oracle only).
 
 The stop words are the project's (`sumpipe.vocab.words`: NLTK's English list, as the 3-gram
-selection and the seed's NLTK example use). Stemming dominates the cost, so the analyzer keeps one
+selection and the blog post's NLTK example use). Stemming dominates the cost, so the analyzer keeps one
 cache of token -> stem for its lifetime (pass the same analyzer to every document of a run).
 """
 

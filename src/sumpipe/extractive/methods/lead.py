@@ -1,4 +1,4 @@
-"""Lead: the first sentences (the Lead-3 baseline of See et al. and seed 001 §5.4.1)."""
+"""Lead: the first sentences (the Lead-3 baseline of See et al. and Morozovskii 2022 §5.4.1)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""Latent semantic analysis (seed 000 §2.1.1): log-entropy weighting, SVD, two ways to pick sentences.
+"""Latent semantic analysis (Sokol 2022 §2.1.1): log-entropy weighting, SVD, two ways to pick sentences.
 
-The sentence-term matrix A (S, T) of one document is weighted log-entropy, the seed's "common local
+The sentence-term matrix A (S, T) of one document is weighted log-entropy, Sokol 2022's "common local
 and global weighting": local log(1 + tf_ij); global g_t = 1 + sum_j p_tj log p_tj / log n with
-p_tj = tf_tj / gf_t over the n documents of the collection, as the seed defines it (`CorpusStats`,
+p_tj = tf_tj / gf_t over the n documents of the collection, as Sokol 2022 defines it (`CorpusStats`,
 fitted on the training documents: "said" weighs 0.06, "obama" 0.26 on CNN stories, a term seen in one
 document 1). Without fitted state (raw text, no training corpus) the document's own sentences are the
 collection. The global weight matters: with sentence-level entropy every term unique to a sentence

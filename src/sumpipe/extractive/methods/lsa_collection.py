@@ -1,11 +1,11 @@
-"""Collection-level LSA, as seed 000 §2.1.1 describes it: one concept space for the whole collection.
+"""Collection-level LSA, as Sokol 2022 §2.1.1 describes it: one concept space for the whole collection.
 
 `lsa` and `lsa_gongliu` (`sumpipe.extractive.methods.lsa`) decompose each document's own sentence-term
-matrix. Seed 000's LSA is built over the collection instead:
+matrix. Sokol 2022's LSA is built over the collection instead:
 
 - the document-term matrix A (n, V) of the n training documents, log-entropy weighted (local
   log(1 + tf), global g_t = 1 + sum_j p_tj log p_tj / log n, `corpus.entropy_weights`);
-- its truncated SVD A ~ U_k Sigma_k V_k^T, k = `DIMENSIONS` = 100 (the seed: "between 100 and 300" for
+- its truncated SVD A ~ U_k Sigma_k V_k^T, k = `DIMENSIONS` = 100 (Sokol 2022: "between 100 and 300" for
   large collections; capped at n - 1 and V - 1 on small ones), by scikit-learn's `TruncatedSVD`
   (randomized, a fixed seed: the same space on every run; the loadings rounded to multiples of 2^-20,
   so the same on every CPU). `extractive-fit` fits it on the train
@@ -33,7 +33,7 @@ from sumpipe.extractive.methods.document import Document
 from sumpipe.extractive.methods.numerics import matmul, norm, quantize, row_norms
 from sumpipe.vocab.exact import exact_ln
 
-DIMENSIONS = 100  # k (seed 000: 100-300)
+DIMENSIONS = 100  # k (Sokol 2022: 100-300)
 STEP_BITS = 20  # the stored loadings are multiples of 2^-20 ~ 1e-6 (`numerics.quantize`)
 SEED = 0
 SPACE_FILE = "lsa_collection.parquet"

@@ -1,4 +1,4 @@
-"""Seed 001's Alg. 1 as a summarizer: the first `first_k` sentences, then the best mean-3-gram sentences.
+"""Morozovskii 2022's Alg. 1 as a summarizer: the first `first_k` sentences, then the best mean-3-gram sentences.
 
 The ranking is that of the `ngram` input selection (`sumpipe.selection.select`): a sentence scores the
 mean of its content-word 3-grams' scores in the vocab stage's table (`<paths.vocab>/ngrams.parquet`,

@@ -1,8 +1,8 @@
-"""Non-negative matrix factorization of a document's sentences (seed 000 §2.2), after Lee et al. (2009).
+"""Non-negative matrix factorization of a document's sentences (Sokol 2022 §2.2), after Lee et al. (2009).
 
 The document's sentence tf-idf matrix A (S, T) (idf fitted on the training documents, rows L2
 normalised) is factorised A ~ W H, W (S, k) and H (k, T) >= 0, k = min(`topics`, S, T), minimising the
-Frobenius loss with the seed's "Hadamard" multiplicative updates (Lee & Seung 2001):
+Frobenius loss with Sokol 2022's "Hadamard" multiplicative updates (Lee & Seung 2001):
 
     W <- W * (A H^T) / (W H H^T),    H <- H * (W^T A) / (W^T W H)
 
@@ -16,7 +16,7 @@ W says how much of each topic a sentence carries. Lee et al.'s generic relevance
 by its share of the document, w_r = sum_j W_jr / sum W, and scores sentence j by sum_r W_jr w_r:
 sentences strong in the document's main topics come first.
 
-The seed's own use of NMF, topics and keywords over a whole corpus, is `sumpipe.extractive.keywords`.
+Sokol 2022's own use of NMF, topics and keywords over a whole corpus, is `sumpipe.extractive.keywords`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""TF-IDF centroid scoring (seed 000 §2, §4.1; after Radev et al.'s centroid summarizer).
+"""TF-IDF centroid scoring (Sokol 2022 §2, §4.1; after Radev et al.'s centroid summarizer).
 
 Each sentence is its tf-idf vector (raw counts x the idf fitted on the training documents, L2
 normalised, as scikit-learn's TfidfVectorizer); the document is the sum of its sentences' count

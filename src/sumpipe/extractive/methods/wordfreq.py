@@ -1,13 +1,13 @@
-"""Weighted word frequency (seed 002, "Text Summarizing").
+"""Weighted word frequency, after Text Summarizing (blog, 2023).
 
 Drop stop words, punctuation and numbers, Porter-stem (the `Document`'s content terms); a term's
 weight is its count in the document divided by the count of the most frequent term; a sentence's
 score is the sum of its words' weights, every occurrence counted. Long sentences score high: that is
-the seed's method (its worked example sums, it does not average).
+the blog post's method (its worked example sums, it does not average).
 
-The seed's worked example (Peter and Elizabeth) prints 3.97 for sentence 3, counting "stay" at 0.33
+The blog post's worked example (Peter and Elizabeth) prints 3.97 for sentence 3, counting "stay" at 0.33
 although its own table gives 0.67 (stay + stayed): done right, sentence 3 scores 4.33 with the
-seed's word list and is the best sentence, not sentence 1 (tests/extractive/methods/test_wordfreq.py).
+post's word list and is the best sentence, not sentence 1 (tests/extractive/methods/test_wordfreq.py).
 """
 
 from __future__ import annotations
