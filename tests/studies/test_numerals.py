@@ -44,7 +44,7 @@ def test_last_epoch_loss_weights_rows_by_their_updates():
 def test_experiment_params_are_validated():
     cfg = load_config(REPO / "experiments/numerals/params.yaml", NumeralsExperiment)
     assert cfg.runs == ["continuous-none", "random-none", "random-bahdanau"]
-    for name in ("params.yaml", "params-seed.yaml", "params-long.yaml"):  # every run trains all its epochs
+    for name in ("params.yaml", "params-paper.yaml", "params-long.yaml"):  # every run trains all its epochs
         assert load_config(REPO / "experiments/numerals" / name, NumeralsExperiment).train.patience is None
     with pytest.raises(ConfigError, match="data.max_number: must be >= 2 \\* max length - 1 = 89"):
         from_dict(NumeralsExperiment, {"max_lengths": [45], "data": {"max_number": 50}})
