@@ -4,8 +4,8 @@ The pipeline's text convention (lowercased ASCII tokens joined by spaces, one se
 what ROUGE scores and what the models read and write. `sumpipe decode` and `sumpipe summarize` print
 this module's form instead (and the convention with `--tokens`):
 
-- tokens are joined by NLTK's `TreebankWordDetokenizer` ("value ." -> "value.", "( x )" -> "(x)",
-  "amy 's" -> "amy's");
+- tokens are joined by the Penn Treebank rules of NLTK's `TreebankWordDetokenizer`
+  (`sumpipe.decode.detokenize`: "value ." -> "value.", "( x )" -> "(x)", "amy 's" -> "amy's");
 - a word keeps the spelling it has in the raw input ("dataframe" -> "DataFrame" when the input wrote
   "DataFrame"): the most frequent spelling among its occurrences that do not open a sentence (where
   any word is capitalised); words the input does not have stay lowercase;
@@ -17,25 +17,16 @@ this module's form instead (and the convention with `--tokens`):
 
 from __future__ import annotations
 
-import functools
 import re
 from collections import Counter
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from nltk.tokenize.treebank import TreebankWordDetokenizer
+from sumpipe.decode.detokenize import detokenize
 
 # A word of the raw input as the tokenizer would see it: letters/digits with inner . _ - ' characters.
 _RAW_WORD = re.compile(r"[A-Za-z0-9](?:[\w.-]*\w)?")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:]\s+|\n\s*)$")
 
-
-@functools.lru_cache(maxsize=1)
-def _detokenizer() -> TreebankWordDetokenizer:
-    from nltk.tokenize.treebank import TreebankWordDetokenizer
-
-    return TreebankWordDetokenizer()
 
 
 def spellings(raw: str) -> dict[str, str]:
@@ -76,5 +67,5 @@ def readable(text: str, raw: str = "") -> str:
     for line in text.split("\n"):
         tokens = line.split()
         if tokens:
-            sentences.append(capitalize_first(_detokenizer().detokenize(restore_case(tokens, spelled))))
+            sentences.append(capitalize_first(detokenize(restore_case(tokens, spelled))))
     return " ".join(sentences)

@@ -34,6 +34,7 @@ from typing import Any
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_model
+from torch.overrides import TorchFunctionMode
 
 from sumpipe.errors import ConfigError, SumpipeError
 from sumpipe.inputs import read_capped
@@ -105,9 +106,22 @@ def verify_manifest(model_dir: Path) -> None:
 def expected_shapes(family: Any, card: ModelCard) -> dict[str, tuple[int, ...]]:
     """The tensor shapes the card's architecture has, from the model built on the meta device (shapes
     only: no memory is allocated, however large the card's sizes)."""
-    with torch.device("meta"):
+    with torch.device("meta"), _ShapesOnly():
         model = family.build(card.arch, card.spec)
     return {name: tuple(t.shape) for name, t in model.state_dict().items()}
+
+
+class _ShapesOnly(TorchFunctionMode):
+    """Skip `normal_` on a model built on the meta device for its shapes: torch runs it there through
+    its Python reference, which imports torch._dynamo, a second of start-up for numbers never read
+    (`layers.sinusoidal_table` skips its arithmetic there for the same reason). A mode is
+    thread-local, unlike patching `nn.init`."""
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        if func in (torch.nn.init.normal_, torch.Tensor.normal_):
+            return args[0] if args else kwargs["tensor"]  # nn.init passes it by keyword
+        return func(*args, **kwargs)
 
 
 def check_shapes(model_dir: Path, family: Any, card: ModelCard) -> None:

@@ -211,6 +211,8 @@ class FeedForward(nn.Module):
 
 def sinusoidal_table(n_positions: int, d_model: int) -> torch.Tensor:
     """(n_positions, D): PE[p, 2i] = sin(p / 10000^(2i/D)), PE[p, 2i+1] = cos(same)."""
+    if torch.get_default_device().type == "meta":  # a model built for its shapes (models.io): no values
+        return torch.empty(n_positions, d_model)
     position = torch.arange(n_positions, dtype=torch.float32)[:, None]
     inv_freq = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(10000.0) / d_model))
     table = torch.zeros(n_positions, d_model)
