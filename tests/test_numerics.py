@@ -29,9 +29,10 @@ def test_native_changes_nothing(clean_env):
 
 def test_portable_sets_the_avx2_kernels_before_torch_loads(clean_env):
     clean_env.delitem(sys.modules, "torch", raising=False)
+    clean_env.delitem(sys.modules, "numpy", raising=False)
     pin_numerics("portable")
     assert {name: os.environ[name] for name in PORTABLE} == {
-        "ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE",
+        "ATEN_CPU_CAPABILITY": "avx2", "OPENBLAS_CORETYPE": "Haswell", "MKL_CBWR": "COMPATIBLE",
         "ONEDNN_MAX_CPU_ISA": "SSE41", "DNNL_MAX_CPU_ISA": "SSE41"}
 
 
@@ -39,6 +40,7 @@ def test_portable_overrides_other_kernel_settings_in_the_environment(clean_env):
     """Started under other kernel settings (`ATEN_CPU_CAPABILITY=default`, MKL's automatic branch), portable
     still wins: the pinned kernels are what makes the weights the same, so a stray setting must not survive."""
     clean_env.delitem(sys.modules, "torch", raising=False)
+    clean_env.delitem(sys.modules, "numpy", raising=False)
     clean_env.setenv("ATEN_CPU_CAPABILITY", "default")
     clean_env.setenv("MKL_CBWR", "AUTO")
     pin_numerics("portable")
@@ -58,9 +60,12 @@ def test_portable_refuses_a_cpu_without_avx2(clean_env, tmp_path, monkeypatch):
         pin_numerics("portable")
 
 
-def test_portable_after_torch_loaded_is_a_plain_error(clean_env):
-    clean_env.setitem(sys.modules, "torch", object())
-    with pytest.raises(SumpipeError, match=r"^train.numerics: portable must be set before torch is imported"):
+@pytest.mark.parametrize("module", ["torch", "numpy"])
+def test_portable_after_torch_or_numpy_loaded_is_a_plain_error(clean_env, module):
+    clean_env.delitem(sys.modules, "torch" if module == "numpy" else "numpy", raising=False)
+    clean_env.setitem(sys.modules, module, object())
+    with pytest.raises(SumpipeError, match=rf"^train.numerics: portable must be set before torch and NumPy are "
+                                           rf"imported, and this process has already imported {module}"):
         pin_numerics("portable")
 
 

@@ -4,14 +4,19 @@
   is one (under torchrun, the local rank's), else the CPU; `cuda` without a GPU is a one-line error
   naming the params key (`train.device`, `decode.device`).
 - `torch_threads(n)`: torch's intra-op CPU threads set to n for a block, then restored, so a
-  setting never leaks into the rest of the process (n = None leaves them alone).
+  setting never leaks into the rest of the process (n = None leaves them alone). OpenBLAS, which
+  runs the Linear layers' products (`sumpipe.models.linear`), follows the same count: left at its
+  default of every core, two runs side by side would each spin two threads on two cores.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import functools
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import torch
 
@@ -44,6 +49,7 @@ def torch_threads(threads: int | None) -> Iterator[None]:
             _threads_state["before"] = torch.get_num_threads()
         _threads_state["inside"] += 1
         torch.set_num_threads(threads)
+        _set_blas_threads(threads)
     try:
         yield
     finally:
@@ -51,3 +57,23 @@ def torch_threads(threads: int | None) -> Iterator[None]:
             _threads_state["inside"] -= 1
             if _threads_state["inside"] == 0:
                 torch.set_num_threads(_threads_state["before"])
+                _set_blas_threads(_threads_state["before"])
+
+
+def _set_blas_threads(threads: int) -> None:
+    library = openblas()
+    if library is not None:
+        library.scipy_openblas_set_num_threads64_(ctypes.c_int(threads))
+
+
+@functools.cache
+def openblas() -> ctypes.CDLL | None:
+    """The OpenBLAS library NumPy loaded (its wheels bundle it under numpy.libs/), or None for a NumPy
+    built on another BLAS."""
+    import numpy
+
+    for library in sorted((Path(numpy.__file__).parent.parent / "numpy.libs").glob("libscipy_openblas64_*.so")):
+        handle = ctypes.CDLL(str(library))
+        if hasattr(handle, "scipy_openblas_set_num_threads64_"):
+            return handle
+    return None

@@ -8,14 +8,16 @@ fixes the order of float sums, so the same seed trains other weights on another 
 - `native`: nothing is pinned (the fastest kernels of this CPU);
 - `portable`: kernels that run the same instructions on every x86-64 CPU with AVX2 (Intel since 2013,
   AMD since 2015): ATen's AVX2 kernels (`ATEN_CPU_CAPABILITY=avx2`: the same machine code on each such
-  CPU, so the same bytes), MKL's `COMPATIBLE` branch (the one branch MKL keeps on Intel and non-Intel
-  CPUs alike: its AVX2 and AVX-512 branches fall back to automatic dispatch on AMD), oneDNN limited to
-  SSE4.1. MKL's branch is most of the cost (training at about 0.55-0.6 of native's tokens/s; ATen's
-  generic kernels on top of it, about 0.45). torch runs AVX2 code when told to, whatever the CPU, so
-  `portable` refuses a CPU without AVX2 and FMA (a one-line error: use `native` there). The thread count is
+  CPU, so the same bytes), OpenBLAS's Haswell kernels for the Linear layers' products
+  (`OPENBLAS_CORETYPE=Haswell`, `sumpipe.models.linear`: AVX2 + FMA with fixed blocking, about three
+  times MKL's COMPATIBLE speed), MKL's `COMPATIBLE` branch for the products torch still makes itself
+  (attention scores, the recurrent cells: the one branch MKL keeps on Intel and non-Intel CPUs alike;
+  its AVX2 and AVX-512 branches fall back to automatic dispatch on AMD), oneDNN limited to SSE4.1.
+  torch and OpenBLAS run AVX2 code when told to, whatever the CPU, so `portable` refuses a CPU
+  without AVX2 and FMA (a one-line error: use `native` there). The thread count is
   `train.threads` (set by the training loop). The variables are read once, when torch loads:
-  `pin_numerics` must run before the first `import torch` of the process, so each torch-using command
-  calls it first.
+  `pin_numerics` must run before the first `import torch` (or `import numpy`: OpenBLAS reads its
+  variable when NumPy loads) of the process, so each torch-using command calls it first.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ MODES = ("native", "portable")
 
 PORTABLE: dict[str, str] = {
     "ATEN_CPU_CAPABILITY": "avx2",
+    "OPENBLAS_CORETYPE": "Haswell",
     "MKL_CBWR": "COMPATIBLE",
     "ONEDNN_MAX_CPU_ISA": "SSE41",
     "DNNL_MAX_CPU_ISA": "SSE41",
@@ -50,9 +53,10 @@ def pin_numerics(mode: str, key: str = "train.numerics") -> None:
         return
     if not _has_avx2():
         raise SumpipeError(f"{key}: portable runs AVX2 kernels and this CPU has no AVX2 and FMA: use native")
-    if "torch" in sys.modules:
-        raise SumpipeError(f"{key}: portable must be set before torch is imported, and this process has "
-                           f"already imported it: run the command in a new process")
+    loaded = [name for name in ("torch", "numpy") if name in sys.modules]
+    if loaded:
+        raise SumpipeError(f"{key}: portable must be set before torch and NumPy are imported, and this process "
+                           f"has already imported {loaded[0]}: run the command in a new process")
     os.environ.update(differs)
 
 

@@ -24,6 +24,7 @@ from torch import nn
 from sumpipe.config import EncoderConfig
 from sumpipe.models.card import CARD_FILE, ENCODER_FORMAT, EncoderCard, read_encoder_card, write_encoder_card
 from sumpipe.models.layers import FeedForward, MultiHeadAttention, key_padding_bias
+from sumpipe.models.linear import Linear, linear
 from sumpipe.names import PAD
 
 INIT_STD = 0.02
@@ -91,7 +92,7 @@ class MLMHead(nn.Module):
 
     def __init__(self, cfg: EncoderConfig, word_embeddings: nn.Embedding) -> None:
         super().__init__()
-        self.dense = nn.Linear(cfg.d_model, cfg.d_model)
+        self.dense = Linear(cfg.d_model, cfg.d_model)
         self.norm = nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps)
         self.word = word_embeddings  # tied: not a parameter of its own
         self.bias = nn.Parameter(torch.zeros(word_embeddings.num_embeddings))
@@ -99,7 +100,7 @@ class MLMHead(nn.Module):
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
         """h (..., D) -> logits (..., V)."""
-        return self.norm(F.gelu(self.dense(h))) @ self.word.weight.t() + self.bias
+        return linear(self.norm(F.gelu(self.dense(h))), self.word.weight, self.bias)
 
 
 class BertForMaskedLM(nn.Module):

@@ -64,6 +64,7 @@ from sumpipe.models.card import VOCAB_FILE
 from sumpipe.models.known_words import KnownWords, PieceTrie, first_pieces
 from sumpipe.models.layers import BilinearCopyGate, FeedForward, MultiHeadAttention, key_padding_bias, pointer_mix
 from sumpipe.models.length import LENGTH_CONTROLS, LengthControl, RemainingLength, check_budget, check_length_dropout
+from sumpipe.models.linear import linear
 from sumpipe.models.loss import label_smoothed_nll
 from sumpipe.models.piece_length import PieceLengthState, piece_costs, piece_remaining_lengths
 from sumpipe.models.registry import Family, TaskData, register_family
@@ -271,7 +272,7 @@ class Bert2Stage(nn.Module):
     def _output(self, o: torch.Tensor, copy: BilinearCopyGate, memory: torch.Tensor, copy_keys: torch.Tensor,
                 memory_bias: torch.Tensor, src: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """o (B, T, D) -> log P (B, T, V) with the copy gate mixed in, and {"p_gen", "attn"}."""
-        logits = o @ self.encoder.embeddings.word.weight.t() + self.output_bias
+        logits = linear(o, self.encoder.embeddings.word.weight, self.output_bias)
         logits = logits.masked_fill(self.never_predicted, NEG_INF)
         c = copy(o, memory, copy_keys, memory_bias)
         log_probs = pointer_mix(logits, 1.0 - c.copy_gate, c.copy_attn, src, 0)

@@ -33,6 +33,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from sumpipe.models.linear import Linear
 from sumpipe.names import UNK
 
 # The attention kernels SDPA may pick. cuDNN's is left out: PyTorch 2.11 prefers it on Hopper
@@ -70,10 +71,10 @@ class MultiHeadAttention(nn.Module):
         self.n_heads = n_heads
         self.d_head = d_model // n_heads
         self.dropout = dropout
-        self.q_proj = nn.Linear(d_model, d_model)
-        self.k_proj = nn.Linear(d_model, d_model)
-        self.v_proj = nn.Linear(d_model, d_model)
-        self.out_proj = nn.Linear(d_model, d_model)
+        self.q_proj = Linear(d_model, d_model)
+        self.k_proj = Linear(d_model, d_model)
+        self.v_proj = Linear(d_model, d_model)
+        self.out_proj = Linear(d_model, d_model)
 
     def _split(self, x: torch.Tensor) -> torch.Tensor:
         """(B, L, D) -> (B, H, L, Dh)"""
@@ -200,8 +201,8 @@ class FeedForward(nn.Module):
         super().__init__()
         if activation not in ("relu", "gelu"):
             raise ValueError(f"activation must be 'relu' or 'gelu', got {activation!r}")
-        self.fc1 = nn.Linear(d_model, d_ff)
-        self.fc2 = nn.Linear(d_ff, d_model)
+        self.fc1 = Linear(d_model, d_ff)
+        self.fc2 = Linear(d_ff, d_model)
         self.dropout = nn.Dropout(dropout)
         self.activation = F.gelu if activation == "gelu" else F.relu
 
@@ -290,7 +291,7 @@ class PointerGeneratorHead(nn.Module):
         super().__init__()
         self.attention = MultiHeadAttention(d_model, n_heads, dropout=0.0)
         # One Linear over [h; s; x] is w_h·h + w_s·s + w_x·x + b_ptr.
-        self.gate = nn.Linear(3 * d_model, 1)
+        self.gate = Linear(3 * d_model, 1)
 
     def forward(
         self,
@@ -320,10 +321,10 @@ class AdditiveAttention(nn.Module):
 
     def __init__(self, query_dim: int, key_dim: int, attn_dim: int, coverage: bool = False) -> None:
         super().__init__()
-        self.key_proj = nn.Linear(key_dim, attn_dim, bias=False)  # W_h
-        self.query_proj = nn.Linear(query_dim, attn_dim)  # W_s and b_attn
-        self.coverage_proj = nn.Linear(1, attn_dim, bias=False) if coverage else None  # w_c
-        self.v = nn.Linear(attn_dim, 1, bias=False)
+        self.key_proj = Linear(key_dim, attn_dim, bias=False)  # W_h
+        self.query_proj = Linear(query_dim, attn_dim)  # W_s and b_attn
+        self.coverage_proj = Linear(1, attn_dim, bias=False) if coverage else None  # w_c
+        self.v = Linear(attn_dim, 1, bias=False)
 
     def project_keys(self, keys: torch.Tensor) -> torch.Tensor:
         """keys (B, S, Dk) -> W_h h (B, S, A)"""
@@ -383,8 +384,8 @@ class BilinearCopyGate(nn.Module):
 
     def __init__(self, d_model: int) -> None:
         super().__init__()
-        self.w_c = nn.Linear(d_model, d_model, bias=False)
-        self.gate = nn.Linear(2 * d_model, 1)
+        self.w_c = Linear(d_model, d_model, bias=False)
+        self.gate = Linear(2 * d_model, 1)
 
     def project_keys(self, memory: torch.Tensor) -> torch.Tensor:
         """h (B, S, D) -> W_c h (B, S, D)"""

@@ -41,6 +41,7 @@ from torch import nn
 from sumpipe.errors import SumpipeError
 from sumpipe.models.batching import word_bytes
 from sumpipe.models.layers import sinusoidal_table
+from sumpipe.models.linear import Linear
 from sumpipe.validation import require
 
 LengthControl = Literal["none", "words", "bytes"]
@@ -80,7 +81,7 @@ class RemainingLength(nn.Module):
     def __init__(self, dim: int) -> None:
         super().__init__()
         self.register_buffer("table", sinusoidal_table(MAX_REMAINING + 1, dim), persistent=False)
-        self.project = nn.Linear(dim, dim, bias=False)
+        self.project = Linear(dim, dim, bias=False)
 
     def forward(self, remaining: torch.Tensor, withheld: float = 0.0) -> torch.Tensor:
         """remaining (B, T) -> (B, T, D); in training, each row's vectors are 0 with probability `withheld`

@@ -60,6 +60,7 @@ from sumpipe.models.length import (
     check_length_dropout,
     remaining_lengths,
 )
+from sumpipe.models.linear import Linear
 from sumpipe.models.loss import copy_attention_nll, label_smoothed_nll
 from sumpipe.models.registry import Family, TaskData, TrainPhase, register_family
 from sumpipe.models.task import SummarizationTask
@@ -276,15 +277,15 @@ class RNNSummarizer(nn.Module):
         self.oov_spelling = OOVSpelling(arch.oov_spelling, e) if arch.oov_spelling else None
         self.dropout = nn.Dropout(arch.dropout)
         self.encoder = BidirectionalEncoder(rnn, e, h, arch.layers, arch.dropout)
-        self.bridge_h = nn.Linear(2 * h, h)
-        self.bridge_c = nn.Linear(2 * h, h) if arch.cell == "lstm" else None
+        self.bridge_h = Linear(2 * h, h)
+        self.bridge_c = Linear(2 * h, h) if arch.cell == "lstm" else None
         self.decoder = rnn(e, h, batch_first=True)
         self.attention = (AdditiveAttention(h, 2 * h, arch.attn_dim or h, coverage=arch.coverage)
                           if arch.attention == "bahdanau" else None)
         context_dim = 2 * h if self.attention is not None else 0
-        self.out_hidden = nn.Linear(h + context_dim, h)  # V[s_t, h*_t] + b
-        self.out_vocab = nn.Linear(h, arch.vocab_size)  # V'(·) + b'
-        self.gate = nn.Linear(context_dim + h + e, 1) if arch.pointer else None  # w_h, w_s, w_x, b_ptr
+        self.out_hidden = Linear(h + context_dim, h)  # V[s_t, h*_t] + b
+        self.out_vocab = Linear(h, arch.vocab_size)  # V'(·) + b'
+        self.gate = Linear(context_dim + h + e, 1) if arch.pointer else None  # w_h, w_s, w_x, b_ptr
         # last, so every other weight draws what it drew before length control existed
         self.length = RemainingLength(e) if arch.length_control != "none" else None
 

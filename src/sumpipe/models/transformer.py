@@ -68,6 +68,7 @@ from sumpipe.models.length import (
     check_length_dropout,
     remaining_lengths,
 )
+from sumpipe.models.linear import Linear, linear
 from sumpipe.models.registry import Family, TaskData, register_family
 from sumpipe.models.task import SummarizationTask
 from sumpipe.models.vocabulary import OOV_RARITIES
@@ -271,7 +272,7 @@ class PointerGeneratorTransformer(nn.Module):
         self.encoder_norm = nn.LayerNorm(d)
         self.decoder_layers = nn.ModuleList(DecoderLayer(arch) for _ in range(arch.n_layers))
         self.decoder_norm = nn.LayerNorm(d)
-        self.generator = None if arch.tie_embeddings else nn.Linear(d, self.vocab_size, bias=False)
+        self.generator = None if arch.tie_embeddings else Linear(d, self.vocab_size, bias=False)
         self.pointer = PointerGeneratorHead(d, arch.n_heads)
         self.oov_slots = OOVSlots(arch.oov_slots, d) if arch.oov_slots else None
         self.oov_spelling = OOVSpelling(arch.oov_spelling, d) if arch.oov_spelling else None
@@ -309,7 +310,7 @@ class PointerGeneratorTransformer(nn.Module):
     def vocab_logits(self, s: torch.Tensor) -> torch.Tensor:
         """s (..., D) -> logits over the fixed vocabulary (..., V)."""
         weight = self.embed.weight if self.generator is None else self.generator.weight
-        return s @ weight.t()
+        return linear(s, weight)
 
     def _decode(
         self,
