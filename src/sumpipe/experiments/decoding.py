@@ -44,7 +44,7 @@ RESULTS_MD = "decoding.md"
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
 SHAPE_FIGURES = ("mean_words", "distinct")                 # sumpipe.evaluate.abstractiveness
 READ_FIGURES = ("fragment_rate", "sentences_mean", "more_sentences_than_reference", "adjacent_repeat",
-                "repeated_words", "unsupported_words", "jammed_pairs")     # sumpipe.evaluate.read_quality
+                "repeated_words", "unsupported_stems", "jammed_pairs")     # sumpipe.evaluate.read_quality
 RARE_FIGURES = ("rare_word_recall",)                         # sumpipe.evaluate.rare_words, x 100
 FIGURES = ROUGE_TYPES + SHAPE_FIGURES + READ_FIGURES + RARE_FIGURES
 
@@ -260,6 +260,14 @@ def _later_figure(figures: dict[str, Any], key: str) -> str:
     return f"{figures[key]['mean']:.1f}" if key in figures else "–"
 
 
+def _unsupported(figures: dict[str, Any]) -> str:
+    """The faithfulness figure of a setting or of the references (`read_quality`'s unsupported stems), or, in
+    results written before it, the token-based figure it replaced (`unsupported_words`)."""
+    key = "unsupported_stems" if "unsupported_stems" in figures else "unsupported_words"
+    value = figures[key]
+    return f"{value['mean'] if isinstance(value, dict) else value:.1f}"
+
+
 def render(results: dict[str, Any]) -> str:
     """The results as a markdown table: one row per (model, setting), the guards' verdict and the choice."""
     ref, guards, by = results["references"], results["guards"], results["choose_by"]
@@ -269,7 +277,7 @@ def render(results: dict[str, Any]) -> str:
     lines = [f"# Decoding settings on the {results['split']} split (seeds {seeds_text})",
              "", f"Mean ± sd over the seeds; references: {ref['mean_words']:.1f} words (10th-90th percentile "
                  f"{ref['p10']:.0f}-{ref['p90']:.0f}), fragment rate {ref['fragment_rate']:.1f} %, "
-                 f"{ref['sentences_mean']:.2f} sentences, {ref['unsupported_words']:.1f} % unsupported words"
+                 f"{ref['sentences_mean']:.2f} sentences, {_unsupported(ref)} % unsupported words"
                  + (f", {ref['jammed_pairs']:.1f} % jammed pairs" if "jammed_pairs" in ref else "") + ". "
                  f"Guards: fragment rate <= {ref['fragment_rate'] + guards['fragments']:.1f} % (the references' "
                  f"+ {guards['fragments']:g}), sentences <= {ref['sentences_mean'] + guards['sentences']:.2f} "
@@ -300,7 +308,7 @@ def render(results: dict[str, Any]) -> str:
                          f"{f['mean_words']['mean']:.1f} | {f['fragment_rate']['mean']:.1f} | "
                          f"{f['sentences_mean']['mean']:.2f} | {f['more_sentences_than_reference']['mean']:.1f} | "
                          f"{f['adjacent_repeat']['mean']:.1f} | {f['repeated_words']['mean']:.1f} | "
-                         f"{f['unsupported_words']['mean']:.1f} | {_later_figure(f, 'jammed_pairs')} | "
+                         f"{_unsupported(f)} | {_later_figure(f, 'jammed_pairs')} | "
                          f"{f['distinct']['mean']:.1f} | {verdict} | {model['lead1_rouge1']:.2f} | "
                          f"{_later_figure(f, 'rare_word_recall')} |")
     shared = results["chosen"].get("all models")
