@@ -73,10 +73,14 @@ def test_the_guards_bar_a_padded_setting_however_high_its_rouge() -> None:
     # both settings jam 20 % of their content-word pairs, the references 15 %: at + 4 points (<= 19 %) both
     # fail; lp2 lowered to 19 % passes alone
     ("jammed_pairs", 4.0, 19.0, ["jammed pairs <= 19.0 % (the references' + 4)", "15.0 % jammed pairs"]),
+    # both settings leave 12 % of their content words unsupported, the references (set below) 11 %: at + 0
+    # points both fail; lp2 lowered to 11 % passes alone
+    ("unsupported_stems", 0.0, 11.0, ["unsupported words <= 11.0 % (the references' + 0)", "11.0 % unsupported"]),
 ])
 def test_an_optional_guard_bars_a_setting_over_the_references_when_set(key: str, tolerance: float, passing: float,
                                                                        rendered: list[str]) -> None:
     results = sweep_results({"M1": {"min10": figures(23.0, 21.5, 0.5, 1.0), "lp2": figures(23.0, 21.0, 0.5, 1.0)}})
+    results["references"] = {**REFERENCES, "unsupported_stems": 11.0}
     guard = Guards(**{key: tolerance})
     assert choose(results, Guards(), "rougeL")["M1"] == "min10"
     assert choose(results, guard, "rougeL")["M1"] is None
