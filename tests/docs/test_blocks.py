@@ -107,6 +107,13 @@ def test_the_read_quality_table_has_the_references_first(project: Sources) -> No
         "| A (transformer) | 9.6 ± 1.2 | 1.20 ± 0.05 | 14.0 | 4.8 ± 0.5 | 20.0 | 0.0 | – | 60.0 ± 2.0 |",
         "| lead3 | 0.4 | 1.11 | 0.0 | 1.2 | 63.2 | 71.4 | 33.9 | 41.2 |",
     ]
+    # metrics of the evaluate stage that compares stems: that figure fills the faithfulness column
+    for entry in (figures, model):
+        entry["unsupported_stems"] = entry.pop("unsupported_words") - 10
+    (project.root / "metrics" / "read_quality.json").write_text(json.dumps(reading))
+    assert BLOCKS["read-quality"](Sources(project.root, project.params)).split("\n")[2:4] == [
+        "| *references* | 0.4 | 1.11 | 0.0 | 1.2 | 53.2 | 71.4 | 33.9 | 41.2 |",
+        "| A (transformer) | 9.6 ± 1.2 | 1.20 ± 0.05 | 14.0 | 4.8 ± 0.5 | 10.0 | 0.0 | – | 60.0 ± 2.0 |"]
 
 
 def test_the_comparisons_table(project: Sources) -> None:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from sumpipe.evaluate.abstractiveness import abstractiveness
+from sumpipe.evaluate.abstractiveness import abstractiveness, novel_ngrams
 
 
 def test_an_extract_has_no_novel_ngrams():
@@ -45,3 +45,12 @@ def test_degeneracy_distinct_and_words_repeated_back_to_back():
 def test_length_in_words_leaves_punctuation_out():
     figures = abstractiveness(["return the list .", "a , b ( c ) ."], ["", ""])
     assert (figures["mean_length"], figures["mean_words"]) == (5.5, 3.0)   # (4 + 7) / 2 tokens, (3 + 3) / 2 words
+
+
+def test_one_summary_s_novel_ngrams_by_hand():
+    # 1-grams a b c: c is new; 2-grams (a b), (b c): (b c) is new; lines split n-grams on both sides
+    assert novel_ngrams("a b c", "a b .", 1) == (1, 3)
+    assert novel_ngrams("a b c", "a b .", 2) == (1, 2)
+    assert novel_ngrams("a b\nc", "b c", 2) == (1, 1)      # "b c" across the summary's line break is no 2-gram
+    assert novel_ngrams("b c", "a b\nc d", 2) == (1, 1)    # nor across the source's
+    assert novel_ngrams("", "a", 1) == (0, 0)

@@ -19,12 +19,15 @@ from sumpipe.evaluate.read_quality import (
     is_number,
     jammed_pairs,
     name_dots,
+    pieces,
     read_quality,
     repeated_trigrams,
     repeats_a_word,
     split_sentences,
+    stems,
     stop_words,
     summary_counts,
+    unsupported_stems,
 )
 
 
@@ -82,10 +85,10 @@ def test_read_quality_by_hand():
     assert out["more_sentences_than_reference"] == 66.67  # the first two have 2 sentences, their references 1
     assert out["adjacent_repeat"] == 33.33                # "the the"
     assert out["repeated_trigrams"] == 25.0               # 5 + 8 + 3 3-grams; the second line repeats 4
-    # content words: convert degrees celsius degrees | return dataframe 2017 x2 | pandas file = 12;
+    # content pieces: convert degrees celsius degrees | return dataframe 2017 x2 | pandas file = 12;
     # unsupported, clipped by the source's counts: the second "degrees" (its source has one), the second
     # "return" and "dataframe", both "2017" (the source has 2016), pandas (not in its own source) = 6
-    assert out["unsupported_words"] == 50.0
+    assert out["unsupported_stems"] == 50.0
     assert out["unsupported_numbers"] == 100.0
     # repeated beyond max(1, the source's count): degrees 2 - 1, return 2 - 1, dataframe 2 - 1, 2017 2 - 1 = 4
     assert out["repeated_words"] == 33.33
@@ -99,7 +102,7 @@ def test_read_quality_by_hand():
 
 def test_without_raw_sources_no_word_is_a_name():
     out = read_quality(SUMMARIES, SOURCES, REFERENCES)
-    assert out["unsupported_names"] == 0.0 and out["unsupported_words"] == 50.0
+    assert out["unsupported_names"] == 0.0 and out["unsupported_stems"] == 50.0
 
 
 def test_repetition_at_a_distance_is_what_the_source_does_not_repeat():
@@ -121,12 +124,25 @@ def test_repetition_at_a_distance_is_what_the_source_does_not_repeat():
 def test_unsupported_words_are_clipped_by_the_source_s_counts():
     counts = summary_counts("in 2017 and 2017 growth .", "sales in 2017 .", "x .")
     # content words 2017, 2017, growth: the second 2017 is beyond the source's one, "growth" is not in it
-    assert (counts["word"], counts["word_unsupported"]) == (3, 2)
+    assert (counts["stems"], counts["stems_unsupported"]) == (3, 2)
     assert (counts["number"], counts["number_unsupported"]) == (2, 1)
     assert figures(counts, 1)["unsupported_numbers"] == 50.0
     # without clipping a repeated supported word would be supported every time
-    assert figures(summary_counts("rates rates rates .", "rates rose .", "x ."), 1)["unsupported_words"] == \
+    assert figures(summary_counts("rates rates rates .", "rates rose .", "x ."), 1)["unsupported_stems"] == \
         pytest.approx(200 / 3)
+
+
+def test_words_are_compared_as_rouge_compares_them_pieces_and_porter_stems():
+    # every run outside [a-z0-9] separates; pieces longer than 3 characters take their Porter stem
+    assert pieces("A 44-year-old 's") == ["a", "44", "year", "old", "s"]
+    assert stems("degrees scored scores was") == ["degre", "score", "score", "was"]
+    # "scored" is supported by "scores"; "he" is a stop word; "2" and "goals" are not in the source
+    assert unsupported_stems("he scored 2 goals .", "he scores twice .") == (2, 3)
+    # the tokens differ ("two-year" against "two year"; "'s" against a source that lost its apostrophe),
+    # the content does not: nothing unsupported ("two", "a" and the "s" of "'s" are stop words)
+    assert unsupported_stems("a two-year deal .", "signed a two year deal .") == (0, 2)
+    assert unsupported_stems("the show 's latest addition .", "the show s latest addition .") == (0, 2)
+    assert unsupported_stems("", "x .") == (0, 0) and unsupported_stems("a b", "") == (1, 1)
 
 
 def test_one_summary_s_figures_pool_into_the_system_s():
@@ -136,7 +152,7 @@ def test_one_summary_s_figures_pool_into_the_system_s():
     pooled = {key: round(value, 2) for key, value in figures(total, len(SUMMARIES)).items()}
     assert pooled == read_quality(SUMMARIES, SOURCES, REFERENCES, raw_sources=RAW)
     one = figures(summary_counts(SUMMARIES[0], SOURCES[0], REFERENCES[0], NameDots(), casing(RAW[0]), names), 1)
-    assert (one["fragment_rate"], one["sentences_mean"], one["unsupported_words"]) == (100.0, 2.0, 25.0)
+    assert (one["fragment_rate"], one["sentences_mean"], one["unsupported_stems"]) == (100.0, 2.0, 25.0)
     assert summary_counts("a .", "a .", "a .", own=Casing(frozenset(), frozenset()))["name"] == 0
     assert set(ORIENTED) == set(KEYS) - {"sentences_mean"} and LOWER_IS_BETTER == set(ORIENTED)
 
@@ -148,14 +164,14 @@ def test_a_word_s_own_input_spelling_comes_first():
     sources = ["use pandas with numpy here .", "install pandas first .\nthen use pandas ."]
     out = read_quality(["pandas frame .", "numpy ."], sources, sources, raw_sources=raw)
     assert out["unsupported_names"] == 100.0       # 1 name (numpy), unsupported; 50.0 if pandas counted
-    assert out["unsupported_words"] == 66.67       # frame and numpy of pandas, frame, numpy
+    assert out["unsupported_stems"] == 66.67       # frame and numpy of pandas, frame, numpy
 
 
 def test_the_references_anchor_and_empty_input():
     out = read_quality(REFERENCES, SOURCES, REFERENCES)
     assert out["more_sentences_than_reference"] == 0.0 and out["fragment_rate"] == 0.0
     empty = read_quality([], [], [])
-    assert empty["sentences_mean"] == 0.0 and empty["unsupported_words"] == 0.0
+    assert empty["sentences_mean"] == 0.0 and empty["unsupported_stems"] == 0.0
     with pytest.raises(ValueError, match="differ in number"):
         read_quality(["a ."], [], ["a ."])
 

@@ -289,21 +289,21 @@ def test_read_quality_per_seed_and_the_references_anchor(tmp_path: Path, eval_co
     # the anchor: one sentence each, every content word (and "mars") in the source
     refs = reading["references"]
     assert (refs["fragment_rate"], refs["sentences_mean"], refs["more_sentences_than_reference"]) == (0.0, 1.0, 0.0)
-    assert (refs["unsupported_words"], refs["unsupported_names"]) == (0.0, 0.0)
+    assert (refs["unsupported_stems"], refs["unsupported_names"]) == (0.0, 0.0)
     m1 = reading["systems"]["M1"]
     # 4 of 6 summaries end with a 2-word sentence ("stocks fell ."), 11 sentences, 5 of 6 more than the reference
     assert (m1["fragment_rate"], m1["fragment_rate_sd"], m1["sentences_mean"]) == (66.67, 0.0, 1.83)
     assert m1["more_sentences_than_reference"] == 83.33 and m1["n_seeds"] == 2
     # 25 content words a seed; seed 2's "monday" is unsupported (1 of 25) and its only name (mars in seed 1)
-    assert (m1["seeds"]["1"]["unsupported_words"], m1["seeds"]["2"]["unsupported_words"]) == (0.0, 4.0)
-    assert (m1["unsupported_words"], m1["unsupported_words_sd"]) == (2.0, 2.83)
+    assert (m1["seeds"]["1"]["unsupported_stems"], m1["seeds"]["2"]["unsupported_stems"]) == (0.0, 4.0)
+    assert (m1["unsupported_stems"], m1["unsupported_stems_sd"]) == (2.0, 2.83)
     assert (m1["unsupported_names"], m1["unsupported_names_sd"]) == (50.0, 70.71)
     # M2 writes "cat ." and the like: one word, one sentence, each a fragment
     m2 = reading["systems"]["M2"]
     assert (m2["fragment_rate"], m2["sentences_mean"], m2["more_sentences_than_reference"]) == (100.0, 1.0, 0.0)
     assert m2["n_seeds"] == 1 and "fragment_rate_sd" not in m2
     lead = reading["systems"]["lead3"]
-    assert (lead["sentences_mean"], lead["unsupported_words"], lead["fragment_rate"]) == (3.0, 0.0, 0.0)
+    assert (lead["sentences_mean"], lead["unsupported_stems"], lead["fragment_rate"]) == (3.0, 0.0, 0.0)
     # no summary here uses a content word twice
     assert refs["repeated_words"] == m1["repeated_words"] == m2["repeated_words"] == lead["repeated_words"] == 0.0
 

@@ -230,11 +230,15 @@ def read_quality_table(src: Sources) -> str:
         return ("*Not in this checkout's metrics yet: `dvc repro evaluate` writes `metrics/read_quality.json`, "
                 "then `sumpipe docs` fills this table.*")
     reading = src.metrics("read_quality")
+    # the faithfulness column: the stems' figure, or in metrics an older evaluate stage wrote, the tokens' one
+    # it replaced (docs/measures.md), until `dvc repro evaluate` writes the new one
+    unsupported = "unsupported_stems" if "unsupported_stems" in (reading.get("references") or {}) else \
+        "unsupported_words"
 
     def row(name: str, entry: dict[str, Any] | None) -> list[str]:
         return [name, with_sd(entry, "fragment_rate", 1), with_sd(entry, "sentences_mean"),
                 with_sd(entry, "more_sentences_than_reference", 1), with_sd(entry, "repeated_words", 1),
-                with_sd(entry, "unsupported_words", 1), with_sd(entry, "unsupported_numbers", 1),
+                with_sd(entry, unsupported, 1), with_sd(entry, "unsupported_numbers", 1),
                 with_sd(entry, "unsupported_names", 1), with_sd(entry, "jammed_pairs", 1)]
 
     systems_ = reading.get("systems", {})

@@ -35,6 +35,14 @@ def _sentences(text: str) -> list[list[str]]:
     return [line.split() for line in (text or "").split("\n") if line.strip()]
 
 
+def novel_ngrams(summary: str, source: str, n: int) -> tuple[int, int]:
+    """(n-grams of `summary` that `source` does not hold, all its n-grams), both counted within lines (the
+    module docstring's `novel_<n>gram` for one summary): "a b c" of "a b ." -> (1, 2) for n = 2."""
+    grams = _ngrams(_sentences(summary), n)
+    seen = set(_ngrams(_sentences(source), n))
+    return sum(g not in seen for g in grams), len(grams)
+
+
 def _distinct_share(summaries: Sequence[str]) -> float:
     """Share of summaries whose text (whitespace-normalised) no other summary has."""
     texts = [" ".join(s.split()) for s in summaries]
@@ -61,10 +69,9 @@ def abstractiveness(summaries: Sequence[str], sources: Sequence[str],
         summary_tokens += sum(map(len, summ))
         source_tokens += sum(map(len, src))
         for n in ORDERS:
-            grams = _ngrams(summ, n)
-            seen = set(_ngrams(src, n))
-            total[n] += len(grams)
-            novel[n] += sum(g not in seen for g in grams)
+            new, grams = novel_ngrams(summary, source, n)
+            total[n] += grams
+            novel[n] += new
         again, grams_3 = repeated_trigrams(summary)
         trigrams += grams_3
         repeated += again

@@ -52,7 +52,7 @@ Outputs:
   "twice" shares (`sumpipe.evaluate.abstractiveness`), for models the mean over seeds with `_sd` and
   every seed's figures;
 - `${paths.metrics}/read_quality.json`: what a reader gets (`sumpipe.evaluate.read_quality`: fragments,
-  sentences, repetition back to back and at a distance, unsupported words, numbers and names):
+  sentences, repetition back to back and at a distance, unsupported words (stems), numbers and names):
   `{"references": {..}, "systems": {"<system>": {..}}}`, the references' own figures as the anchor of
   each, for models the mean over seeds with `_sd` and every seed's figures. Which words are names comes
   from the raw sources' spelling (`${paths.raw}/<split>.parquet`), and the names' dots from those of the

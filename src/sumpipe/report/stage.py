@@ -204,7 +204,7 @@ def abstractiveness_section(summary: dict) -> list[str]:
 READ_QUALITY_COLUMNS = (("fragment_rate", "fragments %", 1), ("sentences_mean", "sentences", 2),
                         ("more_sentences_than_reference", "more sentences than ref. %", 1),
                         ("adjacent_repeat", "word twice %", 1), ("repeated_trigrams", "repeated 3-grams %", 1),
-                        ("repeated_words", "repeated words %", 1), ("unsupported_words", "unsupported words %", 1),
+                        ("repeated_words", "repeated words %", 1), ("unsupported_stems", "unsupported words %", 1),
                         ("unsupported_numbers", "numbers %", 1), ("unsupported_names", "names %", 1),
                         ("jammed_pairs", "jammed pairs %", 1))
 
@@ -238,10 +238,13 @@ def read_quality_section(summary: dict) -> list[str]:
            "- repeated words: % of the summaries' content words (stop words aside) that repeat an earlier one more "
            "often than the source does (\"Convert degrees to degrees.\"): repetition at any distance, the fluency "
            "signal (on SummEval's expert judgments it tracks fluency; docs/measures.md);",
-           "- unsupported words: % of the summaries' content words that the source does not contain, clipped as "
-           "ROUGE clips (a word used more often than the source uses it is unsupported beyond the source's count): "
-           "the faithfulness signal; numbers, names: the same over numbers and over names (words capitalised in the "
-           "raw input) only;",
+           "- unsupported words: % of the summaries' content words that the source does not contain, compared as "
+           "ROUGE compares words (split at every character outside [a-z0-9], Porter stems: \"scored\" is supported "
+           "by \"scores\") and clipped as ROUGE clips (a word used more often than the source uses it is unsupported "
+           "beyond the source's count): the faithfulness signal, which on SummEval's expert judgments tracks "
+           "consistency as well as ROUGE-1 precision against the source does, not better (docs/measures.md); "
+           "numbers, names: the same over numbers and over names (words capitalised in the raw input) only, "
+           "compared as tokens;",
            "- jammed pairs: % of the summaries' pairs of adjacent content words (no stop word nor punctuation between "
            "them) that the source never writes side by side (\"princess permission dock argentinean port\": copied "
            "names in a row with no grammar joining them), a second fluency signal (docs/measures.md). None of these "

@@ -88,9 +88,11 @@ def decoding(params: ParamsOption = Path("params.yaml")) -> None:
 
 
 def meta_eval(params: ParamsOption = Path("params.yaml")) -> None:
-    """Does each read-quality measure track what people judge? Correlations of every measure and of ROUGE
-    with every human score of a judgments file (experiments/measures), with bootstrap intervals, and the
-    check that the published ROUGE row is reproduced."""
+    """Does each read-quality measure track what people judge? Correlations of every measure, of ROUGE and
+    of the trivial baselines (ROUGE-1/2 precision against the source, novel n-grams, length) with every
+    human score of a judgments file (experiments/measures), with bootstrap intervals, each minus the
+    baseline row (paired), on all articles and on the held-out half, and the check that the published ROUGE
+    row is reproduced."""
     from sumpipe.config import load_config
     from sumpipe.errors import SumpipeError
     from sumpipe.evaluate.meta_eval import RESULTS_MD, MetaEvaluation, markdown_table, run_meta_eval

@@ -22,7 +22,8 @@ with the split's references as the anchor, and the setting is chosen under guard
 settings whose fragment rate (mean over the seeds) is at most the references' + `guards.fragments`
 points and whose sentences per summary are at most the references' mean + `guards.sentences` (and,
 where set, whose repeated words and jammed pairs, the two measures validated for fluency, are at most
-the references' + `guards.repeated_words`, + `guards.jammed_pairs` points, and, where set, whose sentences
+the references' + `guards.repeated_words`, + `guards.jammed_pairs` points, whose unsupported words, the
+faithfulness measure, at most the references' + `guards.unsupported_stems` points, and whose sentences
 per summary are at least the references' mean - `guards.few_sentences`: issue 53, news models that write one
 run-on sentence against the highlights' 3.65), the
 best validation `choose_by` (R-L) wins, per model and for the experiment as a whole (the setting that
@@ -44,7 +45,7 @@ RESULTS_MD = "decoding.md"
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
 SHAPE_FIGURES = ("mean_words", "distinct")                 # sumpipe.evaluate.abstractiveness
 READ_FIGURES = ("fragment_rate", "sentences_mean", "more_sentences_than_reference", "adjacent_repeat",
-                "repeated_words", "unsupported_words", "jammed_pairs")     # sumpipe.evaluate.read_quality
+                "repeated_words", "unsupported_stems", "jammed_pairs")     # sumpipe.evaluate.read_quality
 RARE_FIGURES = ("rare_word_recall",)                         # sumpipe.evaluate.rare_words, x 100
 FIGURES = ROUGE_TYPES + SHAPE_FIGURES + READ_FIGURES + RARE_FIGURES
 
@@ -57,14 +58,17 @@ class Guards:
     distance, the measure validated for fluency: docs/measures.md) at most the references' + that many
     points, and, when `jammed_pairs` is set, its jammed pairs (adjacent content words the source never
     writes side by side, the second measure validated for fluency, issue 53) at most the references' + that
-    many points, and, when `few_sentences` is set, its sentences per summary at least the references' mean -
+    many points, and, when `unsupported_stems` is set, its unsupported words (`read_quality`'s content words
+    the source does not hold, compared by their stems: the faithfulness measure) at most the references' +
+    that many points, and, when `few_sentences` is set, its sentences per summary at least the references' mean -
     `few_sentences` (issue 53: a run-on sentence where the references have 3.65) (means over the seeds).
-    All three off by default: the default run's choice was made without them."""
+    The optional four off by default: the default run's choice was made without them."""
 
     fragments: float = 1.0
     sentences: float = 0.1
     repeated_words: float | None = None
     jammed_pairs: float | None = None
+    unsupported_stems: float | None = None
     few_sentences: float | None = None
 
     def check(self, key: str) -> None:
@@ -72,6 +76,8 @@ class Guards:
         require(self.sentences >= 0, f"{key}.sentences", "must be >= 0")
         require(self.repeated_words is None or self.repeated_words >= 0, f"{key}.repeated_words", "must be >= 0")
         require(self.jammed_pairs is None or self.jammed_pairs >= 0, f"{key}.jammed_pairs", "must be >= 0")
+        require(self.unsupported_stems is None or self.unsupported_stems >= 0, f"{key}.unsupported_stems",
+                "must be >= 0")
         require(self.few_sentences is None or self.few_sentences >= 0, f"{key}.few_sentences", "must be >= 0")
 
     def passes(self, figures: dict[str, Any], anchor: dict[str, float]) -> bool:
@@ -81,6 +87,8 @@ class Guards:
                      or figures["repeated_words"]["mean"] <= anchor["repeated_words"] + self.repeated_words)
                 and (self.jammed_pairs is None
                      or figures["jammed_pairs"]["mean"] <= anchor["jammed_pairs"] + self.jammed_pairs)
+                and (self.unsupported_stems is None
+                     or figures["unsupported_stems"]["mean"] <= anchor["unsupported_stems"] + self.unsupported_stems)
                 and (self.few_sentences is None
                      or figures["sentences_mean"]["mean"] >= anchor["sentences_mean"] - self.few_sentences))
 
@@ -260,6 +268,14 @@ def _later_figure(figures: dict[str, Any], key: str) -> str:
     return f"{figures[key]['mean']:.1f}" if key in figures else "–"
 
 
+def _unsupported(figures: dict[str, Any]) -> str:
+    """The faithfulness figure of a setting or of the references (`read_quality`'s unsupported stems), or, in
+    results written before it, the token-based figure it replaced (`unsupported_words`)."""
+    key = "unsupported_stems" if "unsupported_stems" in figures else "unsupported_words"
+    value = figures[key]
+    return f"{value['mean'] if isinstance(value, dict) else value:.1f}"
+
+
 def render(results: dict[str, Any]) -> str:
     """The results as a markdown table: one row per (model, setting), the guards' verdict and the choice."""
     ref, guards, by = results["references"], results["guards"], results["choose_by"]
@@ -269,7 +285,7 @@ def render(results: dict[str, Any]) -> str:
     lines = [f"# Decoding settings on the {results['split']} split (seeds {seeds_text})",
              "", f"Mean ± sd over the seeds; references: {ref['mean_words']:.1f} words (10th-90th percentile "
                  f"{ref['p10']:.0f}-{ref['p90']:.0f}), fragment rate {ref['fragment_rate']:.1f} %, "
-                 f"{ref['sentences_mean']:.2f} sentences, {ref['unsupported_words']:.1f} % unsupported words"
+                 f"{ref['sentences_mean']:.2f} sentences, {_unsupported(ref)} % unsupported words"
                  + (f", {ref['jammed_pairs']:.1f} % jammed pairs" if "jammed_pairs" in ref else "") + ". "
                  f"Guards: fragment rate <= {ref['fragment_rate'] + guards['fragments']:.1f} % (the references' "
                  f"+ {guards['fragments']:g}), sentences <= {ref['sentences_mean'] + guards['sentences']:.2f} "
@@ -278,6 +294,9 @@ def render(results: dict[str, Any]) -> str:
                 f"{guards['repeated_words']:g})" if guards.get("repeated_words") is not None else "")
              + (f", jammed pairs <= {ref['jammed_pairs'] + guards['jammed_pairs']:.1f} % (the references' + "
                 f"{guards['jammed_pairs']:g})" if guards.get("jammed_pairs") is not None else "")
+             + (f", unsupported words <= {ref['unsupported_stems'] + guards['unsupported_stems']:.1f} % (the "
+                f"references' + {guards['unsupported_stems']:g})" if guards.get("unsupported_stems") is not None
+                else "")
              + (f", sentences >= {ref['sentences_mean'] - guards['few_sentences']:.2f} (the references' - "
                 f"{guards['few_sentences']:g})" if guards.get("few_sentences") is not None else "")
              + f"; chosen (**bold**): the best {by} among the "
@@ -300,7 +319,7 @@ def render(results: dict[str, Any]) -> str:
                          f"{f['mean_words']['mean']:.1f} | {f['fragment_rate']['mean']:.1f} | "
                          f"{f['sentences_mean']['mean']:.2f} | {f['more_sentences_than_reference']['mean']:.1f} | "
                          f"{f['adjacent_repeat']['mean']:.1f} | {f['repeated_words']['mean']:.1f} | "
-                         f"{f['unsupported_words']['mean']:.1f} | {_later_figure(f, 'jammed_pairs')} | "
+                         f"{_unsupported(f)} | {_later_figure(f, 'jammed_pairs')} | "
                          f"{f['distinct']['mean']:.1f} | {verdict} | {model['lead1_rouge1']:.2f} | "
                          f"{_later_figure(f, 'rare_word_recall')} |")
     shared = results["chosen"].get("all models")
