@@ -31,7 +31,7 @@ LAYERS: list[set[str]] = [
     {"train"},
     {"decode"},
     {"evaluate"},
-    {"report", "experiments", "rewrite"},                        # artifacts -> report; own pipelines; studies
+    {"report", "studies", "rewrite"},                        # artifacts -> report; own pipelines; studies
     {"docs"},                                                    # the docs' generated figures and lists
     {"cli"},                                                     # the `sumpipe` command
 ]

@@ -11,10 +11,11 @@ at the default model's shapes. OpenBLAS, the BLAS NumPy ships, runs a CPU kind's
 in the same order on every AVX2 CPU, at 100-107 GFLOP/s there, so portable pins them
 (`sumpipe.numerics`). Under `native` OpenBLAS picks this CPU's own kernels.
 
-Only float32 CPU tensors take this path; CUDA, bfloat16 and anything inside `torch.compile` use
-`F.linear`. The result is the same product, rounded by another kernel: a model trains other bytes
-than it did through MKL, and the same bytes under either path on every run. The bias and its
-gradient stay in ATen: NumPy's own sums choose SIMD code by CPU at run time.
+Only float32 CPU tensors take this path; CUDA, bfloat16, anything inside `torch.compile` and
+anything under a dispatch mode (FLOP counters, fake tensors) use `F.linear`. The result is the
+same product rounded by another kernel: a model trains other bytes than it did through MKL, and the
+same bytes on every run. The bias and its gradient stay in ATen: NumPy's own sums choose SIMD code
+by CPU at run time.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils._python_dispatch import _get_current_dispatch_mode
 
 
 def _product(a: torch.Tensor, b: np.ndarray) -> torch.Tensor:
@@ -57,8 +59,10 @@ class _OpenBlasLinear(torch.autograd.Function):
 
 
 def _takes_openblas(x: torch.Tensor, weight: torch.Tensor) -> bool:
+    # a dispatch mode (torch's FLOP counter, fake tensors) sees only ATen calls: it gets F.linear
     return (x.device.type == "cpu" and x.dtype == torch.float32 and weight.dtype == torch.float32
-            and not torch.is_autocast_enabled("cpu") and not torch.compiler.is_compiling())
+            and not torch.is_autocast_enabled("cpu") and not torch.compiler.is_compiling()
+            and _get_current_dispatch_mode() is None)
 
 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
