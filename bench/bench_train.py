@@ -39,7 +39,8 @@ records N more updates of each setting with torch.profiler and prints the kernel
 most GPU time. On a GPU the script first times one large bf16 matrix product (the ceiling that
 this GPU reaches in practice, next to its datasheet peak).
 
-The CPU ceiling (a roofline's compute roof). On a CPU each setting first times float32 `torch.mm` at the
+The CPU ceiling (a roofline's compute roof). On a CPU each setting first times the float32 product the
+models run (`sumpipe.models.linear`, OpenBLAS) at the
 model's own shapes, on the setting's thread count (`train.threads`, or `--threads`) and numerics, with B and
 S a typical training batch's rows and padded source length, N_tgt its target tokens (padding excluded);
 typical: the median by B·S of the first 16 batches of the first epoch (the first alone may be a bucket of
@@ -120,7 +121,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
@@ -133,6 +133,7 @@ from sumpipe.numerics import MODES, PORTABLE, pin_numerics  # noqa: E402
 from sumpipe.train.paper import PAPER_OVERRIDES, apply_overrides  # noqa: E402
 
 if TYPE_CHECKING:
+    import pandas as pd
     import torch
 
 PEAK_BF16 = {"H100 PCIe": 756e12, "H100": 989e12, "H200": 989e12, "GH200": 989e12, "A100": 312e12,
@@ -243,23 +244,34 @@ def numerics_mode(environ: Mapping[str, str] = os.environ) -> str:
 
 
 def matmul_rate(m: int, k: int, n: int, dtype: torch.dtype, seconds: float) -> float:
-    """FLOP/s of (m × k)·(k × n) `torch.mm` into a preallocated output: the best of blocks of repeats (each
+    """FLOP/s of (m × k)·(k × n) as the models multiply (float32: `sumpipe.models.linear`; bfloat16: `torch.mm`
+    into a preallocated output): the best of blocks of repeats (each
     block about a tenth of `seconds`, for `seconds` in all, after 2 warm-ups). Random data from its own
     generator: the global one, which training draws from, is left as it was."""
     import torch
+
+    from sumpipe.models.linear import linear
 
     generator = torch.Generator().manual_seed(0)
     a = torch.randn(m, k, generator=generator).to(dtype)
     b = torch.randn(k, n, generator=generator).to(dtype)
     out = torch.empty(m, n, dtype=dtype)
+    weight = b.t().contiguous()  # (n, k), as a Linear layer holds it
+
+    def product() -> None:  # float32: the models' own path (sumpipe.models.linear), else torch.mm
+        if dtype == torch.float32:
+            linear(a, weight)
+        else:
+            torch.mm(a, b, out=out)
+
     for _ in range(2):
-        torch.mm(a, b, out=out)
+        product()
     flops, best, repeats = 2.0 * m * k * n, 0.0, 1
     deadline = time.perf_counter() + seconds
     while True:
         started = time.perf_counter()
         for _ in range(repeats):
-            torch.mm(a, b, out=out)
+            product()
         elapsed = max(time.perf_counter() - started, 1e-9)
         best = max(best, flops * repeats / elapsed)
         if time.perf_counter() >= deadline:
@@ -288,7 +300,7 @@ def cpu_ceiling(shapes: list[Shape], threads: int | None, seconds: float) -> dic
 
 def format_ceiling(ceiling: dict[str, Any]) -> str:
     shapes = ceiling["shapes"]
-    lines = [f"CPU ceiling: torch.mm at the model's shapes, {ceiling['threads']} thread(s), numerics "
+    lines = [f"CPU ceiling: the models' float32 product at their shapes, {ceiling['threads']} thread(s), numerics "
              f"{numerics_mode()}:"]
     for label, (m, k, n) in shapes.items():
         bf16 = ceiling["bfloat16"]
@@ -491,6 +503,8 @@ def pretrain_setting(raw: dict, train_df, valid_df, vocab, batch_size: int):
 # Data
 # --------------------------------------------------------------------------------------------
 def cnndm_frames(path: Path, n_train: int, max_tokens: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    import pandas as pd
+
     from sumpipe.text.preprocess import preprocess_text
 
     rows: dict[str, list] = {"train": [], "valid": []}
@@ -506,6 +520,8 @@ def cnndm_frames(path: Path, n_train: int, max_tokens: int) -> tuple[pd.DataFram
 
 
 def build_vocab(train: pd.DataFrame, size: int):
+    import pandas as pd
+
     from sumpipe.vocab.vocabulary import Vocabulary
 
     counts = Counter(w for text in pd.concat([train["source"], train["reference"]]) for w in text.split())
@@ -712,6 +728,8 @@ def run(args: argparse.Namespace, raw: dict, mode: str) -> None:
 
     started = time.perf_counter()
     if args.data:
+        import pandas as pd
+
         train_df, valid_df = (pd.read_parquet(args.data / f"{s}.parquet") for s in ("train", "valid"))
         data_name = f"{args.data} ({len(train_df)} train examples)"
     else:

@@ -9,9 +9,11 @@ they are half of an update. torch multiplies with MKL, and the same bytes on eve
 at the default model's shapes. OpenBLAS, the BLAS NumPy ships, runs a CPU kind's kernels by name
 (`OPENBLAS_CORETYPE`): its Haswell kernels (AVX2 + FMA, fixed blocking) run the same instructions
 in the same order on every AVX2 CPU, at 100-107 GFLOP/s there, so portable pins them
-(`sumpipe.numerics`). Under `native` OpenBLAS picks this CPU's own kernels.
+(`sumpipe.numerics`) and takes this path. Under `native` the products stay in MKL: on an AMD EPYC
+OpenBLAS's own AVX-512 kernels trained M1 1.09 times as fast as MKL, but PG-cov 0.88 and BERT2S
+0.81 times (docs/benchmarks.md), and MKL is at its best on Intel CPUs.
 
-Only float32 CPU tensors take this path; CUDA, bfloat16, anything inside `torch.compile` and
+Only float32 CPU tensors of a portable process take this path; CUDA, bfloat16, anything inside `torch.compile` and
 anything under a dispatch mode (FLOP counters, fake tensors) use `F.linear`. The result is the
 same product rounded by another kernel: a model trains other bytes than it did through MKL, and the
 same bytes on every run. The bias and its gradient stay in ATen: NumPy's own sums choose SIMD code
@@ -20,6 +22,8 @@ by CPU at run time.
 
 from __future__ import annotations
 
+import functools
+import os
 from typing import Any
 
 import numpy as np
@@ -27,6 +31,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.utils._python_dispatch import _get_current_dispatch_mode
+
+from sumpipe.numerics import PORTABLE
 
 
 def _product(a: torch.Tensor, b: np.ndarray) -> torch.Tensor:
@@ -58,15 +64,23 @@ class _OpenBlasLinear(torch.autograd.Function):
         return grad_x, grad_w, grad_b
 
 
+@functools.cache
+def _portable() -> bool:
+    """Whether this process loaded the portable kernels (`sumpipe.numerics.pin_numerics`): fixed when torch
+    and NumPy load, so read once."""
+    return all(os.environ.get(name) == value for name, value in PORTABLE.items())
+
+
 def _takes_openblas(x: torch.Tensor, weight: torch.Tensor) -> bool:
     # a dispatch mode (torch's FLOP counter, fake tensors) sees only ATen calls: it gets F.linear
-    return (x.device.type == "cpu" and x.dtype == torch.float32 and weight.dtype == torch.float32
+    return (_portable() and x.device.type == "cpu" and x.dtype == torch.float32 and weight.dtype == torch.float32
             and not torch.is_autocast_enabled("cpu") and not torch.compiler.is_compiling()
             and _get_current_dispatch_mode() is None)
 
 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
-    """x (..., in) · weight (out, in)ᵀ + bias (out,): `F.linear`, in OpenBLAS on a float32 CPU tensor."""
+    """x (..., in) · weight (out, in)ᵀ + bias (out,): `F.linear`, in OpenBLAS on a float32 CPU tensor of a
+    process that runs the portable kernels."""
     if _takes_openblas(x, weight):
         return _OpenBlasLinear.apply(x, weight, bias)
     return F.linear(x, weight, bias)
