@@ -137,25 +137,32 @@ def _merge(base: dict, override: dict) -> dict:
     return out
 
 
+def _command_env() -> dict[str, str]:
+    """The environment the tiny pipeline's commands run in: this venv's commands first on PATH, no analytics."""
+    return {**os.environ, "DVC_NO_ANALYTICS": "1", "OMP_NUM_THREADS": "1",
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
 def _run_command(args: list[str], cwd: Path) -> str:
     """The stdout of `args` run in `cwd` with this venv's commands first on PATH; a failure fails the test."""
-    env = {**os.environ, "DVC_NO_ANALYTICS": "1", "OMP_NUM_THREADS": "1",
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(args, cwd=cwd, env=_command_env(), capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, f"{' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     return result.stdout
 
 
-def _build_tiny_pipeline(work: Path) -> Path:
+def _build_tiny_pipeline(work: Path, params: dict | None = None, repro: bool = True) -> Path:
     """`work` made a git + DVC repository (branch main, one empty commit) holding src/, dvc.yaml and
-    params.yaml with `TINY_PIPELINE`'s overrides, after `dvc repro`; nothing of the build is committed."""
+    params.yaml with `TINY_PIPELINE`'s overrides (and then `params`'), after `dvc repro` (none with
+    `repro=False`); nothing of the build is committed."""
     from sumpipe.config import expand_runs
+
+    overrides = params or {}
 
     shutil.copytree(REPO / "src", work / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     shutil.copy(REPO / "dvc.yaml", work / "dvc.yaml")
     shutil.copy(REPO / "constraints.txt", work / "constraints.txt")
     shutil.copy(REPO / ".gitignore", work / ".gitignore")
-    params = _merge(yaml.safe_load((REPO / "params.yaml").read_text()), TINY_PIPELINE)
+    params = _merge(_merge(yaml.safe_load((REPO / "params.yaml").read_text()), TINY_PIPELINE), overrides)
     params["runs"] = expand_runs(params["models"], params["train"]["seeds"])
     (work / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     _run_command(["git", "init", "-q", "-b", "main"], work)
@@ -163,20 +170,24 @@ def _build_tiny_pipeline(work: Path) -> Path:
                  work)
     _run_command([sys.executable, "-m", "dvc", "init", "-q"], work)
     _run_command([sys.executable, "-m", "dvc", "config", "core.analytics", "false"], work)
-    _run_command([sys.executable, "-m", "dvc", "repro"], work)
+    if repro:
+        _run_command([sys.executable, "-m", "dvc", "repro"], work)
     return work
 
 
 class TinyPipeline(NamedTuple):
-    """`build(work)`: the tiny pipeline built in `work`; `run(args, cwd)`: a command's stdout."""
+    """`build(work, params=None, repro=True)`: the tiny pipeline built in `work` (`params`: more overrides;
+    `repro=False`: set up, nothing run); `run(args, cwd)`: a command's stdout; `env()`: the environment
+    `run` gives a command, for one a test starts itself."""
 
-    build: Callable[[Path], Path]
+    build: Callable[..., Path]
     run: Callable[[list[str], Path], str]
+    env: Callable[[], dict[str, str]]
 
 
 @pytest.fixture(scope="session")
 def tiny_pipeline() -> TinyPipeline:
-    return TinyPipeline(_build_tiny_pipeline, _run_command)
+    return TinyPipeline(_build_tiny_pipeline, _run_command, _command_env)
 
 
 # --------------------------------------------------------------------------------------------

@@ -63,6 +63,18 @@ def test_under_dvc_a_watcher_ends_the_stage_with_dvc(monkeypatch) -> None:
     assert len(watchers) == 1 and watchers[0].daemon  # never keeps the process alive
 
 
+@pytest.mark.parametrize("args", [["preprocess"], ["numerals", "report"]])
+def test_ctrl_c_in_a_command_says_interrupted_with_status_130(cli, monkeypatch, args: list[str]) -> None:
+    """Ctrl-C (a KeyboardInterrupt) in a command, a sub-app's too: one `interrupted` line and exit status 130.
+    Typer turns it into status 130 without a word, which `main` took for the command's own return value."""
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("sumpipe.config.load_params", interrupt)
+    monkeypatch.setattr("sumpipe.config.load_config", interrupt)
+    assert cli(*args) == (130, "", "interrupted\n")
+
+
 def test_an_error_line_quoting_control_characters_stays_one_plain_line(cli, tmp_path) -> None:
     code, out, err = cli("decode", "-m", "M1", "x\x1b[2J\rerror: forged\n.txt", cwd=tmp_path)
     assert code == 1 and err.count("\n") == 1 and err.startswith("error: x\\u001b[2J\\u000derror: forged\\u000a")

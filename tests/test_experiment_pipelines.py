@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import random
 import shutil
-import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -142,19 +141,11 @@ TINY = {
 TINY_REPLACE = {"cnn": {"ensembles": {"PG-cov-ens": {"model": "PG-cov"}}}}
 
 
-def run(args: list[str], cwd: Path) -> str:
-    env = {**os.environ, "DVC_NO_ANALYTICS": "1", "OMP_NUM_THREADS": "1",
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, f"{' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-    return result.stdout
-
-
-def tiny_pipeline(work: Path, name: str, data: dict) -> Path:
+def experiment_pipeline(work: Path, name: str, data: dict, run: Callable[[list[str], Path], str]) -> Path:
     """A git + DVC repository at `work` with the project's code and experiments/<name>/ (its dvc.yaml as
     it is, its params shrunk by TINY and `data` (the generated corpora's paths)), a DVC project of its own
     with its committed .dvc/config (the repository's cache); `dvc repro` run in its folder, as
-    docs/realtext.md says."""
+    docs/realtext.md says. `run`: conftest's `tiny_pipeline.run`."""
     shutil.copytree(REPO / "src", work / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     folder = work / "experiments" / name
     folder.mkdir(parents=True)
@@ -245,18 +236,19 @@ def test_the_gigaword_data_section_on_the_real_files(shared_data: Path, tmp_path
 # The tiny pipelines
 # --------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def gigaword(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def gigaword(tiny_pipeline, tmp_path_factory: pytest.TempPathFactory) -> Path:
     work = tmp_path_factory.mktemp("gigaword")
     corpora = work.parent / f"{work.name}-data"
     data = {"data": {"path": str(gigaword_like(corpora))},
             "crosseval": {"data": {"path": str(duc_like(corpora))}}}
-    return tiny_pipeline(work, "gigaword", data)
+    return experiment_pipeline(work, "gigaword", data, tiny_pipeline.run)
 
 
 @pytest.fixture(scope="module")
-def cnn(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def cnn(tiny_pipeline, tmp_path_factory: pytest.TempPathFactory) -> Path:
     work = tmp_path_factory.mktemp("cnn")
-    return tiny_pipeline(work, "cnn", {"data": {"path": str(cnn_like(work.parent / f"{work.name}-data"))}})
+    data = {"data": {"path": str(cnn_like(work.parent / f"{work.name}-data"))}}
+    return experiment_pipeline(work, "cnn", data, tiny_pipeline.run)
 
 
 @pytest.mark.faults  # a whole tiny pipeline through DVC (minutes on 2 cores): the long suite, CI runs it
@@ -292,7 +284,8 @@ def test_tiny_gigaword_pipeline(gigaword: Path) -> None:
 
 
 @pytest.mark.faults  # a whole tiny pipeline through DVC (minutes on 2 cores): the long suite, CI runs it
-def test_tiny_gigaword_pipeline_reruns_nothing(gigaword: Path) -> None:
+def test_tiny_gigaword_pipeline_reruns_nothing(gigaword: Path, tiny_pipeline) -> None:
+    run = tiny_pipeline.run
     out = run([sys.executable, "-m", "dvc", "repro"], gigaword)
     assert "Running stage" not in out
     # its outputs went to the repository's cache, and the repository's own commands do not see its stages

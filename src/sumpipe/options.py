@@ -30,10 +30,19 @@ class Command(TyperCommand):
 
 
 class Group(TyperGroup):
-    """The `sumpipe` app and its sub-apps: `--help` reads as a flag; commands are `Command`s."""
+    """The `sumpipe` app and its sub-apps: `--help` reads as a flag; commands are `Command`s; Ctrl-C in a
+    command reaches `sumpipe.cli.main`, which says `interrupted` (exit status 130)."""
 
     def get_help_option(self, ctx: Any) -> Any:
         return _as_flag(super().get_help_option(ctx))
+
+    def invoke(self, ctx: Any) -> Any:
+        # Typer turns a KeyboardInterrupt into exit status 130 without a word, returned (standalone_mode=False)
+        # as if the command had returned it; an Abort it passes on, as EOF in a prompt is
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise typer.Abort() from None
 
 
 ParamsOption = Annotated[
