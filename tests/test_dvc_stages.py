@@ -119,7 +119,9 @@ NOT_RUN = {
               "src/sumpipe/extractive": "the extractive methods are selection methods too, never run by train"},
     "evaluate": {"src/sumpipe/selection/select.py": "evaluate only lists the baseline selections by name",
                  "src/sumpipe/extractive": "an extractive selection is never a baseline: evaluate only reads the flag",
-                 "src/sumpipe/vocab": "the 3-gram table is loaded by a selection method's fit, never by evaluate"},
+                 "src/sumpipe/vocab": "the 3-gram table is loaded by a selection method's fit, never by evaluate",
+                 "src/sumpipe/numerics.py": "evaluate reads each model's vocab_size (models/, whose Linear imports "
+                                            "PORTABLE); it pins no kernels and multiplies nothing"},
 }
 
 

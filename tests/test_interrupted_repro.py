@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -33,6 +34,9 @@ WATCHED = "checkpoints/M1/seed-1/state.pt"  # the train stage's first runs: BERT
 START_LIMIT_S = 600  # the stages before train: about a minute here
 STOP_LIMIT_S = 120  # from Ctrl-C to the end of `dvc repro`: a few seconds here
 NOT_OUTPUTS = (".git", ".dvc", "src")
+# DVC runs a stage's cmd through $SHELL (/bin/sh when unset). bash passes on the status sumpipe exits with
+# (130); dash, Debian's /bin/sh, stays as the parent and kills itself with the SIGINT it got (DVC: -2).
+BASH = shutil.which("bash") or "/bin/bash"
 
 
 def _ctrl_c_at_first_checkpoint(work: Path, env: dict[str, str], log: Path) -> tuple[int, str, int]:
@@ -106,7 +110,7 @@ def test_ctrl_c_in_dvc_repro_then_dvc_repro_finishes_what_was_left(tiny_pipeline
     work = tiny_pipeline.build(tmp_path / "interrupted", params=PARAMS, repro=False)
     runs = yaml.safe_load((work / "params.yaml").read_text())["runs"]
 
-    code, err, group = _ctrl_c_at_first_checkpoint(work, tiny_pipeline.env(), tmp_path)
+    code, err, group = _ctrl_c_at_first_checkpoint(work, {**tiny_pipeline.env(), "SHELL": BASH}, tmp_path)
     # what the user reads: the pool names the runs it stopped and that they resume, sumpipe that it was
     # interrupted (exit status 130), DVC which stage failed; no traceback
     assert code != 0, err[-3000:]
