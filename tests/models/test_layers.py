@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 
+from sumpipe.models import layers
 from sumpipe.models.layers import (
     MIN_PROB,
     AdditiveAttention,
@@ -211,6 +212,36 @@ def test_additive_attention_coverage_shifts_weights_and_loss() -> None:
     assert coverage_loss(torch.tensor([[0.5, 0.3, 0.2]]), torch.tensor([[0.2, 0.6, 0.0]])).item() == pytest.approx(0.5)
 
 
+def _attention_and_gradients(mha: MultiHeadAttention, case: str) -> list[torch.Tensor]:
+    """The output of `mha` on fixed inputs of `case` and the gradients of a weighted sum of it."""
+    generator = torch.Generator().manual_seed(5)
+    q = torch.randn(2, 3, 16, generator=generator, requires_grad=True)
+    kv = torch.randn(2, 5, 16, generator=generator, requires_grad=True)
+    key_bias = torch.randn(2, 4, 5, generator=generator, requires_grad=True)
+    bias = key_padding_bias(torch.tensor([[True] * 5, [True, True, True, False, False]]))
+    if case == "padding":
+        out = mha(q, kv, bias=bias).out
+    elif case == "causal":
+        out = mha(kv, causal=True).out
+    else:  # M2's rarity term, which needs its gradient
+        out = mha(q, kv, bias=bias, key_bias=key_bias).out
+    grads = torch.autograd.grad((out * torch.linspace(-1, 1, 16)).sum(), [q, kv, key_bias], allow_unused=True)
+    return [out.detach()] + [g for g in grads if g is not None]
+
+
+@pytest.mark.parametrize("case", ["padding", "causal", "key_bias"])
+def test_openblas_attention_is_sdpa_s_values_and_gradients(monkeypatch: pytest.MonkeyPatch, case: str) -> None:
+    """The portable path (both products in OpenBLAS) computes what SDPA computes, to rounding."""
+    torch.manual_seed(6)
+    mha = MultiHeadAttention(16, 4).eval()
+    ours = _attention_and_gradients(mha, case)
+    monkeypatch.setattr(layers, "openblas_path", lambda *tensors: False)
+    theirs = _attention_and_gradients(mha, case)
+    assert len(ours) == len(theirs) == {"padding": 3, "causal": 2, "key_bias": 4}[case]
+    for got, want in zip(ours, theirs, strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+
+
 def test_fused_attention_never_offers_sdpa_the_cudnn_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     """cuDNN attention re-plans for every new shape (~2 ms of host time per call on an H100, which
     made training host-bound), so the fused path runs with it switched off, and restores it after."""
@@ -223,6 +254,7 @@ def test_fused_attention_never_offers_sdpa_the_cudnn_kernel(monkeypatch: pytest.
         return fused(*args, **kwargs)
 
     monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", spy)
+    monkeypatch.setattr(layers, "openblas_path", lambda *tensors: False)  # the fused path: all but portable CPU
     before = torch.backends.cuda.cudnn_sdp_enabled()
     attention = MultiHeadAttention(16, 4)
     x = torch.randn(2, 5, 16)

@@ -1,4 +1,4 @@
-"""Linear layers in OpenBLAS: the product, its gradients and its thread count are F.linear's."""
+"""Products in OpenBLAS: Linear's and matmul's values, gradients and thread count are torch's."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from sumpipe.device import openblas, torch_threads
-from sumpipe.models.linear import Linear, linear
+from sumpipe.models.linear import Linear, linear, matmul, openblas_path
 
 
 def _inputs(bias: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
@@ -71,3 +71,31 @@ def test_openblas_follows_torch_s_thread_count() -> None:
     with torch_threads(1):
         assert getter() == 1
     assert getter() == before
+
+
+def test_matmul_hand_computed_batch() -> None:
+    a = torch.tensor([[[1.0, 2.0]], [[0.0, -1.0]]])  # (2, 1, 2)
+    b = torch.tensor([[[3.0], [4.0]], [[5.0], [6.0]]])  # (2, 2, 1)
+    assert openblas_path(a, b)
+    assert matmul(a, b).tolist() == [[[11.0]], [[-6.0]]]
+
+
+def test_matmul_values_and_gradients_are_torch_s_with_a_transposed_operand() -> None:
+    """Attention's q·kᵀ: the second operand a transposed view, as MultiHeadAttention passes it."""
+    generator = torch.Generator().manual_seed(1)
+    a = torch.randn(2, 3, 4, 8, generator=generator, requires_grad=True)
+    b = torch.randn(2, 3, 5, 8, generator=generator, requires_grad=True)
+    ours, reference = matmul(a, b.transpose(-2, -1)), torch.matmul(a, b.transpose(-2, -1))
+    assert ours.shape == (2, 3, 4, 5)
+    torch.testing.assert_close(ours, reference, rtol=1e-6, atol=1e-6)
+    upstream = torch.linspace(-1, 1, 120).view(2, 3, 4, 5)
+    for got, want in zip(torch.autograd.grad(ours, [a, b], upstream), torch.autograd.grad(reference, [a, b], upstream),
+                         strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_matmul_broadcasting_and_bfloat16_go_through_torch_matmul() -> None:
+    a, b = torch.randn(2, 3, 4), torch.randn(4, 5)
+    torch.testing.assert_close(matmul(a, b), torch.matmul(a, b), rtol=0, atol=0)
+    assert torch.equal(matmul(a.bfloat16(), b.bfloat16()), torch.matmul(a.bfloat16(), b.bfloat16()))
+    assert not openblas_path(a.bfloat16())

@@ -3,7 +3,8 @@
 Read top to bottom:
 
 1. `MultiHeadAttention` — scaled dot-product attention over H heads. The common path calls
-   `torch.nn.functional.scaled_dot_product_attention` (a fused kernel on GPU); callers pass an
+   `torch.nn.functional.scaled_dot_product_attention` (a fused kernel on GPU; a portable CPU process
+   multiplies q·kᵀ and weights·v in OpenBLAS instead, `sumpipe.models.linear`); callers pass an
    optional additive float `bias` (padding = -inf, M2's rarity term = log of a positive scale) and
    may hand in pre-projected keys/values (`kv`) or a decoding cache (`past_kv`). With
    `need_weights=True` the weights are computed explicitly (the pointer head needs them).
@@ -33,7 +34,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from sumpipe.models.linear import Linear
+from sumpipe.models.linear import Linear, matmul, openblas_path
 from sumpipe.names import UNK
 
 # The attention kernels SDPA may pick. cuDNN's is left out: PyTorch 2.11 prefers it on Hopper
@@ -123,6 +124,11 @@ class MultiHeadAttention(nn.Module):
             bias = bias.to(q.dtype)  # SDPA wants the mask in the query's dtype (bf16 under autocast)
         p_drop = self.dropout if self.training else 0.0
         weights = None
+        if openblas_path(q, k, v):
+            context, weights = _attend_in_openblas(q, k, v, bias, key_bias, causal, p_drop)
+            b, _, t, _ = context.shape
+            out = self.out_proj(context.transpose(1, 2).reshape(b, t, self.n_heads * self.d_head))
+            return AttentionOutput(out, weights if need_weights else None, (k, v))
         if key_bias is not None and not need_weights and not _needs_grad(key_bias):
             # No gradient (inference): an ordinary additive mask, so M2 with w = 0 is M1 bit for bit.
             per_key = key_bias[:, :, None, :].to(q.dtype)
@@ -144,6 +150,27 @@ class MultiHeadAttention(nn.Module):
         b, _, t, _ = context.shape
         out = self.out_proj(context.transpose(1, 2).reshape(b, t, self.n_heads * self.d_head))
         return AttentionOutput(out, weights, (k, v))
+
+
+def _attend_in_openblas(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias: torch.Tensor | None, key_bias: torch.Tensor | None,
+    causal: bool, p_drop: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """softmax(q·kᵀ/√Dh + bias + key_bias) · v with both products in OpenBLAS (`sumpipe.models.linear`):
+    the portable path, where SDPA's products would run in MKL's slow COMPATIBLE branch (×2.2-2.6 the
+    time of this, forward and backward, at M1's shapes). key_bias needs no trick here: its gradient is
+    the scores' summed over the queries. q (B, H, T, Dh), k and v (B, H, S, Dh) -> context (B, H, T, Dh)
+    and the weights (B, H, T, S)."""
+    t, s = q.shape[-2], k.shape[-2]
+    scores = matmul(q * (1.0 / math.sqrt(q.shape[-1])), k.transpose(-2, -1))
+    if causal:
+        scores = scores + _causal_bias(t, s, q.device)
+    if bias is not None:
+        scores = scores + bias
+    if key_bias is not None:
+        scores = scores + key_bias[:, :, None, :]
+    weights = torch.softmax(scores, dim=-1)
+    return matmul(F.dropout(weights, p_drop) if p_drop else weights, v), weights
 
 
 def _needs_grad(x: torch.Tensor) -> bool:
@@ -355,7 +382,7 @@ class AdditiveAttention(nn.Module):
             features = features + self.coverage_proj(coverage[..., None].to(features.dtype))
         scores = self.v(torch.tanh(features)).squeeze(-1).masked_fill(~key_mask[:, None], float("-inf"))
         weights = torch.softmax(scores.float(), dim=-1).to(keys.dtype)  # (B, T, S)
-        context = weights @ keys  # (B, T, Dk)
+        context = matmul(weights, keys)  # (B, T, Dk)
         return (context[:, 0], weights[:, 0]) if single else (context, weights)
 
 
@@ -396,9 +423,9 @@ class BilinearCopyGate(nn.Module):
     ) -> CopyOutput:
         """o (B, T, D) decoder outputs, memory h (B, S, D), keys = project_keys(memory),
         memory_bias (B, 1, 1, S) additive (-inf at padding)."""
-        scores = (o @ keys.transpose(1, 2)).float() + memory_bias[:, 0].float()  # (B, T, S)
+        scores = matmul(o, keys.transpose(1, 2)).float() + memory_bias[:, 0].float()  # (B, T, S)
         attn = torch.softmax(scores, dim=-1)
-        context = attn.to(memory.dtype) @ memory
+        context = matmul(attn.to(memory.dtype), memory)
         gate = torch.sigmoid(self.gate(torch.cat([o, context], dim=-1))).squeeze(-1)
         return CopyOutput(attn, gate, context)
 

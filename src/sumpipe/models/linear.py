@@ -1,23 +1,27 @@
-"""Linear layers whose CPU matrix products run in OpenBLAS (through NumPy) instead of MKL.
+"""Matrix products that run in OpenBLAS (through NumPy) instead of MKL: Linear layers and attention's.
 
     x (..., in) ──► x·Wᵀ (OpenBLAS sgemm) ──► + b (ATen) ──► y (..., out)
     backward:  ∂x = g·W,  ∂W = gᵀ·x  (OpenBLAS sgemm),  ∂b = Σ g (ATen)
 
-Why: every family's matrix products are its Linear layers and its output projection, and on the CPU
-they are half of an update. torch multiplies with MKL, and the same bytes on every x86-64 CPU
-(`train.numerics: portable`) need MKL's COMPATIBLE branch, SSE2 code at 30-37 GFLOP/s on one core
-at the default model's shapes. OpenBLAS, the BLAS NumPy ships, runs a CPU kind's kernels by name
-(`OPENBLAS_CORETYPE`): its Haswell kernels (AVX2 + FMA, fixed blocking) run the same instructions
-in the same order on every AVX2 CPU, at 100-107 GFLOP/s there, so portable pins them
-(`sumpipe.numerics`) and takes this path. Under `native` the products stay in MKL: on an AMD EPYC
-OpenBLAS's own AVX-512 kernels trained M1 1.09 times as fast as MKL, but PG-cov 0.88 and BERT2S
-0.81 times (docs/benchmarks.md), and MKL is at its best on Intel CPUs.
+    a (..., N, K) · b (..., K, M) ──► (..., N, M)   one sgemm per matrix of the batch
+    backward:  ∂a = g·bᵀ,  ∂b = aᵀ·g
 
-Only float32 CPU tensors of a portable process take this path; CUDA, bfloat16, anything inside `torch.compile` and
-anything under a dispatch mode (FLOP counters, fake tensors) use `F.linear`. The result is the
-same product rounded by another kernel: a model trains other bytes than it did through MKL, and the
-same bytes on every run. The bias and its gradient stay in ATen: NumPy's own sums choose SIMD code
-by CPU at run time.
+Why: every family's matrix products are its Linear layers, its output projection and its attention
+(scores q·kᵀ and the context weights·v), and on the CPU they are most of an update. torch multiplies
+with MKL, and the same bytes on every x86-64 CPU (`train.numerics: portable`) need MKL's COMPATIBLE
+branch, SSE2 code at 30-37 GFLOP/s on one core at the default model's shapes. OpenBLAS, the BLAS
+NumPy ships, runs a CPU kind's kernels by name (`OPENBLAS_CORETYPE`): its Haswell kernels (AVX2 +
+FMA, fixed blocking) run the same instructions in the same order on every AVX2 CPU, at 100-107
+GFLOP/s there, so portable pins them (`sumpipe.numerics`) and takes this path. Under `native` the
+products stay in MKL: on an AMD EPYC OpenBLAS's own AVX-512 kernels trained M1 1.09 times as fast
+as MKL, but PG-cov 0.88 and BERT2S 0.81 times (docs/benchmarks.md), and MKL is at its best on Intel
+CPUs.
+
+Only float32 CPU tensors of a portable process take this path (`openblas_path`); CUDA, bfloat16,
+anything inside `torch.compile` and anything under a dispatch mode (FLOP counters, fake tensors) use
+`F.linear` and `torch.matmul`. The result is the same product rounded by another kernel: a model
+trains other bytes than it did through MKL, and the same bytes on every run. The bias and its
+gradient stay in ATen: NumPy's own sums choose SIMD code by CPU at run time.
 """
 
 from __future__ import annotations
@@ -64,6 +68,24 @@ class _OpenBlasLinear(torch.autograd.Function):
         return grad_x, grad_w, grad_b
 
 
+class _OpenBlasMatmul(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx: Any, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(a, b)
+        return torch.from_numpy(np.matmul(a.detach().numpy(), b.detach().numpy()))
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        a, b = ctx.saved_tensors
+        g = grad.detach().numpy()
+        grad_a = grad_b = None
+        if ctx.needs_input_grad[0]:  # NumPy hands a transposed operand to sgemm as transposed: no copy
+            grad_a = torch.from_numpy(np.matmul(g, b.detach().numpy().swapaxes(-1, -2)))
+        if ctx.needs_input_grad[1]:
+            grad_b = torch.from_numpy(np.matmul(a.detach().numpy().swapaxes(-1, -2), g))
+        return grad_a, grad_b
+
+
 @functools.cache
 def _portable() -> bool:
     """Whether this process loaded the portable kernels (`sumpipe.numerics.pin_numerics`): fixed when torch
@@ -71,9 +93,10 @@ def _portable() -> bool:
     return all(os.environ.get(name) == value for name, value in PORTABLE.items())
 
 
-def _takes_openblas(x: torch.Tensor, weight: torch.Tensor) -> bool:
-    # a dispatch mode (torch's FLOP counter, fake tensors) sees only ATen calls: it gets F.linear
-    return (_portable() and x.device.type == "cpu" and x.dtype == torch.float32 and weight.dtype == torch.float32
+def openblas_path(*tensors: torch.Tensor) -> bool:
+    """Whether products of `tensors` run in OpenBLAS: float32 CPU tensors of a portable process, outside
+    autocast, `torch.compile` and dispatch modes (torch's FLOP counter and fake tensors see only ATen calls)."""
+    return (_portable() and all(t.device.type == "cpu" and t.dtype == torch.float32 for t in tensors)
             and not torch.is_autocast_enabled("cpu") and not torch.compiler.is_compiling()
             and _get_current_dispatch_mode() is None)
 
@@ -81,9 +104,17 @@ def _takes_openblas(x: torch.Tensor, weight: torch.Tensor) -> bool:
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
     """x (..., in) · weight (out, in)ᵀ + bias (out,): `F.linear`, in OpenBLAS on a float32 CPU tensor of a
     process that runs the portable kernels."""
-    if _takes_openblas(x, weight):
+    if openblas_path(x, weight):
         return _OpenBlasLinear.apply(x, weight, bias)
     return F.linear(x, weight, bias)
+
+
+def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """a (..., N, K) · b (..., K, M) -> (..., N, M): `torch.matmul`, in OpenBLAS (one sgemm per matrix)
+    on float32 CPU tensors of a portable process whose batch dimensions match (no broadcasting)."""
+    if a.dim() >= 2 and a.shape[:-2] == b.shape[:-2] and openblas_path(a, b):
+        return _OpenBlasMatmul.apply(a, b)
+    return torch.matmul(a, b)
 
 
 class Linear(nn.Linear):
