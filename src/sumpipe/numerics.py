@@ -8,10 +8,10 @@ fixes the order of float sums, so the same seed trains other weights on another 
 - `native`: nothing is pinned (the fastest kernels of this CPU);
 - `portable`: kernels that run the same instructions on every x86-64 CPU with AVX2 (Intel since 2013,
   AMD since 2015): ATen's AVX2 kernels (`ATEN_CPU_CAPABILITY=avx2`: the same machine code on each such
-  CPU, so the same bytes), OpenBLAS's Haswell kernels for the Linear layers' products
+  CPU, so the same bytes), OpenBLAS's Haswell kernels for the Linear layers' and attention's products
   (`OPENBLAS_CORETYPE=Haswell`, `sumpipe.models.linear`: AVX2 + FMA with fixed blocking, about three
   times MKL's COMPATIBLE speed), MKL's `COMPATIBLE` branch for the products torch still makes itself
-  (attention scores, the recurrent cells: the one branch MKL keeps on Intel and non-Intel CPUs alike;
+  (the recurrent cells: the one branch MKL keeps on Intel and non-Intel CPUs alike;
   its AVX2 and AVX-512 branches fall back to automatic dispatch on AMD), oneDNN limited to SSE4.1.
   torch and OpenBLAS run AVX2 code when told to, whatever the CPU, so `portable` refuses a CPU
   without AVX2 and FMA (a one-line error: use `native` there). The thread count is
