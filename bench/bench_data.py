@@ -1,4 +1,4 @@
-"""Issue-2 benchmark: CNN stories through preprocess + vocab + extract, in-process.
+"""Data-stage benchmark: CNN stories through preprocess + vocab + extract, in-process.
 
     python bench/bench_data.py [--stories ../shared/data/cnndm/cnn_stories.jsonl.gz] [--work DIR]
 

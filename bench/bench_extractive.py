@@ -1,4 +1,4 @@
-"""Issue-9 benchmark: every extractive method against sumy 0.13 on CNN stories.
+"""Extractive benchmark: every extractive method against sumy 0.13 on CNN stories.
 
     python bench/bench_extractive.py [--stories ../shared/data/cnndm/cnn_stories.jsonl.gz]
         [--sumy-python /work/venv-sumy/bin/python] [--sentences 3] [--workers 2]
