@@ -1,4 +1,4 @@
-"""Issue-2 benchmark: CNN stories through preprocess + vocab + extract, in-process.
+"""Data-stage benchmark: CNN stories through preprocess + vocab + extract, in-process.
 
     python bench/bench_data.py [--stories ../shared/data/cnndm/cnn_stories.jsonl.gz] [--work DIR]
 
@@ -6,7 +6,7 @@ Loads the stories with the `local` loader (not timed: it is the download stage),
 stages with the default params and prints wall and CPU seconds per stage, stories/s, peak RSS of this
 process and of its worker processes, and the memory of the n-gram counter per distinct 3-gram (traced
 with tracemalloc in a separate pass, so the timings above carry no tracing overhead).
-Goals (issue 2): <= 60 s, <= 2 GiB peak, <= 32 bytes per distinct 3-gram, on 2 cores.
+Goals: <= 60 s, <= 2 GiB peak, <= 32 bytes per distinct 3-gram, on 2 cores.
 """
 
 from __future__ import annotations

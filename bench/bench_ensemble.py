@@ -1,4 +1,4 @@
-"""Ensemble decoding's cost: documents/s of one seed and of the ensemble of a model's seeds (issue 37).
+"""Ensemble decoding's cost: documents/s of one seed and of the ensemble of a model's seeds.
 
     python bench/bench_ensemble.py                          # every model of ./models with 2+ trained seeds
     python bench/bench_ensemble.py --model PG-cov --limit 200 --repeats 3

@@ -1,4 +1,4 @@
-"""Issue-9 benchmark: every extractive method against sumy 0.13 on CNN stories.
+"""Extractive benchmark: every extractive method against sumy 0.13 on CNN stories.
 
     python bench/bench_extractive.py [--stories ../shared/data/cnndm/cnn_stories.jsonl.gz]
         [--sumy-python /work/venv-sumy/bin/python] [--sentences 3] [--workers 2]
@@ -10,7 +10,7 @@
    to sumy's implementation of the same method run on the same sentences in its own virtual
    environment (`bench/sumy_runner.py`; sumy is never a sumpipe dependency).
 3. Every method over every story (all splits) in `--workers` processes: the wall time of the lot.
-Goals (issue 9): within 0.3 ROUGE-1 of sumy or better, >= 5x faster; step 3 <= 60 s on 2 cores.
+Goals: within 0.3 ROUGE-1 of sumy or better, >= 5x faster; step 3 <= 60 s on 2 cores.
 The machine is shared: the load average is printed beside the figures.
 """
 

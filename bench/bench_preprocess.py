@@ -7,11 +7,11 @@ Reads ../shared/data/cnndm/cnn_stories.jsonl.gz with pandas, writes it as raw tr
 parquet (by its `split` field; not timed), then times `sumpipe.text.preprocess.preprocess` (the
 stage function, default params except `--workers`) and prints wall time, CPU time, stories/s, peak
 RSS of this process plus its worker processes (sampled every 50 ms) and the stage's stats.
-Target (issue 2): preprocess + vocab + extract <= 60 s on 2 cores, so preprocess in <~ 25 s.
+Target: preprocess + vocab + extract <= 60 s on 2 cores, so preprocess in <~ 25 s.
 
 `--raw DIR` times the stage on a raw folder the download stage wrote instead, e.g. the default
-(pydoc) corpus's `data/raw` after `dvc repro download` (issue 32: the tokenizer's throughput there
-before and after a change; run it with PYTHONPATH pointing at the other version's src/ to compare).
+(pydoc) corpus's `data/raw` after `dvc repro download` (the tokenizer's throughput there
+before and after a change: run it with PYTHONPATH pointing at the other version's src/ to compare).
 `--repeat N` runs the stage N times and reports the fastest run (the least disturbed by other load).
 """
 

@@ -1,4 +1,4 @@
-"""Issues 37, 45 benchmark: the read-quality measures as `sumpipe evaluate` computes them, on a processed corpus.
+"""Benchmark of the read-quality measures as `sumpipe evaluate` computes them, on a processed corpus.
 
     python bench/bench_read_quality.py [--root .] [--systems 20]
 
@@ -6,7 +6,7 @@ Reads `<root>/data/processed/test.parquet` and `<root>/data/raw/test.parquet` (a
 `sumpipe download && sumpipe preprocess`), then times `read_quality` over the test split `--systems` times
 (the references and the Lead-1 baseline in turn stand in for the systems) and prints the wall seconds,
 the references' own figures (the anchor) and Lead-1's.
-Goal (issue 37): every system's figures <= 20 s on the default corpus (454 test summaries, ~20 systems).
+Goal: every system's figures <= 20 s on the default corpus (454 test summaries, ~20 systems).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ cores). The runs' seconds were measured with as many runs side by side as that p
 projection holds as far as a run on a bigger machine takes as long as here (memory bandwidth shared by
 more runs can slow each).
 
-The scaling measurement (issue 44), each on a fresh clone (or with `rm -rf checkpoints timings` first: a
+The scaling measurement, each on a fresh clone (or with `rm -rf checkpoints timings` first: a
 run whose finished checkpoint matches is not trained again, so a forced rerun alone trains nothing),
 alone on the machine:
 

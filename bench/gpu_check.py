@@ -1,4 +1,4 @@
-"""The prepared GPU check (issues 46, 56): M1/M2 training speed at the paper shape and the speed options beside
+"""The prepared GPU check: M1/M2 training speed at the paper shape and the speed options beside
 it, a short M1 run on the CNN stories, beam-4 decoding of their test split and its ROUGE, and the paper path
 of every family (pre-training, M1, M2, M1-200, PG-cov, BERT2S: train, kill, resume, decode, score), in one
 command of at most 8 minutes on one GPU.
@@ -79,16 +79,16 @@ DATA_FILES: dict[str, int | None] = {
 # The bench, train and decode phases read M1's input.
 BENCH_DATA = "data/extracted/first400"
 
-# The paper path's families (issue 56): one model of each kind in params-paper.yaml, the hybrid included; each
+# The paper path's families: one model of each kind in params-paper.yaml, the hybrid included; each
 # trains `--family-steps` updates (BERT2S, 36 batches an update, `--bert-steps`), is stopped half-way and
 # resumed from its checkpoint, then decodes the test split and is scored. BERT2S needs the pre-training first.
 FAMILY_MODELS = ("M1", "M2", "M1-200", "PG-cov", "BERT2S")
-# The speed options measured beside the eager baseline in the bench phase (issue 56): label -> train: keys.
+# The speed options measured beside the eager baseline in the bench phase: label -> train: keys.
 SPEED_OPTIONS = {"fused": {"fused_optimizer": True}, "flash": {"flash_unpadded": True},
                  "both": {"fused_optimizer": True, "flash_unpadded": True}}
 
 # Each phase's budget in seconds on the device, cut to what is left of TOTAL_SECONDS when it starts: the
-# run ends inside the 8 minutes issue 56 gives (bench/gpu_check.sh's `timeout` is the backstop). Measured on
+# run ends inside the 8 minutes a check may take (bench/gpu_check.sh's `timeout` is the backstop). Measured on
 # one H200 (docs/gpu.md): check + load 4 s, bench 57 s, train 42 s, decode + rouge 5 s, families about 240 s
 # (BERT2S alone 150 s of it: a 12-layer decoder, batches of 2, and its refine pass when decoding).
 PHASES = {"check": 30, "load": 20, "bench": 100, "train": 60, "decode": 40, "rouge": 20, "families": 270,
@@ -293,7 +293,7 @@ def bench_phase(ctx: Namespace, report: Report) -> None:
             rows.append(bench_row(row, model))
             print("  " + format_bench_row(rows[-1]), flush=True)
             report.write()
-    # issue 56's speed options, one at a time against the eager row above (M1, largest batch)
+    # the speed options, one at a time against the eager row above (M1, largest batch)
     batch = max(ctx.batch_sizes)
     for label in ctx.options:
         train_overrides = SPEED_OPTIONS[label]

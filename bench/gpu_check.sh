@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The prepared GPU check (issue 46; docs/gpu.md, "The prepared check"). What it measures: bench/gpu_check.py.
+# The prepared GPU check (docs/gpu.md, "The prepared check"). What it measures: bench/gpu_check.py.
 #
 #   bench/gpu_check.sh --prepare            here, once: the data into .gpucheck/ and the wheels into .whl/ (both ignored)
 #   bench/gpu_check.sh [gpu_check.py args]  on the device: installs .whl/ into /tmp/site, then the check (<= 8 min)

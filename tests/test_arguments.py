@@ -1,5 +1,5 @@
 """The Python API's argument checks (sumpipe.arguments): each wrong type is one SumpipeError line naming
-the argument (issue 55)."""
+the argument."""
 
 from __future__ import annotations
 

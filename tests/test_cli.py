@@ -48,7 +48,7 @@ def test_no_help_page_shows_a_bool_value_column(cli, args: list[str]) -> None:
 
 
 def test_under_dvc_a_watcher_ends_the_stage_with_dvc(monkeypatch) -> None:
-    """Issue 32: DVC sets DVC_STAGE for its stage commands; only then does sumpipe watch for DVC's end (a
+    """DVC sets DVC_STAGE for its stage commands; only then does sumpipe watch for DVC's end (a
     SIGTERM to `dvc repro` is not passed on; tests/reliability/test_rel_hostile.py kills a real one)."""
     import threading
 
@@ -81,7 +81,7 @@ def test_an_error_line_quoting_control_characters_stays_one_plain_line(cli, tmp_
 
 
 def test_importing_the_cli_imports_no_heavy_library(repo_root) -> None:
-    # `sumpipe --help` and a one-line error must stay fast (issue 52: under 3 s): the commands import torch,
+    # `sumpipe --help` and a one-line error must stay fast (under 3 s): the commands import torch,
     # pandas and the like only when they run. A fresh process: this one has them loaded already.
     code = ("import sys, sumpipe.cli; "
             "print(sorted(m for m in ('torch', 'pandas', 'numpy', 'pyarrow', 'nltk', 'tqdm', 'yaml', 'dvc') "

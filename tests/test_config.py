@@ -20,7 +20,7 @@ def test_repository_params_file_validates(repo_root: Path) -> None:
     assert {"transformer", "rnn"} <= {spec.family for spec in params.models.values()}
     assert list(params.models) == ["M1", "M2", "PG-cov", "BERT2S"]  # the hybrids: experiments/cnn, params-paper.yaml
     assert params.models["PG-cov"].family == "rnn" and params.families["rnn"]["cell"] == "lstm"
-    # the extractive methods compared at the models' budget (issue 9)
+    # the extractive methods compared at the models' budget
     assert {b.tokens for b in params.extract.budgets[3:]} == {40}
     assert params.extractive.systems[-1] == "oracle" and params.extractive.sentences == 1
     assert params.models["BERT2S"].family == "bert2stage"  # Roy Choudhury 2020
@@ -41,7 +41,7 @@ def test_repository_params_file_validates(repo_root: Path) -> None:
         ({"crosseval": {"split": "dev"}},
          "crosseval.split: expected one of 'train', 'valid', 'test', 'all', got 'dev'"),
         ({"train": {"early_stopping_metric": "rouge"}}, "train.early_stopping_metric: expected one of"),
-        # issue 29: the scoring protocol and a corpus's own decoding
+        # the scoring protocol and a corpus's own decoding
         ({"evaluate": {"protocol": {"references": "max"}}}, "evaluate.protocol.references: expected one of 'best', "),
         ({"crosseval": {"protocol": {"max_bytes": 0}}}, "crosseval.protocol.max_bytes: must be >= 1 (or null)"),
         ({"evaluate": {"prefix_bytes": [75, 75]}}, "evaluate.prefix_bytes: lists a size twice"),
@@ -49,19 +49,19 @@ def test_repository_params_file_validates(repo_root: Path) -> None:
         ({"crosseval": {"decode": {"min_lenght": 13}}}, "crosseval.decode.min_lenght: unknown key"),
         ({"crosseval": {"decode": {"min_length": 30}}, "decode": {"max_length": 25}},
          "crosseval.decode.min_length: must be <= max_length (25)"),
-        # issue 32: non-finite numbers, an overflowing length penalty, two spellings of one model name
+        # non-finite numbers, an overflowing length penalty, two spellings of one model name
         ({"train": {"lr": float("inf")}}, "train.lr: must be a finite number, got inf"),
         ({"decode": {"length_penalty": float("nan")}}, "decode.length_penalty: must be a finite number, got nan"),
         ({"decode": {"length_penalty": 1e300}}, "decode.length_penalty: must be in [0, 10]"),
         ({"models": {1: {"family": "transformer"}, "1": {"family": "rnn"}}}, "models.1: the name '1' is given twice"),
-        # issue 28: weight averaging
+        # weight averaging
         ({"train": {"ema_decay": 1.0}}, "train.ema_decay: must be in (0, 1) (or null: no weight averaging)"),
-        # issue 43: the weight of <unk> targets
+        # the weight of <unk> targets
         ({"train": {"unk_target_weight": 1.5}}, "train.unk_target_weight: must be in [0, 1]"),
         ({"train": {"unk_target_weight": "none"}}, "train.unk_target_weight: expected float, got 'none'"),
         ({"train": {"copy_attention_weight": -1}}, "train.copy_attention_weight: must be in [0, 100]"),
         ({"train": {"copy_target_weight": 0.5}}, "train.copy_target_weight: must be in [1, 100]"),
-        # issue 53: sentence boundaries in the targets, a minimum of sentences when decoding
+        # sentence boundaries in the targets, a minimum of sentences when decoding
         ({"train": {"sentence_ends": "yes"}}, "train.sentence_ends: expected true or false, got 'yes'"),
         ({"decode": {"min_sentences": -1}}, "decode.min_sentences: must be >= 0 (0 = off)"),
     ],
@@ -215,7 +215,7 @@ def test_crosseval_decodes_with_its_own_keys_over_the_decode_section() -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# Issue 32: bounds on the params file itself, and no input inside an output folder
+# Bounds on the params file itself, and no input inside an output folder
 # --------------------------------------------------------------------------------------------
 def test_a_params_file_past_one_mib_is_refused_before_parsing(tmp_path: Path) -> None:
     from sumpipe.config import MAX_PARAMS_BYTES
@@ -271,7 +271,7 @@ def test_an_input_inside_an_output_folder_is_refused(section: dict, message: str
     ({"dvclive": 3}, "paths.dvclive: expected str, got 3"),
 ])
 def test_the_training_curves_folder_is_checked_like_every_path(paths: dict, message: str) -> None:
-    """paths.dvclive (issue 52: each run's DVCLive folder, sumpipe.train.live), default `dvclive`."""
+    """paths.dvclive (each run's DVCLive folder, sumpipe.train.live), default `dvclive`."""
     assert params_from_dict({}).paths.dvclive == "dvclive"
     with pytest.raises(ConfigError) as info:
         params_from_dict({"paths": paths})
@@ -285,7 +285,7 @@ def test_inputs_beside_the_outputs_are_fine() -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# Issue 27: a model's own seeds, and `runs:` (dvc.yaml's train/decode stages) that must match them
+# A model's own seeds, and `runs:` (dvc.yaml's train/decode stages) that must match them
 # --------------------------------------------------------------------------------------------
 def test_the_default_run_trains_three_seeds_of_m1_m2_and_pg_cov(repo_root: Path) -> None:
     params = load_params(repo_root / "params.yaml")
@@ -329,7 +329,7 @@ def test_a_model_without_seeds_of_its_own_trains_train_seeds() -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# Issue 37: `ensembles:`, a model's seeds decoded as one system
+# `ensembles:`, a model's seeds decoded as one system
 # --------------------------------------------------------------------------------------------
 def _ensembles(ensembles: dict) -> dict:
     return {"train": {"seeds": [1, 2, 3]}, "models": {"A": {}}, "ensembles": ensembles}

@@ -25,7 +25,7 @@ from sumpipe.models.registry import BUILTIN
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 STAGES = yaml.safe_load((SRC.parent / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
-# The real-text experiments (issue 29) run the same commands from their own folder: their deps name the
+# The real-text experiments run the same commands from their own folder: their deps name the
 # code as ../../src/sumpipe/..., held to the same rule.
 EXPERIMENTS = ("gigaword", "cnn")
 EXPERIMENT_STAGES = {(name, stage): body for name in EXPERIMENTS for stage, body in yaml.safe_load(
@@ -146,7 +146,7 @@ def test_stage_deps_list_the_code_it_runs(name):
 
 
 # The experiments keep a stage per training run (their dvc.lock records them so); the main pipeline trains its
-# runs side by side in one stage, with the same command for all of them (issue 44)
+# runs side by side in one stage, with the same command for all of them
 ONE_RUN_OF = {"sumpipe train --model ${item.model} --seed ${item.seed}": "sumpipe train"}
 
 
@@ -275,7 +275,7 @@ def _outs(stage: dict) -> list[str]:
 
 
 def test_no_output_is_resume_state_or_a_timing():
-    """Issue 52: an output's bytes must not depend on the code (a resume checkpoint holds a fingerprint of it)
+    """An output's bytes must not depend on the code (a resume checkpoint holds a fingerprint of it)
     or on the machine (timings), or a fresh `dvc repro` leaves dvc.lock modified: checkpoints/ and timings/
     are no output of the default pipeline. (The experiments' per-run train stages still list their
     checkpoint folders: dropping an output from a stage whose lock records it would retrain it.)"""
@@ -285,7 +285,7 @@ def test_no_output_is_resume_state_or_a_timing():
 
 
 def test_the_only_metrics_are_the_headline():
-    """Issue 52: `dvc metrics show` and `dvc exp show` read one small file; the detailed ones are plain outputs."""
+    """`dvc metrics show` and `dvc exp show` read one small file; the detailed ones are plain outputs."""
     metrics = [next(iter(m)) for stage in STAGES.values() for m in stage.get("do", stage).get("metrics", [])]
     assert metrics == ["${paths.metrics}/headline.json"]
     assert "${paths.metrics}/rouge.json" in _outs(STAGES["evaluate"])

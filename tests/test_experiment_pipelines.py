@@ -1,4 +1,4 @@
-"""The real-text experiments (issue 29) as a user runs them: `dvc repro experiments/<name>/dvc.yaml`.
+"""The real-text experiments as a user runs them: `dvc repro experiments/<name>/dvc.yaml`.
 
 experiments/gigaword (headlines: Gigaword pairs -> their 1,036 test pairs and DUC 2003 under the DUC
 protocol) and experiments/cnn (news: the thesis's six models, Lead-3 and the extractive systems on CNN
@@ -175,7 +175,7 @@ def test_the_experiment_params_validate(name: str) -> None:
     assert params.data.dataset == "local" and params.data.path.startswith("../../../shared/data/")
     # fixed thread counts (not null, all cores): the weights then do not depend on the machine
     assert params.train.threads in (1, 2) and params.decode.threads == 1 and len(params.train.run_seeds) >= 2
-    # 3 seeds of every model, trained side by side through the pool (dvc.yaml's one train stage; issues 53, 54)
+    # 3 seeds of every model, trained side by side through the pool (dvc.yaml's one train stage)
     assert params.train.run_seeds == [1, 2, 3] and len(params.runs) == 3 * len(params.models)
     stages = yaml.safe_load((EXPERIMENTS / name / "dvc.yaml").read_text())["stages"]
     assert stages["train"]["cmd"] == "sumpipe train" and stages["decode"]["foreach"] == "${runs}"
@@ -185,8 +185,8 @@ def test_the_experiment_params_validate(name: str) -> None:
         assert params.evaluate.prefix_bytes == [75] and params.evaluate.lead_sentences == 1
         protocol = params.crosseval.protocol
         assert (protocol.max_bytes, protocol.references, protocol.measure) == (75, "average", "recall")
-        # DUC is decoded as the Gigaword test pairs, under the read-quality guards: no forced length (issue 43),
-        # but a planned one: the models trained with length control are given DUC's 75 bytes (issue 54), on
+        # DUC is decoded as the Gigaword test pairs, under the read-quality guards: no forced length,
+        # but a planned one: the models trained with length control are given DUC's 75 bytes, on
         # the half of DUC 2003 not used to choose it
         duc = params.crosseval.decode_config(params.decode)
         assert (duc.target_length, duc.length_unit, duc.min_length) == (75, "bytes", params.decode.min_length)
@@ -196,11 +196,11 @@ def test_the_experiment_params_validate(name: str) -> None:
         assert list(params.ensembles) == ["M1-ens", "M2-ens", "PG-cov-ens"] == params.crosseval.ensembles  # DUC too
     else:
         assert list(params.models) == ["M1", "M2", "M1-200", "M2-200", "M1-400", "M2-400", "PG-cov"]
-        assert params.train.sentence_ends   # issue 53: the highlights' sentence ends are in the targets
+        assert params.train.sentence_ends   # the highlights' sentence ends are in the targets
         assert [f"{b.method}{b.tokens}" for b in params.extract.budgets] == ["first400", "ngram200", "ngram400"]
         assert [b.leading_sentences for b in params.extract.budgets[1:]] == [5, 10]  # the thesis's first_k
         assert params.evaluate.lead_sentences == 3 and "oracle" in params.extractive.systems
-        assert list(params.ensembles) == ["M1-ens", "M2-ens", "PG-cov-ens"]   # issue 53: the best system may be one
+        assert list(params.ensembles) == ["M1-ens", "M2-ens", "PG-cov-ens"]   # the best system may be one
 
 
 @pytest.mark.parametrize("name", ["gigaword", "cnn"])
@@ -272,7 +272,7 @@ def test_tiny_gigaword_pipeline(gigaword: Path) -> None:
     assert all({"rouge1_recall", "rouge1_recall_low", "rouge1", "rouge1_low", "rare_word_recall"} <= set(v)
                for v in cross.values())
     decoded = read_parquet(gigaword / "crosseval/M1.parquet")
-    # the test half of the 12 documents (issue 54: the other half, by the stable id hash, chose the settings)
+    # the test half of the 12 documents (the other half, by the stable id hash, chose the settings)
     documents = decoded["id"].nunique()
     assert 0 < documents < 12 and len(decoded) == 2 * documents and decoded["references"].map(len).eq(4).all()
     assert decoded["prediction"].map(lambda p: len(p.encode())).max() <= 75
@@ -299,7 +299,7 @@ def test_tiny_cnn_pipeline(cnn: Path) -> None:
     models = ["M1", "M2", "M1-200", "M2-200", "M1-400", "M2-400", "PG-cov"]
     assert set(rouge) == {*models, "PG-cov-ens", "lead3", "lead", "textrank", "oracle", "first400"}
     assert all(rouge[m]["n_seeds"] == (2 if m == "PG-cov" else 1) and rouge[m]["n"] == 8 for m in models)
-    assert rouge["PG-cov-ens"]["n"] == 8   # its two seeds decoded as one (decode-ensemble, issue 53)
+    assert rouge["PG-cov-ens"]["n"] == 8   # its two seeds decoded as one (decode-ensemble)
     headline = json.loads((cnn / "metrics/headline.json").read_text())   # its only DVC metrics
     assert list(headline) == ["R-1"] and list(headline["R-1"]) == models
     figures = json.loads((cnn / "metrics/figures.json").read_text())

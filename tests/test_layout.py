@@ -30,7 +30,7 @@ SRC = TESTS.parent / "src" / "sumpipe"
 EXPERIMENTS = TESTS.parent / "experiments"  # the experiment folders, whose scripts have tests of their own
 CROSS_CUTTING = {"test_pipeline_e2e.py", "test_dvc_stages.py", "test_reproducible_stages.py", "test_layers.py",
                  "test_layout.py", "test_experiment_pipelines.py",
-                 "test_params_file.py",   # params.yaml as `dvc exp run -S` rewrites it (issue 52)
+                 "test_params_file.py",   # params.yaml as `dvc exp run -S` rewrites it
                  "test_public_api.py",  # sumpipe/__init__.py's names and docs/api.md, across the packages
                  "test_readme_comparison.py",  # the README's comparison steps on a clone with a foreign lock
                  "test_interrupted_repro.py",  # Ctrl-C in `dvc repro`, then `dvc repro` again

@@ -1,4 +1,4 @@
-"""params.yaml survives `dvc exp run -S key=value` (issue 52): DVC loads it with ruamel.yaml, merges the
+"""params.yaml survives `dvc exp run -S key=value`: DVC loads it with ruamel.yaml, merges the
 override into it and writes it back, and that round trip rewrites what it cannot keep (every list, a
 `null`, a long or commented flow mapping, and the comments and blank line after a block list). The file is
 written in the form the round trip writes (docs/params.md), so an experiment changes the set key's line

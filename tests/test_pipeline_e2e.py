@@ -65,7 +65,7 @@ def test_decode_cli_uses_the_trained_models(pipeline: Path, run: Run) -> None:
 
 
 def test_bert2s_writes_only_known_words_when_asked(pipeline: Path) -> None:
-    # issue 54: the subword model keeps its training words (vocab.parquet) and `known_words` holds its drafts
+    # the subword model keeps its training words (vocab.parquet) and `known_words` holds its drafts
     # to them and to the input's words
     import pandas as pd
 
@@ -89,7 +89,7 @@ def test_ensembles_are_systems_of_the_run(pipeline: Path) -> None:
 
 
 def test_a_changed_model_retrains_its_runs_alone(pipeline: Path, tmp_path: Path, run: Run) -> None:
-    """One train stage trains every run (issue 44): after a change to one model, `dvc repro` runs it again, the
+    """One train stage trains every run: after a change to one model, `dvc repro` runs it again, the
     changed model's run trains afresh and every other run finds its finished checkpoint (same bytes, no
     training); then only that model's decode stages follow."""
     work = tmp_path / "copy"

@@ -119,7 +119,7 @@ CONTENT = {
     "extracted/ngram400/test.parquet": "77e47149b0da71de",
     "extracted/ngram400/train.parquet": "cc1bc9e8017c724e",
     "extracted/ngram400/valid.parquet": "169735f075ae48f2",
-    "metrics/coverage.json": "581be855e2370a42",  # + the `binds` share (extractive family), `differs` (issue 29)
+    "metrics/coverage.json": "581be855e2370a42",  # + the `binds` share (extractive family), `differs`
     "metrics/preprocess.json": "58105c52b9835143",
     "processed/test.parquet": "a984935f12266754",
     "processed/train.parquet": "6ae864c41b335b61",
@@ -141,7 +141,7 @@ FILES = {
     "extracted/ngram400/test.parquet": "bcea0417e72e044c",
     "extracted/ngram400/train.parquet": "4e25cfd0f4b4edad",
     "extracted/ngram400/valid.parquet": "d6c55013dfdba33a",
-    "metrics/coverage.json": "581be855e2370a42",  # + the `binds` share (extractive family), `differs` (issue 29)
+    "metrics/coverage.json": "581be855e2370a42",  # + the `binds` share (extractive family), `differs`
     "metrics/preprocess.json": "58105c52b9835143",
     "processed/test.parquet": "4869a5eba3e44938",
     "processed/train.parquet": "bcbf10c4862e4323",
@@ -175,7 +175,7 @@ def test_output_bytes_are_pinned(outputs):
     assert {name: _sha(p.read_bytes()) for name, p in outputs.items()} == FILES
 
 
-# --- the same bytes under every SIMD kernel (issue 38) --------------------------------------------------
+# --- the same bytes under every SIMD kernel -------------------------------------------------------------
 # Every stage before training, run in a subprocess under each kernel setting this machine can emulate:
 # numpy's own SIMD dispatch (NPY_DISABLE_CPU_FEATURES: without AVX-512, without AVX2), OpenBLAS's kernels
 # (OPENBLAS_CORETYPE, numpy's and scipy's), torch's (ATEN_CPU_CAPABILITY) and the thread counts.
@@ -238,7 +238,7 @@ def _build_under(kernel: dict[str, str], root: Path) -> dict[str, str]:
 
 @pytest.mark.faults  # three builds in subprocesses: ~45 s on the shared 2-core machine
 def test_every_stage_before_training_writes_the_same_bytes_under_every_kernel(tmp_path):
-    """Before issue 38, `sse-2threads` changed extracted/{lexrank40,lsa40,nmf40,sumbasic40,wordfreq40},
+    """Before the fixed-order sums, `sse-2threads` changed extracted/{lexrank40,lsa40,nmf40,sumbasic40,wordfreq40},
     `avx2-1thread` extracted/lexrank40, and both extractive/{keywords,lsa_collection}.parquet and
     predictions/nmf (a kernel's sums and logarithms deciding a ranking, or stored)."""
     runs = {name: _build_under(kernel, tmp_path / name) for name, kernel in KERNELS.items()}

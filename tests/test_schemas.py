@@ -32,7 +32,7 @@ def test_an_optional_column_is_checked_only_when_present() -> None:
         RAW.check_schema("raw.parquet", pa.schema([("reference", pa.string())]))
 
 
-# ---- text however it is encoded (issue 40: a dictionary-encoded `source` was "expected text") ----------
+# ---- text however it is encoded (a dictionary-encoded `source` was "expected text") --------------------
 def _text_types():
     import pyarrow as pa
 

@@ -49,7 +49,7 @@ def test_keys_left_out_come_from_base() -> None:
     ({"tuned": [1]}, "outer.tuned: expected a mapping, got [1]"),
     ({"rate": True}, "outer.rate: expected float, got True"),
     ({"names": ["a", 2]}, "outer.names[1]: expected str, got 2"),
-    # issue 32: no infinite or NaN number passes (an infinite rate trained NaN weights with exit status 0)
+    # no infinite or NaN number passes (an infinite rate trained NaN weights with exit status 0)
     ({"rate": float("inf")}, "outer.rate: must be a finite number, got inf"),
     ({"rate": float("-inf")}, "outer.rate: must be a finite number, got -inf"),
     ({"rate": float("nan")}, "outer.rate: must be a finite number, got nan"),

@@ -1,4 +1,4 @@
-"""bench/gpu_check.py and bench/gpu_check.sh (issue 46): the prepared GPU check, run here on CPU so that a typo
+"""bench/gpu_check.py and bench/gpu_check.sh: the prepared GPU check, run here on CPU so that a typo
 cannot cost device time. The smoke run is the whole script end to end (every phase, tiny shape and data)."""
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def test_the_smoke_run_passes_every_phase_and_writes_the_json(smoke) -> None:
 
 
 def test_the_smoke_run_takes_every_family_through_the_paper_path(smoke) -> None:
-    # issue 56: pre-training, then each family trained, killed half-way, resumed, decoded and scored
+    # pre-training, then each family trained, killed half-way, resumed, decoded and scored
     proc, out = smoke
     rows = json.loads((out / "gpu_check.json").read_text())["families"]
     assert [r["model"] for r in rows] == ["pretrain", "M1", "M2", "M1-200", "PG-cov", "BERT2S"]

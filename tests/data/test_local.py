@@ -264,7 +264,7 @@ def test_duc_download_keeps_four_references(shared_data: Path, tmp_path: Path) -
 
 
 # --------------------------------------------------------------------------------------------
-# Issue 32: rows and decoded bytes bounded at the boundary, rows streamed
+# Rows and decoded bytes bounded at the boundary, rows streamed
 # --------------------------------------------------------------------------------------------
 def _write_rows(path: Path, rows: list[dict]) -> None:
     frame = pd.DataFrame(rows)

@@ -199,7 +199,7 @@ def test_greedy_details_have_the_per_head_attention(tiny, decode_docs) -> None:
 
 
 def test_a_beam_whose_step_scores_exceed_the_memory_is_refused_before_decoding(workdir, monkeypatch) -> None:
-    """Issue 32: `--beam 65536` over a 50,000-word model is 13 GB of scores a step; refused in one line."""
+    """`--beam 65536` over a 50,000-word model is 13 GB of scores a step; refused in one line."""
     import sumpipe.validation as validation
     from sumpipe.decode.batches import check_step_memory
 
@@ -217,7 +217,7 @@ def test_a_beam_whose_step_scores_exceed_the_memory_is_refused_before_decoding(w
 
 
 # --------------------------------------------------------------------------------------------
-# Decoding to a length budget (issue 54)
+# Decoding to a length budget
 # --------------------------------------------------------------------------------------------
 def test_a_budget_goes_to_a_model_trained_for_one_and_is_refused_by_one_without(tmp_path: Path, make_model_dir,
                                                                                  tiny) -> None:

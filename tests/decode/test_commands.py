@@ -26,7 +26,7 @@ def test_conflicting_and_bad_options(workdir, cli, assert_one_line_error) -> Non
     assert_one_line_error(cli("decode", "--top-p", "1.5", "--sample", "article.txt", cwd=workdir),
                           "--top-p: must be in (0, 1]")
     assert_one_line_error(cli("decode", "--beam", "2", cwd=workdir), "apply to an INPUT file")
-    # issue 54: a length budget for a model trained without length control, and one out of range
+    # a length budget for a model trained without length control, and one out of range
     assert_one_line_error(cli("decode", "--length", "75", "--unit", "bytes", "article.txt", cwd=workdir),
                           "was trained without length control")
     assert_one_line_error(cli("decode", "--length", "0", "article.txt", cwd=workdir), "--length: must be in [1, 1000]")
@@ -63,7 +63,7 @@ def test_stage_mode_writes_predictions(cli, tmp_path, repo_root, make_model_dir,
 
 
 # --------------------------------------------------------------------------------------------
-# Issue 37: a model's seeds as one summarizer (--ensemble, --train-seed 1,2, params.yaml `ensembles:`)
+# A model's seeds as one summarizer (--ensemble, --train-seed 1,2, params.yaml `ensembles:`)
 # --------------------------------------------------------------------------------------------
 def test_ensemble_and_a_list_of_seeds_decode_the_seeds_as_one(workdir, cli, article) -> None:
     import sumpipe

@@ -291,7 +291,7 @@ def test_no_trained_models(cli, tmp_path, article, assert_one_line_error) -> Non
 
 
 # --------------------------------------------------------------------------------------------
-# Issue 32: many documents stream out, a chunk at a time, and a failure says how far it got
+# Many documents stream out, a chunk at a time, and a failure says how far it got
 # --------------------------------------------------------------------------------------------
 def _stream(workdir, documents, monkeypatch, fail_on_call=None):
     """Run summarize_input over `documents` two at a time; return the events (summarize calls and
@@ -362,7 +362,7 @@ def test_the_note_of_an_ensemble_names_its_seeds_and_their_scores_alone(workdir,
 
 
 # --------------------------------------------------------------------------------------------
-# Issue 52: the domain note, the progress bar
+# The domain note, the progress bar
 # --------------------------------------------------------------------------------------------
 NEWS = ("The French Interior Ministry announced Monday it has deported two Muslims and plans to expel three more "
         "in a crackdown after the killing of seven people by a suspected Islamic extremist.")

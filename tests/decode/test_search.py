@@ -439,7 +439,7 @@ def test_temperature_sharpens() -> None:
 
 @pytest.mark.parametrize("temperature", [1e-45, 1e-300, 5e-324])
 def test_a_vanishing_temperature_samples_the_greedy_choice(temperature: float) -> None:
-    """Issue 32: below float32's range the logits all overflowed to -inf and softmax gave NaN (a RuntimeError
+    """Below float32's range the logits all overflowed to -inf and softmax gave NaN (a RuntimeError
     from multinomial). Sampling at a temperature near 0 is greedy decoding, its limit."""
     model, batch = toy(n_docs=6, steps=8, vocab=10, seed=4, sharpness=0.5)
     greedy = [h.tokens for h in sample_search(model, batch, max_length=6, greedy=True)]

@@ -108,7 +108,7 @@ def test_one_text_gives_a_summary_and_a_list_gives_a_list(project: Path) -> None
 
 @pytest.mark.parametrize(("texts", "message"), [
     ("Привет мир", "the input has no Latin-script text"),
-    (["Привет", "!!!"], "none of the 2 documents has Latin-script text to summarise"),  # issue 55: no double negative
+    (["Привет", "!!!"], "none of the 2 documents has Latin-script text to summarise"),  # no double negative
 ])
 def test_nothing_to_summarise_is_one_line(project: Path, texts, message: str) -> None:
     with pytest.raises(SumpipeError, match=f"^{message}"):
@@ -139,7 +139,7 @@ def test_a_length_cap_given_lowers_the_configured_minimum() -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# Issue 37: a model's seeds as one summarizer
+# A model's seeds as one summarizer
 # --------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def seeded(tmp_path_factory: pytest.TempPathFactory, make_model_dir) -> Path:

@@ -133,7 +133,7 @@ def _many(n: int) -> list[dict]:
 ])
 def test_issue_55_repeated_articles_unreadable_scores_and_one_system_are_refused(tmp_path: Path, change,
                                                                                  message) -> None:
-    """Issue 55: an article given twice counted twice in every mean (150 "articles" from 100); a score of
+    """An article given twice counted twice in every mean (150 "articles" from 100); a score of
     401 digits was an OverflowError, of 5,000 a ValueError; one system correlated nothing, late."""
     articles = _many(12)
     change(articles)

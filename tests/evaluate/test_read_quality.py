@@ -247,7 +247,7 @@ def test_jammed_pairs_are_content_words_side_by_side_that_the_source_never_write
     assert jammed_pairs("", source) == (0, 0)
 
 
-# The issue-53 summary (experiments/cnn, M2), with a source written after its story: every name is the
+# The quoted run-on summary (experiments/cnn, M2), with a source written after its story: every name is the
 # story's, but the story never writes them in that row.
 QUOTED = ("new : the middle week of the british ship is the two other passengers in the adonia 2,600 passenger "
           "princess permission dock argentinean port ushuia ships stanley vessels visited .")

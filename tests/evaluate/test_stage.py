@@ -251,7 +251,7 @@ def test_the_decoding_rule_is_shown_with_and_without(tmp_path: Path, eval_corpus
 
 
 # --------------------------------------------------------------------------------------------
-# Issue 37: an ensemble of a model's seeds is one system
+# An ensemble of a model's seeds is one system
 # --------------------------------------------------------------------------------------------
 def test_an_ensemble_is_one_system_compared_with_its_model_and_the_baselines(tmp_path: Path, eval_corpus) -> None:
     paths = eval_corpus.make_tree(tmp_path, {"M1": {1: eval_corpus.m1, 2: eval_corpus.m2}})
@@ -321,7 +321,7 @@ def test_read_quality_needs_the_train_split_and_the_raw_sources(tmp_path: Path, 
 
 
 # --------------------------------------------------------------------------------------------
-# Issue 43: copying where it is read (copy rate, the input's ceiling, M2 - M1 in rare-word recall)
+# Copying where it is read (copy rate, the input's ceiling, M2 - M1 in rare-word recall)
 # --------------------------------------------------------------------------------------------
 def test_copy_rate_per_seed_against_each_vocabulary_with_the_references_anchor(tmp_path: Path, eval_corpus) -> None:
     from sumpipe.evaluate.copy_rate import OutputVocabularies

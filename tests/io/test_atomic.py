@@ -186,7 +186,7 @@ def _umask() -> int:
 
 
 def test_a_symlinked_folder_is_replaced_where_it_points(tmp_path: Path) -> None:
-    """models/M1 -> store/M1 (issue 32): the new folder goes into the store and the link stays a link."""
+    """models/M1 -> store/M1: the new folder goes into the store and the link stays a link."""
     (tmp_path / "store" / "M1").mkdir(parents=True)
     (tmp_path / "store" / "M1" / "old").write_text("old")
     (tmp_path / "models").mkdir()

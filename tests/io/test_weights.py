@@ -130,7 +130,7 @@ def test_weights_file_gets_the_same_mode_as_every_artifact(tmp_path: Path) -> No
     assert path.stat().st_mode & 0o777 == 0o644
 
 
-# ---- the checked header (issue 40: a header nested thousands deep was a RecursionError) -------------
+# ---- the checked header (a header nested thousands deep was a RecursionError) -----------------------
 def _raw_safetensors(path: Path, header: bytes) -> Path:
     path.write_bytes(len(header).to_bytes(8, "little") + header)
     return path

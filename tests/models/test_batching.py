@@ -65,7 +65,7 @@ def test_encode_example_matches_table_4_4_by_hand() -> None:
 
 
 def test_an_oov_word_with_a_train_count_scores_by_it() -> None:
-    # issue 43: "analyst/personality" has a score of its own (the vocabulary kept its train count);
+    # "analyst/personality" has a score of its own (the vocabulary kept its train count);
     # "ebullient", unseen in training, keeps the unknown score
     vocab = TinyVocab(["the", "madden", "is", "nfl", "."], [0.5, 1.25, 0.75, 1.5, 0.25], 2.0,
                       oov_scores={"analyst/personality": 0.625})

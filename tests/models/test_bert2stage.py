@@ -224,7 +224,7 @@ def test_refine_with_the_adjacent_rule_never_puts_a_piece_after_itself(monkeypat
 
 
 # --------------------------------------------------------------------------------------------
-# Issue 54: the training words travel with the model (decode.known_words)
+# The training words travel with the model (decode.known_words)
 # --------------------------------------------------------------------------------------------
 def _tiny_piece_vocab(tmp_path):
     """A 40-piece sentencepiece model of twelve code words, by the subword stage."""
@@ -279,7 +279,7 @@ def test_known_words_that_are_not_utf8_are_a_one_line_error(tmp_path) -> None:
         PieceVocabulary.from_table(tmp_path / "vocab.parquet")
 
 
-# ---- length control (issue 54) ---------------------------------------------------------------
+# ---- length control --------------------------------------------------------------------------
 # V = 50 pieces: word starts "▁the" (5), "▁caf" (6), "▁." (11), "▁w12", "▁ww13", "▁www14", "▁wwww15", "▁w16"
 # .. "▁wwww49" (3 to 6 bytes); continuations "é" (7), "s" (8), "ing" (9), "12" (10). No bare "▁": every sequence
 # of them detokenises to "".join(pieces) with "▁" as spaces.

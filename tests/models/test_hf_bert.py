@@ -122,7 +122,7 @@ def _then(first, second):
     return lambda folder: (first(folder), second(folder))
 
 
-# issue 22: a damaged or foreign folder at pretrain.init_from -> one line naming the file
+# a damaged or foreign folder at pretrain.init_from -> one line naming the file
 DAMAGES = {
     "config.json is a list": (_then(_written(), lambda f: (f / "config.json").write_text("[1, 2]")),
                               r"config.json: not a BERT config \(a JSON list"),

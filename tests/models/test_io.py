@@ -151,7 +151,7 @@ def test_a_checksum_list_line_is_never_quoted(tmp_path: Path, make_model_dir) ->
 
 
 def test_a_card_from_before_oov_slots_loads_as_the_model_it_was(tmp_path: Path, transformer_card) -> None:
-    """Issue 43 added `oov_slots`: a card without the key is a model built without placeholders (0),
+    """`oov_slots` came later: a card without the key is a model built without placeholders (0),
     whatever the key's default is now, and loads with the outputs it had."""
     import dataclasses
 
@@ -174,7 +174,7 @@ def test_a_card_from_before_oov_slots_loads_as_the_model_it_was(tmp_path: Path, 
 
 
 def test_m2_with_oov_rarity_count_keeps_its_oov_counts(tmp_path: Path, transformer_card) -> None:
-    """Issue 43's `oov_rarity: count`: "mat" (seen 3 times, outside the 6-word vocabulary) enters M2 at
+    """`oov_rarity: count`: "mat" (seen 3 times, outside the 6-word vocabulary) enters M2 at
     its own score, "zebra" (never seen) at the unknown one; the model folder keeps the counts and the
     loaded model reads the same scores and gives the same outputs."""
     import dataclasses

@@ -1,4 +1,4 @@
-"""sumpipe.models.known_words: the draft writes known words only (issue 54), checked by hand on a toy
+"""sumpipe.models.known_words: the draft writes known words only, checked by hand on a toy
 piece vocabulary."""
 
 from __future__ import annotations

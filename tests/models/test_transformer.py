@@ -249,7 +249,7 @@ def test_oov_slots_tell_oov_words_apart_and_decode_back_to_the_words() -> None:
 
 
 def test_oov_spelling_changes_the_encoder_input_at_oov_words_only() -> None:
-    """Issue 43: "qux" and "quux" (document c's OOV words) get their spelling vectors added in the
+    """Document c's OOV words, "qux" and "quux", get their spelling vectors added in the
     encoder; every vocabulary word's input is as without them, and a model without the key ignores
     `Batch.oov_spelling`."""
     batch = _batch()
@@ -276,7 +276,7 @@ def test_untied_embeddings_have_their_own_generator() -> None:
 
 @pytest.mark.parametrize("rarity", [False, True])
 def test_unpadded_batches_train_to_the_same_losses_without_the_mask(rarity: bool) -> None:
-    # issue 56 (train.flash_unpadded): sources of one length need no padding mask, and dropping it lets SDPA
+    # train.flash_unpadded: sources of one length need no padding mask, and dropping it lets SDPA
     # pick the flash kernel on a GPU; in float32 the losses and gradients stay those of the masked model
     df = pd.DataFrame({"id": ["a", "b"], "source": ["the big zorro sat on the mat", "a dog ran in the red park"],
                        "reference": ["zorro sat", "a dog ran"]})

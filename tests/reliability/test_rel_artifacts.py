@@ -96,7 +96,7 @@ CASES = {
     "truncated predictions before evaluate": (
         _truncate("predictions/M1/seed-1/test.parquet"), ["evaluate"], "error: predictions/M1/seed-1/test.parquet",
         None),
-    # --- issue 22: Parquet read through each stage's contract (sumpipe.schemas)
+    # --- Parquet read through each stage's contract (sumpipe.schemas)
     "NULL source in processed train before vocab": (
         _set_column(TRAIN, "source", _null_first("source")), ["vocab"],
         f"error: {TRAIN}: column 'source' has 1 NULL value(s)", "data/vocab/vocab.parquet"),

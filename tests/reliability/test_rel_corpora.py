@@ -55,7 +55,7 @@ CASES = {
     "truncated Parquet": ("c.parquet", _parquet(GOOD)[:200], "error: c.parquet: not valid Parquet"),
     "truncated .jsonl.gz": ("c.jsonl.gz", gzip.compress(_jsonl(GOOD))[:60], "error: c.jsonl.gz: cannot read"),
     "unsupported suffix": ("c.txt", b"hello\n", "error: c.txt: unsupported file type"),
-    # issue 55: numbers no stage can use, and a gzip of blank lines
+    # numbers no stage can use, and a gzip of blank lines
     "a 5,000-digit number": ("c.jsonl", _jsonl(GOOD[:2]) + b'{"id": ' + b"9" * 5000 + b', "source": "a b c d"}\n',
                              "error: c.jsonl:3: key id: a number of 5,000 digits, too large to read (at most 308)"),
     "1e999 in a line": ("c.jsonl", _jsonl(GOOD[:2]) + b'{"id": "x", "score": 1e999, "source": "a b"}\n',

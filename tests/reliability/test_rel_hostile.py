@@ -1,4 +1,4 @@
-"""The third pass (issue 32): inputs built by a hostile user, one table per class of finding.
+"""The third pass: inputs built by a hostile user, one table per class of finding.
 
 1. hangs: text that made the tokenizer backtrack for hours, a named pipe or a device given as a file,
    a million one-line documents (the output must stream);
@@ -109,7 +109,7 @@ def _set_params(root: Path, path: str, value) -> None:
 # 1. Hangs
 # ============================================================================================
 # 200,000 characters (the most `decode INPUT` reads of one document) of the worst tokenizer input: with
-# the unbounded domain look-ahead (before issue 32) this took ~3 minutes; the in-process limit is 60 s.
+# the old, unbounded domain look-ahead this took ~3 minutes; the in-process limit is 60 s.
 CRAFTED = ("ab." * 70_000)[:200_000]
 HANG_LIMIT_S = 60
 
@@ -244,7 +244,7 @@ BOMBS = {
     "Parquet corpus: one string a million times": ("c.parquet", _dictionary_bomb, ["download"],
                                                    "error: c.parquet: its text is larger than "),
     "gzip bomb as a JSONL corpus": ("c.jsonl.gz", _gzip_bomb(JSONL_ROW), ["download"],
-                                    "error: c.jsonl.gz: inflates more than 100 times"),  # issue 40: the ratio
+                                    "error: c.jsonl.gz: inflates more than 100 times"),  # the inflation ratio
     "gzip bomb as a CSV corpus": ("c.csv.gz", _gzip_bomb(b"a,the cat sat on the mat,cat\n"), ["download"],
                                   "error: c.csv.gz: inflates more than 100 times"),
     "JSONL corpus: 3 M short rows": ("c.jsonl", lambda p: p.write_bytes(b'{"source": "a b", "reference": "a"}\n'

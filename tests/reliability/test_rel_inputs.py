@@ -184,7 +184,7 @@ OPTIONS = {
     "--model /etc": (["--model", "/etc"], "error: unknown model '/etc'"),
     "--model M9": (["--model", "M9"], "error: unknown model 'M9'"),
     "--greedy --sample": (["--greedy", "--sample"], "error: --greedy and --sample exclude each other"),
-    # issue 22: above the implied maximum (1.2 x the model's 8 summary tokens) it was silently cut
+    # above the implied maximum (1.2 x the model's 8 summary tokens) it was silently cut
     "--min-length 500": (["--min-length", "500"], "error: --min-length (decode.min_length) 500 is above the longest"),
     "--min-length 500 --max-length 600": (["--min-length", "500", "--max-length", "600", "--greedy"], "ok"),
 }
@@ -218,7 +218,7 @@ def test_rouge_column_on_text_files_is_refused(tmp_path, monkeypatch, capsys) ->
 
 
 # --------------------------------------------------------------------------------------------
-# Endless streams (issue 22): several documents are read up to a cap, then a clear error
+# Endless streams: several documents are read up to a cap, then a clear error
 # --------------------------------------------------------------------------------------------
 class _Endless(io.RawIOBase):
     """A stdin that never ends (`yes the cat sat |`)."""

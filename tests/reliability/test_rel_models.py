@@ -67,7 +67,7 @@ def _permute_vocab(d: Path) -> None:
 
 def _counts(change: Callable[[Any], Any]) -> Callable[[Path], None]:
     """vocab.parquet's `count` column changed by `change` (a numpy array in, one out), SHA256SUMS rewritten
-    to vouch for it (issue 55: a count below -1 was a decimal.InvalidOperation; all 0, an empty summary)."""
+    to vouch for it (a count below -1 was a decimal.InvalidOperation; all 0, an empty summary)."""
     def mutate(d: Path) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -151,7 +151,7 @@ def _header(header: bytes) -> Callable[[Path], None]:
 
 
 MUTATIONS = {
-    # issue 55: numbers out of range, with every checksum rewritten to vouch for them
+    # numbers out of range, with every checksum rewritten to vouch for them
     "vocab.parquet count -2, sums updated": (_counts(_minus_two),
                                              "error: vocab.parquet: vocabulary row 5 ("),
     "vocab.parquet every count 0, sums updated": (_counts(_zero), "error: vocab.parquet: every word's count is 0"),
@@ -183,7 +183,7 @@ MUTATIONS = {
     "config.json claims 10**9 words": (_both(_set_arch("vocab_size", 10**9), _set("vocab_size", 10**9), _rehash),
                                        "error: config.json: arch.vocab_size: must be <="),
     "config.json claims 10**6 words, checksums updated": (_both(_set_arch("vocab_size", 10**6), _rehash),
-                                                          # issue 55: the card's own vocab_size contradicts it
+                                                          # the card's own vocab_size contradicts it
                                                           "error: config.json: vocab_size: is 24, but arch.vocab_size"),
     "config.json d_model 65536": (_both(_set_arch("d_model", 65536), _rehash), "error: config.json: arch.d_model"),
     "vocab.parquet rows permuted": (_permute_vocab, "error: vocab.parquet: does not match SHA256SUMS"),

@@ -91,7 +91,7 @@ CASES = {
                                                    "error: data.options.pydoc.packages", ["download"]),
     "billion laughs in a mapping (download)": (_bomb_at("data.options.pydoc"), "error: data.options.pydoc",
                                                 ["download"]),
-    # --- issue 22: every key checked, sizes bounded, options typed, paths and names checked
+    # --- every key checked, sizes bounded, options typed, paths and names checked
     "bootstrap_samples 200,000,000": (_with("evaluate", "bootstrap_samples", 200_000_000),
                                       "error: evaluate.bootstrap_samples: must be <= 100,000"),
     "encoder max_positions 10**9": (_at("pretrain.encoder.max_positions", 10**9),

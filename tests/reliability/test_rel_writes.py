@@ -109,7 +109,7 @@ def test_read_only_output_folder(argv, artifact, pipeline, tmp_path, monkeypatch
 
 
 # --------------------------------------------------------------------------------------------
-# Two trainers on one model folder (issue 22): the second is refused at once, before training
+# Two trainers on one model folder: the second is refused at once, before training
 # --------------------------------------------------------------------------------------------
 def test_second_trainer_on_one_model_is_refused(pipeline, tmp_path, monkeypatch, capsys) -> None:
     from filelock import FileLock

@@ -220,7 +220,7 @@ def test_the_decoding_rule_table_shows_both_sides() -> None:
 
 
 def test_the_rare_words_section_has_the_ceiling_the_copy_rate_and_m2_minus_m1() -> None:
-    """Issue 43: rare-word recall beside its ceiling (the model's input) and the copy rate, the references'
+    """Rare-word recall beside its ceiling (the model's input) and the copy rate, the references'
     copy rate first as the anchor, and the difference between two models with its seed-aware test (a model
     against a baseline is in the significance section, not here)."""
     from sumpipe.report.stage import rare_words_section
@@ -252,6 +252,6 @@ def test_the_rare_words_section_has_the_ceiling_the_copy_rate_and_m2_minus_m1() 
                           "| first40 | 30.35 [24.38, 36.28] | – | 20.10 | 100.00 | 2,000 * | 201 |"]
     differences = [line for line in lines if line.startswith("| M")][2:]  # after the rows of M1 and M2
     assert differences == ["| M2 | M1 | rarity-scaled attention | -0.14 [-2.50, +2.10] (0.910) | 3/3 |"]
-    # an evaluate run from before issue 43 (no copy rates, no ceilings, no differences): the recall alone
+    # an evaluate run from before the copy rate (no copy rates, no ceilings, no differences): the recall alone
     old = rare_words_section({**summary, "copy_rate": None, "comparisons": []})
     assert "| M2 | 2.87 [1.24, 5.25] | – | – | – | – | 201 |" in old and not any("references" in x for x in old[4:])

@@ -68,7 +68,7 @@ def test_split_possessive(text: str, expected: str) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# Linear time on adversarial text (issue 32): a hang detector, not a benchmark
+# Linear time on adversarial text: a hang detector, not a benchmark
 # --------------------------------------------------------------------------------------------
 # The worst inputs found (a fuzzer over units of 1-6 characters, each repeated to 1 MB, then the flagged
 # ones checked at growing lengths). All are dotted chains: the domain look-ahead ("ew.com") used to read
@@ -152,7 +152,7 @@ def test_a_host_name_is_one_token_up_to_the_label_bound(labels: int, joined: boo
 
 
 def test_a_token_longer_than_the_cap_is_cut_to_it() -> None:
-    """Issue 55: a 5 MB line without a space was one 200,000-character "word", copied four times into an
+    """A 5 MB line without a space was one 200,000-character "word", copied four times into an
     800 KB summary. Tokens up to the cap are untouched (the default corpus's longest is a 148-character URL)."""
     url = "https://example.com/" + "a" * 200
     assert tokenize(f"see {url} now") == ["see", url, "now"]

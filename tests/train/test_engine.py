@@ -332,7 +332,7 @@ def test_killed_and_resumed_run_with_accumulation_ends_bit_identical(tmp_path: P
 
 
 # --------------------------------------------------------------------------------------------
-# Issue 32: a diverging run stops, naming the step, and never saves its weights
+# A diverging run stops, naming the step, and never saves its weights
 # --------------------------------------------------------------------------------------------
 class NaNFromStep(TinyTask):
     """The tiny task, whose training loss turns NaN from update `step` on (a diverged run)."""

@@ -118,7 +118,7 @@ def test_rmsprop_uses_keras_decay_and_epsilon() -> None:
 
 
 def test_fused_adagrad_trains_to_the_same_losses_as_the_per_tensor_loop() -> None:
-    # issue 56: train.fused_optimizer swaps the kernel, not the rule; a small regression in float32
+    # train.fused_optimizer swaps the kernel, not the rule; a small regression in float32
     def losses(fused: bool) -> list[float]:
         torch.manual_seed(0)
         model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3))

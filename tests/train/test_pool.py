@@ -210,7 +210,7 @@ def test_a_killed_worker_or_a_terminated_pool_ends_in_its_line_once(tmp_path: Pa
                                                                      victim: str) -> None:
     """SIGKILL to a worker (the out-of-memory killer) ends the pool with its error line once; SIGTERM to the
     pool ends it as stopped; neither leaves multiprocessing's "leaked semaphore" warning on stderr, and the
-    next run resumes (issue 55)."""
+    next run resumes."""
     params = write_fixture(tmp_path, epochs=60, checkpoint_every=5, seeds=[1, 2])
     proc = _pool_in_a_child(params)
     state = tmp_path / "checkpoints/T1/seed-1/state.pt"

@@ -193,7 +193,7 @@ def test_bert2stage_trains_from_the_encoder_resumes_bit_identical_and_decodes(tm
 
 
 def test_bert2stage_with_length_control_trains_resumes_and_decodes_to_a_budget(tmp_path: Path, monkeypatch) -> None:
-    """Issue 54 through the stages: `families.bert2stage: {length_control: bytes, length_dropout: 0.25}`
+    """Length control through the stages: `families.bert2stage: {length_control: bytes, length_dropout: 0.25}`
     trains (the pieces' costs from the subword model, saved with the weights), resumes bit-identical, and
     decodes to a byte budget, without one (length dropout), and refuses another unit in one line."""
     from sumpipe.decode.batches import length_budget, load_model, summarize

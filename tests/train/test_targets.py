@@ -1,4 +1,4 @@
-"""Training targets with sentence boundaries (`sumpipe.train.targets`, issue 53)."""
+"""Training targets with sentence boundaries (`sumpipe.train.targets`)."""
 
 from __future__ import annotations
 

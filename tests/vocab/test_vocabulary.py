@@ -87,7 +87,7 @@ def test_vocabulary_save_load_slice(tmp_path):
 
 
 def test_a_slice_keeps_the_train_counts_of_the_words_after_it(tmp_path):
-    # issue 43: the 2 words "the" (1000) and "," (900) make the slice, shift = 1 - (1/ln 1001 + 1/ln 901)/2
+    # the 2 words "the" (1000) and "," (900) make the slice, shift = 1 - (1/ln 1001 + 1/ln 901)/2
     # = 0.854137; "fly-half" (seen twice) scores 1/ln 3 + shift, "irish" (7) 1/ln 8 + shift, and a word
     # training never saw the unknown score 1/ln 2 + shift, as "wales" (seen once)
     path = tmp_path / "vocab.parquet"

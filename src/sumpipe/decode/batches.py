@@ -165,7 +165,7 @@ def check_step_memory(model: Any, card: ModelCard, cfg: Any, n_docs: int) -> Non
 def stage_config(cfg: Any, card: ModelCard) -> Any:
     """The stages' (decode, decode-ensemble, crosseval) decoding settings for one model: `decode.target_length`
     is the budget of the models trained with length control, and a model without it decodes as it always
-    did, so one experiment's params can give a budget to the models that take one (issue 54). The API and
+    did, so one experiment's params can give a budget to the models that take one. The API and
     `sumpipe decode` refuse such a budget instead (`length_budget`)."""
     if cfg.target_length is not None and getattr(card.arch, "length_control", "none") == "none":
         return dataclasses.replace(cfg, target_length=None)
@@ -173,7 +173,7 @@ def stage_config(cfg: Any, card: ModelCard) -> Any:
 
 
 def length_budget(card: ModelCard, codec: Any, cfg: Any) -> Any:
-    """The `LengthBudget` the batches carry (`decode.target_length`, issue 54), or None; a one-line
+    """The `LengthBudget` the batches carry (`decode.target_length`), or None; a one-line
     SumpipeError for a budget the model cannot take (`sumpipe.models.length.check_budget`). A codec that
     knows what its tokens cost (`length_costs()`: the subword pieces, `sumpipe.models.piece_length`) gives a
     `PieceBudget`; the word codecs' words cost their bytes (`word_bytes`)."""

@@ -17,7 +17,7 @@ Conventions shared by all strategies:
   hypothesis ends with `</s>` and has at most `max_length` words (the `</s>` is not part of
   `Hypothesis.tokens`).
 - `min_sentences` = m > 0 also masks `</s>` while a hypothesis holds fewer than m sentence ends
-  (`sentence_ends` tokens; issue 53: a news model trained on highlights ended by "." otherwise stops after
+  (`sentence_ends` tokens: a news model trained on highlights ended by "." otherwise stops after
   one or two); `max_length` still ends it. Off (0) by default, and a no-op without `sentence_ends`.
 - `block_ngram` = n > 0 forbids any token that would repeat an n-gram (of extended ids) already in
   the hypothesis (n = 1 forbids repeating any word).

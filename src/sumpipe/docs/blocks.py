@@ -367,7 +367,7 @@ def measures_table(src: Sources) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# The real-text experiments (issue 29): their metrics beside the thesis's published figures
+# The real-text experiments: their metrics beside the thesis's published figures
 # --------------------------------------------------------------------------------------------
 EXPERIMENTS = Path("experiments")
 # Published F1 x 100 (R-1, R-2, R-L) the experiments are compared with; SEEDS.md §1.8 (Morozovskii 2022):

@@ -23,7 +23,7 @@ Koehn's "A wins in x% of resamples" is reported next to it as `win_rate`.
 
 Several training seeds (`two_level_bootstrap`): a model trained with k seeds has a (k, n) table of
 per-example scores, and another seed moves its mean by about as much as the differences between models
-(issue 27: 0.5-1.4 R-1 on the default corpus), which a bootstrap over documents alone cannot see. The
+(0.5-1.4 R-1 on the default corpus), which a bootstrap over documents alone cannot see. The
 two-level (hierarchical) bootstrap resamples both sources of variation, seeds first, then documents
 (Davison & Hinkley 1997, "Bootstrap Methods and their Application", §3.8, the two-stage bootstrap of
 nested data; Clark, Dyer, Lavie & Smith 2011 ask for exactly this in NLP, "controlling for optimizer

@@ -1,4 +1,4 @@
-"""Copy rate (issue 43): how much of what a system writes a vocabulary-bound generator could only copy.
+"""Copy rate: how much of what a system writes a vocabulary-bound generator could only copy.
 
 A pointer-generator model generates from its output vocabulary, the first V ids of the vocab stage's
 `vocab.parquet` (the four specials, then the words by training count), and can write any other word only
@@ -21,7 +21,7 @@ whitespace-separated ones, punctuation included, as the models write them):
   tokens outside the 2,000 words, 150 were never seen in training), which this tells apart from copying.
 - Anchor: the references' own share against the same V (several references: all of their tokens), i.e.
   how much copying the references ask for: a model whose rate is far below its references' does not write
-  the words they keep (issue 43 counted 12.7 % for the train references against M1's 2,000 words).
+  the words they keep (the train references: 12.7 % against M1's 2,000 words).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The headline metrics (issue 52): the few numbers experiments are compared by.
+"""The headline metrics: the few numbers experiments are compared by.
 
 `${paths.metrics}/headline.json`, the only `metrics:` of dvc.yaml, so `dvc metrics show/diff` and `dvc exp
 show` carry it and nothing else: each model's R-1 F1 (the mean over its seeds), `{"R-1": {"M1": 24.44, ..}}`.

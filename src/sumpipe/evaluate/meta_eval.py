@@ -1,4 +1,4 @@
-"""Meta-evaluation: does a measure track what people judge? `sumpipe meta-eval` (issue 45).
+"""Meta-evaluation: does a measure track what people judge? `sumpipe meta-eval`.
 
     experiments/measures/params.yaml ─► run_meta_eval(cfg, folder) ─► <out>/meta_eval.json, <out>/meta_eval.md
 

@@ -1,5 +1,5 @@
 """What a reader gets from a system's summaries, beside ROUGE: fragments, sentences, repetition and
-unsupported words and jammed word pairs (issues 37, 45, 53).
+unsupported words and jammed word pairs.
 
 Summaries are in the text convention (lowercased tokens joined by spaces; the decoders and the
 extractive systems break the line after each sentence). The units, defined once here:
@@ -49,7 +49,7 @@ The figures of `read_quality`, for one system's summaries over a split (fixed ke
   copied names in a row the story never wrote). A summary without such a pair adds nothing. A pair the
   source writes ("prime minister") is never counted; a pair it does not ("minister cameron" of a story
   that says "Cameron, the prime minister") is, so the references, which rephrase, have a value too (on
-  SummEval's and the CNN highlights about 40 %): their own row is the anchor (issue 53).
+  SummEval's and the CNN highlights about 40 %): their own row is the anchor.
 
 What each is validated for (docs/measures.md, SummEval): `unsupported_stems` for faithfulness (per-article
 Kendall 0.44 with the experts' consistency: level with ROUGE-1 precision against the source, not above it),
@@ -113,7 +113,7 @@ def name_dots(raw: str) -> frozenset[tuple[str, str]]:
     A dot with no word before it gives no pair where it ends a sentence: after another dot (an ellipsis,
     "energetic...He", "Flame". . .the") or after white space before a capital (a typo, "a medical leave .The
     city"). On the CNN stories such dots gave ("", "he"), ("", "the"), ("", "it"), and every "." of a
-    summary that a sentence starting with "he" or "the" followed counted as no sentence end (issue 53). A
+    summary that a sentence starting with "he" or "the" followed counted as no sentence end. A
     dot after other punctuation still joins ("`obj`.__init__", ").append").
     """
     return frozenset((m.group(1).lower(), m.group(2).lower()) for m in _NAME_DOT.finditer(raw)

@@ -8,7 +8,7 @@ words, punctuation and numbers dropped, words left unstemmed so the table reads 
 (Frobenius loss, NNDSVD start, seeded) fitted on the train references, then every split's
 references are assigned their most probable topic (-1 when a reference has no known word).
 
-The same table on every CPU (issue 38): the idf's logarithm is correctly rounded, NMF runs all its
+The same table on every CPU: the idf's logarithm is correctly rounded, NMF runs all its
 iterations (no float stopping test), and its weights and loadings, which BLAS computes in a
 CPU-dependent order, are settled to 24 significant bits before words are ranked and topics chosen.
 """

@@ -150,7 +150,7 @@ class Batch:
     computes the output layer at these positions only (made on the CPU, so a GPU never syncs for it).
     src_unpadded: no source is padded and the caller lets the model drop the source's padding mask
     (`collate(mark_unpadded=True)`, `train.flash_unpadded`): the transformer then attends without a mask,
-    which lets PyTorch pick the flash kernel (issue 56; decided on the CPU, so a GPU never syncs for it).
+    which lets PyTorch pick the flash kernel (decided on the CPU, so a GPU never syncs for it).
     trg_fed_bytes (B, T) long: `Example.trg_fed_bytes`, 0 at padding (length control's teacher forcing);
     length_budget: a `sumpipe.models.length.LengthBudget` when decoding to a target length, else None.
     """

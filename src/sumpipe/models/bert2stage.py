@@ -33,7 +33,7 @@ Choices Roy Choudhury 2020 leaves open, made here:
 Decoding the draft implements `sumpipe.models.protocol.Decodable` (beam, greedy, sampling of
 `sumpipe.decode.search`); `refine(batch, drafts)` then rewrites the drafts.
 
-Length control (issue 54; `length_control: words | bytes`, `length_dropout`, as the word families'
+Length control (`length_control: words | bytes`, `length_dropout`, as the word families'
 `sumpipe.models.length`): the draft decoder's input embeddings get the vector of the remaining length
 (`RemainingLength`), counted over pieces exactly as the detokenised text (`sumpipe.models.piece_length`),
 so the draft is written to a budget (`decode.target_length`). The refine stage reads no length: it keeps
@@ -92,7 +92,7 @@ class Bert2StageArch:
     from random weights (an ablation); `refine: false` decodes the draft only. `refine_positions` = k
     trains stage 2 on k random positions per summary instead of all L (a cheaper, unbiased estimate of
     L_dec2; null = all, as the thesis). `length_control` (`none` | `words` | `bytes`) and `length_dropout`:
-    the draft decoder reads the summary's remaining length (module doc; issue 54), as the word families.
+    the draft decoder reads the summary's remaining length (module doc), as the word families.
     """
 
     n_decoder_layers: int = 1
@@ -638,6 +638,6 @@ FAMILY = register_family(Family(
                                 "encoder_parameters": sum(p.numel() for p in model.encoder.parameters())},
     arch_defaults=arch_defaults,
     warm_start=warm_start,
-    # before issue 54's length control
+    # arch keys that cards from before length control lack
     legacy_arch={"length_control": "none", "length_dropout": 0.0},
 ))

@@ -1,4 +1,4 @@
-"""Known words only: a subword model's draft may write only words it has read (issue 54).
+"""Known words only: a subword model's draft may write only words it has read.
 
 A word model writes vocabulary words or copies source words, so every word it writes exists. A subword
 model (`bert2stage`: BERT2S) joins pieces, and a join can be a word of no language: trained to fill DUC's

@@ -18,7 +18,7 @@ Read top to bottom:
 6. `AdditiveAttention` — Bahdanau attention with See et al.'s optional coverage, for the RNN
    models (Hansen & Petersen 2019 Eqn 3-4), and `coverage_loss`.
 7. `OOVSlots`, `OOVSpelling`, `embed_words` — per-document placeholders for the words outside the
-   vocabulary, and what such a word looks like (issue 43), shared by the word families.
+   vocabulary, and what such a word looks like, shared by the word families.
 
 Shapes: B batch, T target (query) positions, S source (key) positions, D model width, H heads,
 Dh = D / H, V fixed vocabulary, X = V + n_oov the extended vocabulary.
@@ -431,7 +431,7 @@ class BilinearCopyGate(nn.Module):
 
 
 # --------------------------------------------------------------------------------------------
-# Per-document placeholders for out-of-vocabulary words (issue 43)
+# Per-document placeholders for out-of-vocabulary words
 # --------------------------------------------------------------------------------------------
 class OOVSlots(nn.Module):
     """K learned placeholder vectors: slot j stands for the j-th distinct word outside the vocabulary

@@ -1,4 +1,4 @@
-"""Length control (issue 54): the decoder is told, at every step, how much of the summary's length is left.
+"""Length control: the decoder is told, at every step, how much of the summary's length is left.
 
 A model with `length_control: words` or `bytes` (the `model:` arch of the transformer family, `families.rnn`
 / `models.<name>.arch` of the rnn family; `none`, the default, builds the model exactly as before) adds to
@@ -22,8 +22,8 @@ training, 75 bytes and more are 4 % of the Gigaword training headlines, still re
 
 `length_dropout` p (an arch key beside `length_control`): in training each summary is given no budget with
 probability p (its length vectors are 0, what a decoder without a budget reads), so the one model also
-writes without a budget, planning its own length as a model without length control does (issue 54: the
-Gigaword pairs, scored by F1 against references of every length, where one fixed budget costs a point).
+writes without a budget, planning its own length as a model without length control does (on the
+Gigaword pairs, scored by F1 against references of every length, one fixed budget costs a point).
 
 Shapes: B batch, T target positions, N decoding rows (documents x beams), V vocabulary, J a row's OOV words.
 """

@@ -15,7 +15,7 @@ towards them would only add a constant. With `n_smooth=None` it spreads over all
 The gold token still gets its 1 − ε when it is an extended (copied) id. Padding positions
 (mask False) are ignored.
 
-`<unk>` targets (issue 43): a reference word outside the vocabulary that the source does not hold
+`<unk>` targets: a reference word outside the vocabulary that the source does not hold
 cannot be copied, and is a `<unk>` target (`batching.encode_example`). On the pydoc corpus 74 % of the
 OOV target words are such; trained at full weight, they teach the model that `<unk>` is the likeliest
 word wherever a rare word comes — in training the mass goes there rather than to the pointer, and

@@ -1,4 +1,4 @@
-"""Length control over subword pieces (issue 54, the `bert2stage` family): `sumpipe.models.length` counted
+"""Length control over subword pieces (the `bert2stage` family): `sumpipe.models.length` counted
 in sentencepiece pieces instead of words.
 
 The remaining length r_t = L - used_t is the same input as the word families' (`RemainingLength`, the

@@ -90,9 +90,9 @@ class RNNArch:
     (`layers.OOVSlots`; 0: every OOV word is the one `<unk>`). `oov_spelling`: K buckets of hashed
     character 3-grams added to an OOV word's vector in the encoder, as the transformer's
     (`layers.OOVSpelling`; 0: none). `length_control`: `words` or `bytes` adds the summary's remaining
-    length to the decoder input at each step (Kikuchi et al. 2016's LenEmb; `sumpipe.models.length`,
-    issue 54); `none`: the model as before. `length_dropout`: the share of training summaries given no budget,
-    so the model also decodes without one.
+    length to the decoder input at each step (Kikuchi et al. 2016's LenEmb;
+    `sumpipe.models.length`); `none`: the model as before. `length_dropout`: the share of training summaries
+    given no budget, so the model also decodes without one.
     """
 
     cell: Literal["gru", "lstm"] = "lstm"
@@ -526,7 +526,7 @@ FAMILY = register_family(Family(
     codec=lambda vocab, arch: WordCodec(vocab, arch.max_source_tokens),
     card_section=_card_section,
     phases=training_phases,
-    # arch keys older cards lack: models trained before issue 43 read every OOV word as the one <unk>,
+    # arch keys older cards lack: models trained before the OOV placeholders read every OOV word as the one <unk>,
     # without its spelling
     legacy_arch={"oov_slots": 0, "oov_spelling": 0, "length_control": "none",
                  "length_dropout": 0.0},

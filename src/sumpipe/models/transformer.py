@@ -106,11 +106,11 @@ class ArchConfig:
     pointer copied it; 0: every OOV word is the one `<unk>`, as in the thesis). `oov_rarity`: M2's
     rarity score of an OOV word, `unknown` the score of a word seen once for every one of them, as in
     the thesis's Appendix A.1, or `count` by its own train count (`Vocabulary.oov_rarity`; only a word
-    training never saw at the unknown score). `count` lost on validation (docs/models.md, issue 43);
+    training never saw at the unknown score). `count` lost on validation (docs/models.md);
     M1 reads no rarity. `oov_spelling`: K buckets of hashed character 3-grams that say what an OOV
     word looks like, added to its vector in the encoder (`layers.OOVSpelling`; 0: none).
     `length_control`: `words` or `bytes` adds the remaining length of the summary to the decoder input
-    at each position (`sumpipe.models.length`, issue 54), so the model writes to a budget; `none`: no such
+    at each position (`sumpipe.models.length`), so the model writes to a budget; `none`: no such
     input, the model as before. `length_dropout`: the share of training summaries given no budget, so the model
     also decodes without one.
     """
@@ -460,8 +460,8 @@ FAMILY = register_family(Family(
     make_task=make_task,
     codec=lambda vocab, arch: WordCodec(vocab, arch.max_source_tokens),
     options=("rarity",),
-    # arch keys older cards lack: models trained before issue 43 read every OOV word as the one <unk>,
-    # at the one unknown rarity, without its spelling; before issue 54, without length control
+    # arch keys older cards lack: models trained before the OOV placeholders read every OOV word as the
+    # one <unk>, at the one unknown rarity, without its spelling; before length control, without it
     legacy_arch={"oov_slots": 0, "oov_rarity": "unknown", "oov_spelling": 0, "length_control": "none",
                  "length_dropout": 0.0},
     arch_defaults=arch_defaults,

@@ -296,7 +296,7 @@ def _reference_band(summary: dict) -> str:
 
 def rare_words_section(summary: dict) -> list[str]:
     """The thesis's measure for M2: the share of the reference's rare words each summary contains, beside
-    the ceiling of a model's input and the copy rate (issue 43), the references' copy rate first as the
+    the ceiling of a model's input and the copy rate, the references' copy rate first as the
     anchor; then the seed-aware differences in rare-word recall between two models (M2 - M1)."""
     table = summary.get("rare_words") or {}
     if not table:

@@ -1,4 +1,4 @@
-"""Extract-then-rewrite (Chen & Bansal 2018; issue 53): select a story's sentences, then rewrite each with a
+"""Extract-then-rewrite (Chen & Bansal 2018): select a story's sentences, then rewrite each with a
 sentence-level model trained on (story sentence -> highlight sentence) pairs aligned by ROUGE.
 
 - `sumpipe.rewrite.align`: the training pairs, one per highlight sentence, in the extract stage's format, so

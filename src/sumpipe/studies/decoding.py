@@ -13,7 +13,7 @@ sd over the seeds), the length in words (punctuation not counted) and the shares
 word twice in a row and of distinct summaries (`sumpipe.evaluate.abstractiveness`), beside the one-
 lead-sentence baseline of the same documents and the references' length, and the rare-word recall
 (`sumpipe.evaluate.rare_words`: the share of the reference's rare content words, at most
-`evaluate.rare_word_max_count` training occurrences, that the summary holds; issue 53).
+`evaluate.rare_word_max_count` training occurrences, that the summary holds).
 
 ROUGE F1 rewards length, a reader does not: a model pushed past the end of its sentence pads
 ("Convert degrees to a temperature Celsius temperature. Degrees."). So each setting is also measured
@@ -24,7 +24,7 @@ points and whose sentences per summary are at most the references' mean + `guard
 where set, whose repeated words and jammed pairs, the two measures validated for fluency, are at most
 the references' + `guards.repeated_words`, + `guards.jammed_pairs` points, whose unsupported words, the
 faithfulness measure, at most the references' + `guards.unsupported_stems` points, and whose sentences
-per summary are at least the references' mean - `guards.few_sentences`: issue 53, news models that write one
+per summary are at least the references' mean - `guards.few_sentences`: news models that write one
 run-on sentence against the highlights' 3.65), the
 best validation `choose_by` (R-L) wins, per model and for the experiment as a whole (the setting that
 passes for every model with the best mean over the models: what params.yaml's one `decode:` keeps).
@@ -57,11 +57,11 @@ class Guards:
     `sentences`, and, when `repeated_words` is set, its repeated words (`read_quality`'s repetition at a
     distance, the measure validated for fluency: docs/measures.md) at most the references' + that many
     points, and, when `jammed_pairs` is set, its jammed pairs (adjacent content words the source never
-    writes side by side, the second measure validated for fluency, issue 53) at most the references' + that
+    writes side by side, the second measure validated for fluency) at most the references' + that
     many points, and, when `unsupported_stems` is set, its unsupported words (`read_quality`'s content words
     the source does not hold, compared by their stems: the faithfulness measure) at most the references' +
     that many points, and, when `few_sentences` is set, its sentences per summary at least the references' mean -
-    `few_sentences` (issue 53: a run-on sentence where the references have 3.65) (means over the seeds).
+    `few_sentences` (a news model's run-on sentence where the references have 3.65) (means over the seeds).
     The optional four off by default: the default run's choice was made without them."""
 
     fragments: float = 1.0
@@ -263,7 +263,7 @@ def choose(results: dict[str, Any], guards: Guards, choose_by: str) -> dict[str,
 
 
 def _later_figure(figures: dict[str, Any], key: str) -> str:
-    """A setting's figure added after results were first written (jammed pairs, rare-word recall: issue 53),
+    """A setting's figure added after results were first written (jammed pairs, rare-word recall),
     or "–" in results written before it."""
     return f"{figures[key]['mean']:.1f}" if key in figures else "–"
 

@@ -9,7 +9,7 @@
 
 Figs. 5-6: the non-attentional model on continuous and random data (validation accuracy, training
 loss) by maximum sequence length; Figs. 7-8: random data without and with attention. A figure whose
-runs are not in params.yaml's `runs` is left out. `headline.json`, the pipeline's only DVC metrics (issue 52):
+runs are not in params.yaml's `runs` is left out. `headline.json`, the pipeline's only DVC metrics:
 each cell's validation token accuracy x 100, `{"accuracy": {"<run>-<L>": ..}}`, a column each in `dvc exp show`;
 the rest of each cell's figures are `numerals.json`'s, a plain output in git.
 """

@@ -9,12 +9,12 @@ run `dvc repro extract` first), decodes the **validation** split with the `decod
 writes what decides a configuration: ROUGE-1/2/L F1 x 100 beside the one-lead-sentence baseline of
 the same documents, and the degeneracy figures (% distinct summaries, % with a word repeated back to
 back, mean length; `sumpipe.evaluate.abstractiveness`), with the training cost, once per seed of
-`train.seeds` (mean, sd and every seed's figures: one seed proves nothing, issue 27). The test split is
+`train.seeds` (mean, sd and every seed's figures: one seed proves nothing). The test split is
 never read, so choosing by these numbers leaves the test figures of the report honest.
 
 Run it as DVC experiments, one point each, and compare them with `dvc exp show`:
 
-    cd experiments/sweep && dvc exp run -S train.lr=0.005   # its own DVC project (issue 52)
+    cd experiments/sweep && dvc exp run -S train.lr=0.005   # its own DVC project
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ word keeps an inner apostrophe ("don't", "o'neill") so contractions can be expan
 The possessive "'s" is split off before tokenizing (`split_possessive`) and is a token of its own.
 URLs and domain names ("ew.com", "cnn.com/video") stay whole, and so does ".45".
 
-A token is at most MAX_TOKEN_CHARS characters: a longer one is cut to its first MAX_TOKEN_CHARS (issue 55).
+A token is at most MAX_TOKEN_CHARS characters: a longer one is cut to its first MAX_TOKEN_CHARS.
 A 5 MB line without a space was one 200,000-character "word" (after `decode`'s cut), which a pointer
 model copied four times into an 800 KB summary. The longest token of the default corpus is a 148-character
 URL, so the cap changes none of its tokens (the preprocess output is the same bytes).

@@ -154,7 +154,7 @@ def train_model(inputs: TrainInputs, *, resume: bool = True, progress: bool | No
         if len(df) == 0:
             raise SumpipeError(f"{path}: no examples to train on")
     vocab, arch = family.vocabulary.for_training(inputs.vocab_dir, inputs.arch)
-    if cfg.sentence_ends:  # a "." ends every reference line, a boundary the model can learn (issue 53)
+    if cfg.sentence_ends:  # a "." ends every reference line, a boundary the model can learn
         from sumpipe.train.targets import with_sentence_ends
 
         train_df, valid_df = with_sentence_ends(train_df), with_sentence_ends(valid_df)

@@ -1,4 +1,4 @@
-"""Training targets with sentence boundaries (`train.sentence_ends`, issue 53).
+"""Training targets with sentence boundaries (`train.sentence_ends`).
 
 A reference in the text convention holds one sentence a line, but a model's target is its tokens in one
 line (`sumpipe.models.batching.encode_example` splits on any white space), so a sentence boundary the

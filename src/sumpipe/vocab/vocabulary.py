@@ -17,7 +17,7 @@ Choices (the thesis leaves them open):
   the words the model actually uses (a 25,000-word model and a 50,000-word one differ, as in the thesis).
 - An unknown word gets the largest possible score, that of a word seen once: 1/ln 2 + shift
   (Appendix A.1 shows OOV words at 2.1736 while in-vocabulary words sit near 0.8). A slice may keep the
-  train counts of the words after it (`oov_counts`, issue 43): then a word outside the slice that training
+  train counts of the words after it (`oov_counts`): then a word outside the slice that training
   saw scores by its own count, 1/ln(1 + occ) + shift with the slice's shift (`oov_rarity`), so M2 can tell
   a word seen once from one seen twelve times; only a word training never saw gets the unknown score.
 - Specials: `<unk>` gets the unknown score (it stands for every OOV word); `<pad>` 0 (batching

@@ -1,4 +1,4 @@
-"""experiments/cnn/name_runs.py: issue 53's piles of copied names, counted by hand on short texts."""
+"""experiments/cnn/name_runs.py: the CNN models' piles of copied names, counted by hand on short texts."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Float arithmetic whose bits do not depend on the CPU's SIMD kernels (issue 38).
+"""Float arithmetic whose bits do not depend on the CPU's SIMD kernels.
 
 The extract, extractive-fit and extractive stages write the same bytes on every x86-64 machine
 (docs/reproducibility.md). Three kinds of numpy/scipy operation break that, and are replaced here:
