@@ -34,6 +34,7 @@ CROSS_CUTTING = {"test_pipeline_e2e.py", "test_dvc_stages.py", "test_reproducibl
                  "test_public_api.py",  # sumpipe/__init__.py's names and docs/api.md, across the packages
                  "test_readme_comparison.py",  # the README's comparison steps on a clone with a foreign lock
                  "test_interrupted_repro.py",  # Ctrl-C in `dvc repro`, then `dvc repro` again
+                 "test_queued_experiments.py",  # two queued experiments side by side (`dvc queue start -j 2`)
                  "test_lookup_errors.py"}  # every registry's unknown-name error lists every valid name
 
 
