@@ -151,9 +151,10 @@ def _run_command(args: list[str], cwd: Path) -> str:
 
 
 def _build_tiny_pipeline(work: Path, params: dict | None = None, repro: bool = True) -> Path:
-    """`work` made a git + DVC repository (branch main, one empty commit) holding src/, dvc.yaml and
-    params.yaml with `TINY_PIPELINE`'s overrides (and then `params`'), after `dvc repro` (none with
-    `repro=False`); nothing of the build is committed."""
+    """`work` made a git + DVC repository (branch main, one empty commit, a committer identity of its own
+    for later commits and experiments) holding src/, dvc.yaml and params.yaml with `TINY_PIPELINE`'s
+    overrides (and then `params`'), after `dvc repro` (none with `repro=False`); nothing of the build is
+    committed."""
     from sumpipe.config import expand_runs
 
     overrides = params or {}
@@ -166,8 +167,9 @@ def _build_tiny_pipeline(work: Path, params: dict | None = None, repro: bool = T
     params["runs"] = expand_runs(params["models"], params["train"]["seeds"])
     (work / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     _run_command(["git", "init", "-q", "-b", "main"], work)
-    _run_command(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init"],
-                 work)
+    for key, value in (("user.name", "t"), ("user.email", "t@t")):  # commits, `dvc exp run` and `dvc exp save`
+        _run_command(["git", "config", key, value], work)
+    _run_command(["git", "commit", "-q", "--allow-empty", "-m", "init"], work)
     _run_command([sys.executable, "-m", "dvc", "init", "-q"], work)
     _run_command([sys.executable, "-m", "dvc", "config", "core.analytics", "false"], work)
     if repro:
