@@ -486,7 +486,9 @@ class DecodeConfig:
     `min_length` (>= 0, <= `max_length`): words before `</s>` may end a summary, a sentence end always
     may. `max_length` (>= 1; null: by data set, Morozovskii 2022 Table 4.3: CNN/DM 120, XSum 30,
     Gigaword 25; pydoc 48; else 1.2 x the model's max_summary_tokens). `block_ngram_repeat` (>= 0; 0:
-    off): no n-gram of this size twice. `block_adjacent_repeat`: never the same token twice in a row
+    off): no n-gram of this size twice. `repeat_stop_words`: that rule exempts n-grams made only of stop
+    words (NLTK's list), so under 1 a summary may say "the" twice but no content word twice.
+    `block_adjacent_repeat`: never the same token twice in a row
     (the decode stage then also writes the summaries without the rule, so the report shows both).
     `min_sentences` (>= 0; 0: off): `</s>` is forbidden while a summary holds fewer sentence ends ("."
     "!" "?"; for models trained with `train.sentence_ends`). `split`: the extracted split the `decode`
@@ -505,6 +507,7 @@ class DecodeConfig:
     min_length: int = 1
     max_length: int | None = None
     block_ngram_repeat: int = 2
+    repeat_stop_words: bool = False
     block_adjacent_repeat: bool = False
     min_sentences: int = 0
     strategy: Literal["beam", "greedy", "sample"] = "beam"

@@ -11,7 +11,15 @@ import pytest
 import torch
 
 from sumpipe.config import Budget, DecodeConfig
-from sumpipe.decode.batches import has_words, load_model, prepare_raw, resolve_max_length, summarize, summary_text
+from sumpipe.decode.batches import (
+    has_words,
+    load_model,
+    prepare_raw,
+    repeatable_ids,
+    resolve_max_length,
+    summarize,
+    summary_text,
+)
 from sumpipe.decode.search import beam_search, sample_search
 from sumpipe.errors import SumpipeError
 from sumpipe.models.batching import WordCodec, collate, encode_example
@@ -129,6 +137,25 @@ def test_copied_oov_words_map_back_to_the_source_word(tiny_vocab) -> None:
     assert all("<unk>" not in s.tokens for s in out)
     greedy = summarize(model, vocab, config, ["zebra cat quixotic"], DecodeConfig(strategy="greedy"))
     assert greedy[0].tokens == ["zebra", "cat", "quixotic"]  # two OOVs: extended ids V and V + 1
+
+
+def test_repeatable_ids_are_the_stop_words_of_words_and_the_word_start_pieces() -> None:
+    words = WordCodec(Vocabulary.from_counts({"the": 5, "cat": 4, "of": 3, "sat": 2}, 10), 40)
+    on, off = DecodeConfig(repeat_stop_words=True), DecodeConfig()
+    assert [words.itos[i] for i in repeatable_ids(words, on)] == ["the", "of"]
+    assert repeatable_ids(words, off) == ()
+
+    @dataclass
+    class Pieces:                                          # a subword codec's two fields that matter here
+        vocab: object
+        starts_word: list[bool]
+
+    @dataclass
+    class Itos:
+        itos: list[str]
+
+    pieces = Pieces(Itos(["<pad>", "\u2581the", "the", "\u2581cat", "\u2581of"]), [False, True, False, True, True])
+    assert repeatable_ids(pieces, on) == (1, 4)            # "the" inside a word ("o-the-r") is no stop word
 
 
 # --------------------------------------------------------------------------------------------

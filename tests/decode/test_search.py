@@ -270,6 +270,36 @@ def test_block_repeated_ngrams_by_hand() -> None:
     assert lp[0, 5] == -math.inf and torch.isfinite(lp[1]).all()
 
 
+def test_repeatable_ids_are_blocked_only_where_the_whole_ngram_is_theirs() -> None:
+    history = torch.tensor([[4, 5, 6, 4, 5]])
+    free = torch.tensor([4, 5])                              # say 4 = "the", 5 = "of": stop words
+    for n, blocked in [(1, {6}), (2, {6}), (3, {6})]:
+        lp = torch.zeros(1, 8)
+        block_repeated_ngrams(lp, history, n, free)
+        assert {int(i) for i in torch.nonzero(lp[0] == -math.inf)} == blocked, n
+    lp = torch.zeros(1, 8)                                   # (4, 5) -> 4 is all free: "of the" may recur
+    block_repeated_ngrams(lp, torch.tensor([[5, 4, 7, 5]]), 2, free)
+    assert torch.isfinite(lp).all()
+    lp = torch.zeros(1, 8)                                   # (5, 7): 7 is a content word, still blocked
+    block_repeated_ngrams(lp, torch.tensor([[5, 7, 4, 5]]), 2, free)
+    assert {int(i) for i in torch.nonzero(lp[0] == -math.inf)} == {7}
+
+
+def test_decode_lets_stop_words_recur_and_no_content_word() -> None:
+    w = 10
+    table = torch.full((1, 1, w, w), 0.01)
+    for a, b in [(4, 5), (5, 4)]:
+        table[:, 0, a, b] = 1.0                              # loves to loop: 4 5 4 5 ...
+    table[:, 0, BOS, 4] = 1.0
+    model = ToyModel(table.log_softmax(-1), w)
+    batch = ToyBatch(torch.zeros(1, 2, dtype=torch.long), [[]])
+    cfg = DecodeConfig(strategy="greedy", block_ngram_repeat=1, min_length=6)
+    blocked = decode_batch(model, batch, cfg, max_length=8)[0].tokens
+    assert blocked[:2] == [4, 5] and len(blocked) == len(set(blocked))
+    free = decode_batch(model, batch, cfg, max_length=8, repeatable=(4,))[0].tokens
+    assert free[:3] == [4, 5, 4] and free.count(5) == 1     # 4 recurs, 5 (a content word) does not
+
+
 @pytest.mark.parametrize("n", [1, 2, 3])
 @pytest.mark.parametrize("strategy", ["beam", "greedy", "sample"])
 def test_blocking_leaves_no_repeated_ngram(n: int, strategy: str) -> None:

@@ -211,6 +211,22 @@ def known_words_of(card: ModelCard, codec: Any, cfg: Any) -> Any:
     return make
 
 
+def repeatable_ids(codec: Any, cfg: Any) -> tuple[int, ...]:
+    """`decode.repeat_stop_words`: the ids of the codec's stop words (NLTK's list; of a subword codec, the
+    pieces that start a word and spell a stop word, "\u2581the"), which the repeated n-gram rule then lets
+    recur; () when off."""
+    if not getattr(cfg, "repeat_stop_words", False):
+        return ()
+    from sumpipe.vocab.words import STOP_WORDS
+
+    itos = list(codec.vocab.itos)
+    starts_word = getattr(codec, "starts_word", None)   # a subword codec's: which pieces begin a word
+    if starts_word is None:
+        return tuple(i for i, word in enumerate(itos) if word in STOP_WORDS)
+    return tuple(i for i, (piece, first) in enumerate(zip(itos, starts_word))
+                 if first and piece.lstrip("\u2581") in STOP_WORDS)
+
+
 def summarize(
     model: Any,
     vocab: Any,
@@ -246,6 +262,7 @@ def summarize(
     check_step_memory(model, card, cfg, len(documents))
     budget = length_budget(card, codec, cfg)
     known = known_words_of(card, codec, cfg)
+    repeatable = repeatable_ids(codec, cfg)
     device = model_device(model)
     if cfg.strategy == "sample" and generator is None:
         generator = make_generator(cfg.seed, device)
@@ -266,7 +283,7 @@ def summarize(
             recorded = bool(details) if wanted is None else not wanted.isdisjoint(chunk)
             constraint = None if known is None else known(batch)
             hyps = decode_batch(model, batch, cfg, max_length, details=recorded, generator=generator,
-                                sentence_ends=codec.sentence_end_ids, known_words=constraint)
+                                sentence_ends=codec.sentence_end_ids, known_words=constraint, repeatable=repeatable)
             for i, hyp in zip(chunk, hyps):
                 example = examples[i]
                 tokens = codec.words(hyp.tokens, example)

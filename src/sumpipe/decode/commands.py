@@ -48,6 +48,9 @@ def decode(
         "--unit", help="words or bytes (of the summary text); the model's own (default: decode.length_unit)")] = None,
     block_ngram: Annotated[int | None, typer.Option(
         "--block-ngram", help="never repeat an n-gram of this size (0 = off)")] = None,
+    repeat_stop_words: Annotated[bool | None, flag(
+        "--repeat-stop-words/--block-stop-words",
+        help="--block-ngram exempts n-grams of stop words only (default: decode.repeat_stop_words)")] = None,
     block_adjacent: Annotated[bool | None, flag(
         "--block-adjacent/--no-block-adjacent",
         help="never the same token twice in a row (default: decode.block_adjacent_repeat)")] = None,
@@ -73,7 +76,7 @@ def decode(
         "beam": beam, "greedy": greedy, "sample": sample, "top_k": top_k, "top_p": top_p,
         "temperature": temperature, "seed": seed, "min_length": min_length, "max_length": max_length,
         "length_penalty": length_penalty, "block_ngram": block_ngram, "block_adjacent": block_adjacent,
-        "length": length, "unit": unit, "known_words": known_words,
+        "length": length, "unit": unit, "known_words": known_words, "repeat_stop_words": repeat_stop_words,
     }
     # greedy/sample are flags (False: not given); --no-block-adjacent is a given False
     given = {k: v for k, v in options.items() if v is not None and not (k in ("greedy", "sample") and v is False)}

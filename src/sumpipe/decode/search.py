@@ -20,7 +20,9 @@ Conventions shared by all strategies:
   (`sentence_ends` tokens: a news model trained on highlights ended by "." otherwise stops after
   one or two); `max_length` still ends it. Off (0) by default, and a no-op without `sentence_ends`.
 - `block_ngram` = n > 0 forbids any token that would repeat an n-gram (of extended ids) already in
-  the hypothesis (n = 1 forbids repeating any word).
+  the hypothesis (n = 1 forbids repeating any word). `repeatable` ids (the stop words, with
+  `decode.repeat_stop_words`) are exempt where the whole n-gram is made of them, so a headline under
+  n = 1 may say "of" and "the" twice but no content word twice.
 - `block_adjacent` forbids the token just generated as the next one ("the cache cache"): a word
   twice in a row, which a repeated 2-gram rule does not catch (the 2-gram (cache, cache) is new). A
   decoding rule, not a trained cure: the report shows every model's figures with and without it.
@@ -85,12 +87,13 @@ def length_penalty(length: int, alpha: float) -> float:
 # --------------------------------------------------------------------------------------------
 # Masks applied to every step's log-probabilities
 # --------------------------------------------------------------------------------------------
-def block_repeated_ngrams(log_probs: torch.Tensor, history: torch.Tensor, n: int) -> None:
+def block_repeated_ngrams(log_probs: torch.Tensor, history: torch.Tensor, n: int,
+                          repeatable: torch.Tensor | None = None) -> None:
     """In place: -inf for every token that would complete an n-gram already in its row's history.
 
     log_probs (N, W); history (N, t) long, the tokens generated so far. The last n - 1 tokens are
     compared with every earlier window of n - 1 tokens; where they match, the token that followed
-    that window is blocked.
+    that window is blocked, unless every token of that earlier n-gram is in `repeatable` (ids, long).
     """
     t = history.size(1)
     if n < 1 or t < n:
@@ -103,6 +106,9 @@ def block_repeated_ngrams(log_probs: torch.Tensor, history: torch.Tensor, n: int
         windows = history.unfold(1, n - 1, 1)[:, : t - n + 1]      # (N, t-n+1, n-1), starts 0..t-n
         match = (windows == prefix[:, None, :]).all(dim=-1)        # (N, t-n+1)
         followers = history[:, n - 1 :]                            # token after window i
+    if repeatable is not None and repeatable.numel():
+        free = torch.isin(history, repeatable).unfold(1, n, 1).all(dim=-1)   # (N, t-n+1): n-gram i all free
+        match &= ~free
     width = log_probs.size(1)
     # Unmatched windows write into a spare column, so one scatter handles every row.
     index = torch.where(match, followers, torch.full_like(followers, width))
@@ -124,13 +130,15 @@ def _masked(
     min_sentences: int = 0,
     known_words: Any = None,
     row_doc: torch.Tensor | None = None,
+    repeatable: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """A float32 copy of log_probs (N, W) with every forbidden choice at -inf (see module doc).
 
     width_limit (N,): V + the row's own number of OOV words (columns beyond are padding);
     sentence_ends: the ids (long tensor) after which `</s>` is allowed before `min_length`, and which
     `min_sentences` counts in each row's history (N, t); known_words: a `sumpipe.models.known_words.KnownWords`
-    of the batch (None: no constraint), which reads each row's document in row_doc (N,).
+    of the batch (None: no constraint), which reads each row's document in row_doc (N,); repeatable: the
+    ids `block_ngram` lets repeat (long tensor, or None).
     """
     out = log_probs.float().clone()
     out[:, [UNK, PAD, BOS]] = NEG_INF
@@ -147,7 +155,7 @@ def _masked(
         too_few = torch.isin(history, sentence_ends).sum(dim=1) < min_sentences   # (N,)
         out[:, EOS] = out[:, EOS].masked_fill(too_few, NEG_INF)
     if block_ngram > 0:
-        block_repeated_ngrams(out, history, block_ngram)
+        block_repeated_ngrams(out, history, block_ngram, repeatable)
     if block_adjacent and history.size(1):
         out.scatter_(1, history[:, -1:], NEG_INF)
     if known_words is not None:
@@ -248,6 +256,7 @@ def beam_search(
     sentence_ends: Sequence[int] = (),
     min_sentences: int = 0,
     known_words: Any = None,
+    repeatable: Sequence[int] = (),
 ) -> list[Hypothesis]:
     """The best hypothesis per document of `batch` (B documents × `beam_size` beams at once).
 
@@ -269,11 +278,12 @@ def beam_search(
     trace = _Details(details, n_docs * k, device)
     finished: list[list[Hypothesis]] = [[] for _ in range(n_docs)]
     sentence_end_ids = _ids(sentence_ends, device)
+    repeatable_ids = _ids(repeatable, device)
 
     for step in range(max_length + 1):
         log_probs, state, info = model.decode_step(state, prev)
         masked = _masked(log_probs, history, step, limits[row_doc], min_length, max_length, block_ngram,
-                         block_adjacent, sentence_end_ids, min_sentences, known_words, row_doc)
+                         block_adjacent, sentence_end_ids, min_sentences, known_words, row_doc, repeatable_ids)
         n_active, width = len(active), masked.size(1)
         cand = (beam_logp[:, None] + masked).view(n_active, k * width)
         top_scores, top_idx = cand.topk(min(2 * k, k * width), dim=1)     # sorted, best first
@@ -371,6 +381,7 @@ def sample_search(
     sentence_ends: Sequence[int] = (),
     min_sentences: int = 0,
     known_words: Any = None,
+    repeatable: Sequence[int] = (),
 ) -> list[Hypothesis]:
     """One hypothesis per document, choosing each token greedily (argmax) or by sampling.
 
@@ -387,11 +398,12 @@ def sample_search(
     trace = _Details(details, n_docs, device)
     results: list[Hypothesis | None] = [None] * n_docs
     sentence_end_ids = _ids(sentence_ends, device)
+    repeatable_ids = _ids(repeatable, device)
 
     for step in range(max_length + 1):
         log_probs, state, info = model.decode_step(state, prev)
         masked = _masked(log_probs, history, step, limits[row_doc], min_length, max_length, block_ngram,
-                         block_adjacent, sentence_end_ids, min_sentences, known_words, row_doc)
+                         block_adjacent, sentence_end_ids, min_sentences, known_words, row_doc, repeatable_ids)
         dead = ~torch.isfinite(masked).any(dim=1)     # every choice blocked: end it here
         masked[dead, EOS] = 0.0
         if greedy:
@@ -439,12 +451,14 @@ def decode_batch(
     generator: torch.Generator | None = None,
     sentence_ends: Sequence[int] = (),
     known_words: Any = None,
+    repeatable: Sequence[int] = (),
 ) -> list[Hypothesis]:
     """Run the strategy named by `cfg` (a `sumpipe.config.DecodeConfig`) on one batch.
 
     `sentence_ends`: the ids of the tokens that end a sentence (the codec's `sentence_end_ids`), after
     which `</s>` is allowed before `cfg.min_length` and which `cfg.min_sentences` counts. `known_words`:
-    the batch's `sumpipe.models.known_words.KnownWords` (`decode.known_words`), or None. Sampling draws
+    the batch's `sumpipe.models.known_words.KnownWords` (`decode.known_words`), or None. `repeatable`: the
+    ids the repeated n-gram rule lets recur (`decode.repeat_stop_words`: the stop words). Sampling draws
     from `generator`, or from a fresh one seeded with `cfg.seed`; pass one generator to a run over many
     batches so they do not all replay the same random stream.
     A model with a second pass (`sumpipe.models.protocol.Refinable`, Roy Choudhury 2020's refine decoder)
@@ -453,7 +467,8 @@ def decode_batch(
     min_length = min(cfg.min_length, max_length)
     common = dict(max_length=max_length, min_length=min_length, alpha=cfg.length_penalty,
                   block_ngram=cfg.block_ngram_repeat, block_adjacent=cfg.block_adjacent_repeat, details=details,
-                  sentence_ends=sentence_ends, min_sentences=cfg.min_sentences, known_words=known_words)
+                  sentence_ends=sentence_ends, min_sentences=cfg.min_sentences, known_words=known_words,
+                  repeatable=repeatable)
     if cfg.strategy == "beam":
         hyps = beam_search(model, batch, cfg.beam_size, **common)
     elif cfg.strategy == "greedy":
