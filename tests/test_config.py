@@ -386,7 +386,7 @@ def test_an_ensemble_of_a_one_seed_model_is_refused() -> None:
         params_from_dict(data)
 
 
-def test_issue_55_an_integer_too_long_to_read_is_one_line_naming_the_line(tmp_path: Path) -> None:
+def test_a_params_integer_too_long_to_read_is_one_line_naming_the_line(tmp_path: Path) -> None:
     """A 5,000-digit integer in params.yaml was a ValueError traceback (int()'s limit is 4,300 digits)."""
     from sumpipe.config import read_params_yaml
 

@@ -115,7 +115,7 @@ def test_the_api_and_the_command_give_the_same_summary(project: Path, cli) -> No
     (lambda s: sumpipe.rouge("a", "a", confidence=2), "confidence: must be in (0, 1), got 2"),
     (lambda s: sumpipe.rouge("a", "a", seed="s"), "seed: expected an int, got str 's'"),
 ])
-def test_issue_55_every_public_function_refuses_a_wrong_type_in_one_sumpipe_error(
+def test_every_public_function_refuses_a_wrong_type_in_one_sumpipe_error(
         project: Path, monkeypatch: pytest.MonkeyPatch, call, message: str) -> None:
     """docs/api.md: every error is one SumpipeError. `summarize(b"...")` was "TypeError: object of type 'int'
     has no len()", `summarize(Path(...))` "'PosixPath' object is not iterable", `rouge(bootstrap=-1)` numpy's

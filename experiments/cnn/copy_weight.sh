@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Issue 53: a model's copy-target weight on the 340 validation stories (docs/realtext.md, "The copy-target
-# weight of PG-cov" and "The transformers' copy-target weight"). Run in experiments/cnn after `dvc repro` with
+# A model's copy-target weight on the 340 validation stories (README.md's log, "PG-cov's copy-target weight,
+# 3 then 2" and "the transformers' copy-target weight, on validation"). Run in experiments/cnn after `dvc repro` with
 # the model at the weight 1 (it reads data/ and the pipeline's models of MODEL), two runs at a time, one
 # thread each:
 #

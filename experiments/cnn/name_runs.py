@@ -1,5 +1,6 @@
-"""Issue 53's by-hand goal counted: the summaries that pile up copied names ("u.s. elect christopher christie
-corzine must qualify ..."), for a workspace of `copy_weight.sh` or this folder after `dvc repro`.
+"""The reading check counted (no summary should run three copied names or more together): the summaries that
+pile up copied names ("u.s. elect christopher christie corzine must qualify ..."), for a workspace of
+`copy_weight.sh` or this folder after `dvc repro`.
 
     python name_runs.py [FOLDER] [--split valid]
 

@@ -1,5 +1,5 @@
-"""Issue 53's extract-then-rewrite on the 340 validation stories (docs/realtext.md, "Extract-then-rewrite on
-validation (issue 53)"), run in experiments/cnn after its data stages and the training of its models.
+"""Extract-then-rewrite on the 340 validation stories (README.md's log, "extract-then-rewrite, on
+validation"), run in experiments/cnn after its data stages and the training of its models.
 
     python rewrite_validation.py params               # rewrite/params.yaml: the rewriter's workspace
     python rewrite_validation.py align                # rewrite/data/extracted/first60/{train,valid}.parquet

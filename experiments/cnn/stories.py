@@ -1,6 +1,6 @@
-"""Issue 53, "read them": ten test stories, every model's summary (seed 1) beside the highlights, and a model
-from before the issue's change decoded on the same stories. `python stories.py [--before FOLDER]` in this
-folder after `dvc repro`; prints markdown (docs/realtext.md, "News in sentences").
+"""Read them: ten test stories, every model's summary (seed 1) beside the highlights, and a model from before
+the sentence ends decoded on the same stories. `python stories.py [--before FOLDER]` in this folder after
+`dvc repro`; prints markdown (README.md's log, "news in sentences").
 
 The stories: the five the report samples (`reports/report.md`, drawn with the evaluate seed; the report of
 the run before this one shows every model of that run on them) and the first five of the test split in file

@@ -1,4 +1,4 @@
-"""Issue 43's comparison on the validation split: do the pointer models copy the rare words they should?
+"""The rare-words comparison on the validation split: do the pointer models copy the rare words they should?
 
     python experiments/rarewords/compare.py run SETTING MODEL SEED   # train, decode valid, write its figures
     python experiments/rarewords/compare.py table                    # results.md: mean ± sd over the seeds

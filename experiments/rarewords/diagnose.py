@@ -1,4 +1,4 @@
-"""Where the probability mass goes when the reference asks for a word outside the vocabulary (issue 43).
+"""Where the probability mass goes when the reference asks for a word outside the vocabulary (the rare-words study).
 
     python experiments/rarewords/diagnose.py MODEL_DIR [MODEL_DIR ...] [--split valid] [--data data]
 

@@ -131,8 +131,7 @@ def _many(n: int) -> list[dict]:
     (lambda a: [x["system_outputs"].pop(s) or x["human_scores"].pop(s) for x in a for s in ("S2", "S3")],
      r"j.jsonl.gz:1: system_outputs names one system; a correlation across an article's systems needs at least 2"),
 ])
-def test_issue_55_repeated_articles_unreadable_scores_and_one_system_are_refused(tmp_path: Path, change,
-                                                                                 message) -> None:
+def test_repeated_articles_unreadable_scores_and_one_system_are_refused(tmp_path: Path, change, message) -> None:
     """An article given twice counted twice in every mean (150 "articles" from 100); a score of
     401 digits was an OverflowError, of 5,000 a ValueError; one system correlated nothing, late."""
     articles = _many(12)
@@ -146,7 +145,7 @@ def test_issue_55_repeated_articles_unreadable_scores_and_one_system_are_refused
     assert "\n" not in str(refused.value)
 
 
-def test_issue_55_too_few_articles_are_refused_before_any_work(tmp_path: Path) -> None:
+def test_too_few_articles_are_refused_before_any_work(tmp_path: Path) -> None:
     write_judgments(tmp_path / "j.jsonl.gz", ARTICLES)
     cfg = MetaEvaluation(judgments="j.jsonl.gz", bootstrap=20, published={"ROUGE-1": {"fluency": 0.9}})
     with pytest.raises(SumpipeError) as refused:
@@ -157,7 +156,7 @@ def test_issue_55_too_few_articles_are_refused_before_any_work(tmp_path: Path) -
         from_dict(MetaEvaluation, {"min_articles": 1, "published": {"ROUGE-1": {}}})
 
 
-def test_issue_55_a_gzip_of_blank_lines_is_refused_as_it_streams(tmp_path: Path) -> None:
+def test_a_gzip_of_blank_lines_is_refused_as_it_streams(tmp_path: Path) -> None:
     """64 MiB of newlines (a gzip of 64 KiB) took 42 s to stream through before "no article"."""
     import time
 
@@ -171,14 +170,14 @@ def test_issue_55_a_gzip_of_blank_lines_is_refused_as_it_streams(tmp_path: Path)
     assert time.monotonic() - start < 5
 
 
-def test_issue_55_a_folder_as_the_judgments_file_is_named_as_one(tmp_path: Path) -> None:
+def test_a_folder_as_the_judgments_file_is_named_as_one(tmp_path: Path) -> None:
     (tmp_path / "j.jsonl.gz").mkdir()
     with pytest.raises(SumpipeError) as refused:
         read_judgments(tmp_path / "j.jsonl.gz")
     assert str(refused.value) == f"{tmp_path / 'j.jsonl.gz'}: is a directory, not a judgments file"
 
 
-def test_issue_55_bytes_that_are_not_utf8_are_refused(tmp_path: Path) -> None:
+def test_judgments_bytes_that_are_not_utf8_are_refused(tmp_path: Path) -> None:
     path = tmp_path / "j.jsonl"
     lines = [json.dumps(a).encode() for a in _many(12)]
     lines[1] = lines[1].replace(b"Stocks fell", b"Stocks f\xe9ll")

@@ -80,8 +80,7 @@ def test_model_card_and_encoder_card_refuse_each_other(tmp_path: Path):
     assert card.arch == {"d_model": 8} and card.vocab_size == 9
 
 
-def test_issue_55_top_level_keys_that_contradict_the_architecture_or_the_folder(tmp_path: Path,
-                                                                                 make_model_dir) -> None:
+def test_card_keys_that_contradict_the_architecture_or_the_folder_are_refused(tmp_path: Path, make_model_dir) -> None:
     """`vocab_size` and `seed` restate the arch and the run: a card whose copy disagrees was read unread."""
     from sumpipe.models.card import read_card
 

@@ -132,7 +132,7 @@ def test_vocabulary_ids_are_the_model_protocol_specials():
     ([5, 0], "vocabulary row 5 ('b'): count 0 (a word's train count is at least 1)"),
     ([0, 0], "every word's count is 0 (a word's train count is at least 1)"),
 ])
-def test_issue_55_counts_out_of_range_are_one_line_naming_the_file_and_row(tmp_path, counts, message) -> None:
+def test_vocabulary_counts_out_of_range_are_one_line_naming_the_file_and_row(tmp_path, counts, message) -> None:
     """A count below -1 was a decimal.InvalidOperation in rarity_shift; all 0 gave M2 NaN attention and an
     empty summary, exit 0."""
     import pyarrow as pa

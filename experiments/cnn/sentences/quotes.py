@@ -1,6 +1,6 @@
-"""Issue 53: the summaries of the first four validation stories by each model of this folder (seed 1), under
-the decoding settings of decoding.yaml, beside the highlights: `python quotes.py [model ...]` in this folder
-after training (docs/realtext.md, "News in sentences"). Prints markdown."""
+"""The summaries of the first four validation stories by each model of this folder (seed 1), under the
+decoding settings of decoding.yaml, beside the highlights: `python quotes.py [model ...]` in this folder
+after training (../README.md's log, "news in sentences"). Prints markdown."""
 
 from __future__ import annotations
 
