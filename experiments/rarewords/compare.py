@@ -154,7 +154,7 @@ def table() -> str:
     cfg = settings()
     params = _params(cfg, next(iter(cfg["settings"])), HERE / cfg["out"])
     split = Split(params, cfg["split"])
-    lines = [f"# Issue 43: rare words, {cfg['split']} split (`python experiments/rarewords/compare.py table`)", "",
+    lines = [f"# The rare-word options, {cfg['split']} split (`python experiments/rarewords/compare.py table`)", "",
              "Mean ± sd over the seeds (n: seeds done); every run trained here on one torch thread. Copy rate: % of "
              "the summary tokens outside the model's 2,000-word vocabulary.", "",
              "| setting | model | n | " + " | ".join(label for _, label in TABLE_FIGURES) + " |",
