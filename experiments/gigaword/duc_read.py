@@ -1,27 +1,28 @@
-"""Issue 54's reading of the DUC 2003 test half (docs/realtext.md, "Headlines to a length budget"), run in
-experiments/gigaword after the crosseval stage.
+"""Readings of the DUC 2003 test half (the README's log: "length control, headlines to a 75-byte budget" and
+"headlines that read"), run in experiments/gigaword after the crosseval stage.
 
     python duc_read.py quality            # read quality of every system of crosseval/ beside the references
-    python duc_read.py before [N]         # N (20) test documents: references, then each system before / after
+    python duc_read.py before [N] [KEY=VALUE ...]   # N (20) test documents: references, each system before / after
     python duc_read.py known [N]          # the same N documents: BERT2S to 75 bytes with any words / known words
 
 `quality` prints, per system of crosseval/summary.json (a model: the mean of its seeds; an ensemble: its
-one run, seed 0), the words per headline and `sumpipe.evaluate.read_quality`'s content words repeated and
-fragments, on the 75-byte headlines the stage scored; the references' first of four beside them; and the
-unknown words: the share of the headlines' words found neither in the training text (data/vocab/words.parquet,
-sources and headlines) nor in their own document, the non-words a subword model joins from pieces
-("afflosated", "censusal"; `decode.known_words` bars them); the last word of a headline the 75-byte cut
-reached is left out (it may be a cut word).
+one run, seed 0), the words per headline and `sumpipe.evaluate.read_quality`'s content words repeated,
+fragments and jammed pairs (adjacent content words the source never writes side by side: the grammar
+guard), on the 75-byte headlines the stage scored; the references' first of four beside them, cut to the
+same 75 bytes; and the unknown words: the share of the headlines' words found neither in the training text
+(data/vocab/words.parquet, sources and headlines) nor in their own document, the non-words a subword model
+joins from pieces ("afflosated", "censusal"; `decode.known_words` bars them); the last word of a headline
+the 75-byte cut reached is left out (it may be a cut word).
 
 `before` takes every (299 // N)-th document of the test half (ids sorted) and prints a Markdown table: the
 first of the four references, then for each model of `crosseval.models` and the best ensemble of
 `crosseval.ensembles` (the highest R-1 recall) the headline "before" and "after", each cut to the 75 bytes
 DUC scores, with its R-1 recall (four references averaged, as the stage scores it). "After" is the crosseval
 stage's output (seed 1; an ensemble's one run). "Before" decodes the same weights again, for these documents
-only, as the experiment decoded DUC before issue 54: `decode:` with `block_ngram_repeat: 2` (issue 54 made it
-1) and no length budget (the models trained with `length_dropout` take none, and plan their own length).
-The models trained before issue 54 (no length control) are in no cache of this checkout, so "before" is the
-decoding, not the training, of that time.
+only, under the crosseval stage's decoding with KEY=VALUE `decode:` keys changed; without any, as the
+experiment decoded DUC before length control: `block_ngram_repeat: 2` and no length budget (the models
+trained with `length_dropout` take none, and plan their own length). So "before" is a decoding, not a
+training, of another time.
 
 `known` decodes BERT2S seed 1 on the same documents as `before`, to the crosseval stage's budget, with any
 words and with `known_words` (the training text's and the document's only), and marks each unknown word
@@ -38,6 +39,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 from sumpipe.config import load_params
 from sumpipe.evaluate.crosseval import decode_corpus
@@ -46,7 +48,7 @@ from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, cut_bytes, score_pair
 from sumpipe.names import seed_folder
 
 CROSSEVAL = Path("crosseval")
-BEFORE = {"block_ngram_repeat": 2, "target_length": None}  # the decoding of DUC before issue 54
+BEFORE = {"block_ngram_repeat": 2, "target_length": None}  # the decoding of DUC before length control
 SHOWN_SEED = 1
 
 
@@ -80,20 +82,20 @@ def quality() -> None:
     runs = system_runs()
     first = next(iter(runs.values()))
     one = first[first["seed"] == first["seed"].min()]
-    refs = [r[0] for r in one["references"]]
-    rows = {"references (first of four)": [(refs, one["source"].tolist(), refs)]}
+    refs = [cut_bytes(" ".join(r[0].split()), 75) for r in one["references"]]
+    rows = {"references (first of four, 75 bytes)": [(refs, one["source"].tolist(), refs)]}
     for name, frame in runs.items():
         rows[name] = [(g["prediction"].tolist(), g["source"].tolist(), [r[0] for r in g["references"]])
                       for _, g in frame.groupby("seed")]
-    print("| system | seeds | words | content words repeated % | fragments % | unknown words % |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| system | seeds | words | content words repeated % | fragments % | jammed pairs % | unknown words % |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for name, each in rows.items():
         figures = [read_quality(*args) for args in each]
         words = sum(sum(len(t.split()) for t in args[0]) / len(args[0]) for args in each) / len(each)
-        rep = sum(f["repeated_words"] for f in figures) / len(figures)
-        frag = sum(f["fragment_rate"] for f in figures) / len(figures)
+        rep, frag, jam = (sum(f[key] for f in figures) / len(figures)
+                          for key in ("repeated_words", "fragment_rate", "jammed_pairs"))
         unknown = sum(unknown_words(texts, sources, known, cut_at=75) for texts, sources, _ in each) / len(each)
-        print(f"| {name} | {len(each)} | {words:.2f} | {rep:.2f} | {frag:.2f} | {unknown:.2f} |")
+        print(f"| {name} | {len(each)} | {words:.2f} | {rep:.2f} | {frag:.2f} | {jam:.2f} | {unknown:.2f} |")
 
 
 def shown_documents(runs: dict[str, pd.DataFrame], first_system: str, n: int) -> pd.DataFrame:
@@ -132,7 +134,7 @@ def known(n: int, model: str = "BERT2S") -> None:
         print(f"- {cells[0][i]} → {cells[1][i]}")
 
 
-def before(n: int) -> None:
+def before(n: int, changes: dict[str, object]) -> None:
     params = load_params("params.yaml")
     runs = system_runs()
     summary = json.loads((CROSSEVAL / "summary.json").read_text())
@@ -142,7 +144,7 @@ def before(n: int) -> None:
     shown = [*params.crosseval.models, *([best] if best else [])]
     docs = shown_documents(runs, shown[0], n)
     base = params.crosseval.decode_config(params.decode)
-    old = dataclasses.replace(base, **BEFORE)
+    old = dataclasses.replace(base, **(changes or BEFORE))
     scorer = FastRouge(ROUGE_TYPES, params.evaluate.use_stemmer, params.crosseval.protocol.references)
     max_bytes = params.crosseval.protocol.max_bytes
     cells: dict[str, list[str]] = {}
@@ -160,7 +162,7 @@ def before(n: int) -> None:
         now = after.loc[docs["id"]]
         cells[name] = [f"{b} ({100 * sb:.0f}) → {a} ({100 * sa:.0f})" for b, sb, a, sa in
                        zip(then, scores, now["prediction"], now["rouge1_recall"])]
-    print(f"seed {SHOWN_SEED} (ensemble {best}: its one run); before: {BEFORE}, after: the crosseval stage")
+    print(f"seed {SHOWN_SEED} (ensemble {best}: its one run); before: {changes or BEFORE}, after: the crosseval stage")
     for i, row in docs.iterrows():
         print(f"\n**{row['id']}** — {' '.join(row['references'][0].split())}")
         for name in shown:
@@ -172,7 +174,8 @@ if __name__ == "__main__":
     if command == "quality":
         quality()
     elif command == "before":
-        before(int(sys.argv[2]) if len(sys.argv) > 2 else 20)
+        before(int(sys.argv[2]) if len(sys.argv) > 2 else 20,
+               {k: yaml.safe_load(v) for k, v in (a.split("=", 1) for a in sys.argv[3:])})
     elif command == "known":
         known(int(sys.argv[2]) if len(sys.argv) > 2 else 20)
     else:

@@ -1,5 +1,6 @@
-"""Issue 54's validation runs and table (docs/realtext.md, "Headlines to a length budget"), run in
-experiments/gigaword after its data stages and the training commands of that section.
+"""The headline decoding's validation runs and table (the README's log: "length control, headlines to a
+75-byte budget", and "headlines that read"), run in experiments/gigaword after its data stages and the
+training commands of that section (or `dvc repro train`, with `params current`).
 
     python length_validation.py params     # length-params.yaml: params.yaml + M1-len, PG-cov-len, *-lendrop
     python length_validation.py params current   # length-params.yaml: params.yaml as it is (its own models)
@@ -16,7 +17,8 @@ valid, words and bytes per headline, unknown words (`duc_read.unknown_words`: in
 nor the document), the read quality of `sumpipe.evaluate.read_quality` (content words repeated, fragments,
 a word twice in a row); on DUC, R-1/R-2 recall at 75 bytes (four references averaged, as the crosseval
 stage scores them), words, the unknown words (a last word the 75-byte cut reached left out) and the same
-read quality of the 75-byte headlines.
+read quality of the 75-byte headlines; `jam`, the jammed pairs (adjacent content words the source never writes
+side by side), is the grammar guard. A first row gives the references' own read quality.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import yaml
 from duc_read import training_words, unknown_words
 
 from sumpipe.evaluate.read_quality import read_quality
-from sumpipe.evaluate.rouge import score_pairs
+from sumpipe.evaluate.rouge import cut_bytes, score_pairs
 
 SEEDS = (1, 2, 3)
 PARAMS = "length-params.yaml"
@@ -86,7 +88,8 @@ def words_and_bytes(texts: list[str]) -> tuple[float, float]:
 
 def quality(texts: list[str], sources: list[str], references: list[str]) -> dict[str, float]:
     figures = read_quality(texts, sources, references)
-    return {"rep": figures["repeated_words"], "frag": figures["fragment_rate"], "adj": figures["adjacent_repeat"]}
+    return {"rep": figures["repeated_words"], "frag": figures["fragment_rate"], "adj": figures["adjacent_repeat"],
+            "jam": figures["jammed_pairs"]}
 
 
 def gigaword(folder: str, model: str, seed: int, sources: pd.Series) -> dict[str, float]:
@@ -106,16 +109,32 @@ def duc(folder: str, model: str, seed: int) -> dict[str, float]:
     texts = frame["prediction"].tolist()
     words, _ = words_and_bytes(texts)
     out = {"DUC R-1": 100 * frame["rouge1_recall"].mean(), "DUC R-2": 100 * frame["rouge2_recall"].mean(),
-           "DUC words": words}
+           "DUC R-L": 100 * frame["rougeL_recall"].mean(), "DUC words": words}
     first_refs = [refs[0] for refs in frame["references"]]
     out["DUC unk"] = unknown_words(texts, frame["source"].tolist(), training_words(), cut_at=75)
     return {**out, **{f"DUC {k}": v for k, v in quality(texts, frame["source"].tolist(), first_refs).items()}}
 
 
 
+def references(folder: str, model: str) -> dict[str, Any]:
+    """The read quality of the references, the guard's yardstick: Gigaword's validation headlines, and on DUC
+    the first of each document's four, cut to 75 bytes as the systems' headlines are."""
+    giga = pd.read_parquet("data/extracted/first50/valid.parquet")
+    refs, sources = giga["reference"].tolist(), giga["source"].tolist()
+    frame = pd.read_parquet(f"{folder}/{model}.parquet")
+    frame = frame[frame["seed"] == frame["seed"].min()]
+    duc_refs = [cut_bytes(" ".join(r[0].split()), 75) for r in frame["references"]]
+    words, _ = words_and_bytes(refs)
+    duc_words, _ = words_and_bytes(duc_refs)
+    return {"model": "references", "variant": "", "seed": "", "words": words, **quality(refs, sources, refs),
+            "DUC words": duc_words,
+            **{f"DUC {k}": v for k, v in quality(duc_refs, frame["source"].tolist(), duc_refs).items()}}
+
+
 def table(systems: list[str]) -> str:
     sources = pd.read_parquet("data/extracted/first50/valid.parquet").set_index("id")["source"]
-    rows = []
+    model, _, variant = systems[0].partition(":")
+    rows = [references(f"crosseval-valid-{variant}", model)]
     for system in systems:
         model, _, variant = system.partition(":")
         runs = [{"model": model, "variant": variant, "seed": str(s),
