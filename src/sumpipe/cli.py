@@ -127,6 +127,11 @@ def _stop_with_dvc(interval: float = 0.5) -> None:
     threading.Thread(target=watch, name="stop-with-dvc", daemon=True).start()
 
 
+# True once `main` runs: this process is a command's, whose modules live until it exits, so `sumpipe.device`
+# loads torch with the garbage collector paused and then freezes its objects (the docstring there)
+COMMAND_LINE = False
+
+
 def main() -> None:
     """Console-script entry point: run the app, reporting user errors in one line.
 
@@ -139,6 +144,8 @@ def main() -> None:
     from sumpipe.errors import SumpipeError
     from sumpipe.terminal import StdoutError, checked_stdout, silence_stdout
 
+    global COMMAND_LINE
+    COMMAND_LINE = True
     if sys.stdout is None:  # the shell closed fd 1 (`>&-`): every result would vanish, exit 0
         _fail("stdout is closed (`>&-`); sumpipe prints its results there: redirect it to a file or /dev/null")
     _stop_with_dvc()
@@ -165,5 +172,7 @@ def main() -> None:
         sys.exit(code)
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # `python -m sumpipe.cli`: the console script's `main`, in the module of that name
+    from sumpipe.cli import main as console_main
+
+    console_main()

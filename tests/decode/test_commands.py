@@ -4,6 +4,7 @@ options, their one-line errors, the DVC stage mode (no INPUT), and the console e
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -39,6 +40,22 @@ def test_no_traceback_from_a_real_process(workdir) -> None:
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1
     assert proc.stderr == "error: missing.txt: no such file\n"
+
+
+def test_one_text_from_a_fresh_process_loads_no_slow_module(workdir, cli, repo_root) -> None:
+    """`sumpipe decode --beam 4 FILE` is mostly start-up: what one text does not need stays unimported (nltk,
+    whose package loads SciPy, pandas, scikit-learn and torch._dynamo: see test_summarizer.py), and torch loads
+    through `sumpipe.device`, which freezes its objects for the garbage collector (tests/test_device.py)."""
+    slow = ["nltk", "pandas", "scipy", "sklearn", "torch._dynamo"]
+    code = ("import gc, sys, sumpipe.cli\nsys.argv = ['sumpipe', 'decode', '--beam', '4', 'article.txt']\n"
+            "sumpipe.cli.main()\n"
+            f"print([m for m in {slow!r} if m in sys.modules], gc.get_freeze_count() > 100_000, file=sys.stderr)")
+    env = {**os.environ, "PYTHONPATH": str(repo_root / "src")}
+    done = subprocess.run([sys.executable, "-c", code], cwd=workdir, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[-1] == "[] True"
+    assert done.stdout == cli("decode", "--beam", "4", "article.txt", cwd=workdir)[1] != ""
 
 
 def test_stage_mode_writes_predictions(cli, tmp_path, repo_root, make_model_dir, assert_one_line_error) -> None:
