@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sumpipe.config import Params, Run, load_params, params_from_dict
+from sumpipe.config import DecodeConfig, Params, Run, load_params, params_from_dict
 from sumpipe.errors import ConfigError
 
 
@@ -399,3 +399,9 @@ def test_a_params_integer_too_long_to_read_is_one_line_naming_the_line(tmp_path:
     path.write_text("train:\n  seeds: [" + "9" * 300 + "]\n")  # readable: then the key's own check speaks
     with pytest.raises(ConfigError, match=r"train.seeds\[0\]: must be in \[0, "):
         load_params(path)
+
+
+def test_banned_words_must_be_a_regular_expression() -> None:
+    DecodeConfig(banned_words="unk|#+").check("decode")
+    with pytest.raises(ConfigError, match=r"^decode.banned_words: not a regular expression"):
+        DecodeConfig(banned_words="unk|(#").check("decode")

@@ -499,7 +499,10 @@ class DecodeConfig:
     length budget of every summary, in `length_unit` (`words`, or `bytes` of the summary text), for a
     model trained with length control (`arch.length_control`, counting in the same unit).
     `known_words`: a subword model (BERT2S) writes only words of its training text or of the document
-    (`sumpipe.models.known_words`); a word model writes nothing else anyway.
+    (`sumpipe.models.known_words`); a word model writes nothing else anyway. `banned_words` (a regular
+    expression, or null): no output-vocabulary word that it matches in full is ever written (a subword
+    model: no piece whose text does), e.g. Gigaword's placeholders `unk|[#.,]*#[#.,]*` on texts that
+    hold neither.
     """
 
     beam_size: int = 4
@@ -522,8 +525,16 @@ class DecodeConfig:
     target_length: int | None = None
     length_unit: Literal["words", "bytes"] = "bytes"
     known_words: bool = False
+    banned_words: str | None = None
 
     def check(self, key: str) -> None:
+        if self.banned_words is not None:
+            import re
+
+            try:
+                re.compile(self.banned_words)
+            except re.error as exc:
+                raise ConfigError(f"{_k(key, 'banned_words')}: not a regular expression ({exc})") from None
         require(self.beam_size >= 1, _k(key, "beam_size"), "must be >= 1")
         # the models' own limit (sumpipe.models.length.MAX_BUDGET: 200 words, 1,000 bytes) is checked at decoding
         require(self.target_length is None or 1 <= self.target_length <= 1000, _k(key, "target_length"),

@@ -12,6 +12,7 @@ import torch
 
 from sumpipe.config import Budget, DecodeConfig
 from sumpipe.decode.batches import (
+    banned_ids,
     has_words,
     load_model,
     prepare_raw,
@@ -137,6 +138,13 @@ def test_copied_oov_words_map_back_to_the_source_word(tiny_vocab) -> None:
     assert all("<unk>" not in s.tokens for s in out)
     greedy = summarize(model, vocab, config, ["zebra cat quixotic"], DecodeConfig(strategy="greedy"))
     assert greedy[0].tokens == ["zebra", "cat", "quixotic"]  # two OOVs: extended ids V and V + 1
+
+
+def test_banned_ids_are_the_words_and_pieces_the_pattern_matches_in_full() -> None:
+    words = WordCodec(Vocabulary.from_counts({"unk": 5, "##": 4, "#.#": 3, "c#": 2, "cat": 1}, 10), 40)
+    cfg = DecodeConfig(banned_words="unk|[#.,]*#[#.,]*")
+    assert sorted(words.itos[i] for i in banned_ids(words, cfg)) == ["##", "#.#", "unk"]
+    assert banned_ids(words, DecodeConfig()) == ()
 
 
 def test_repeatable_ids_are_the_stop_words_of_words_and_the_word_start_pieces() -> None:

@@ -300,6 +300,21 @@ def test_decode_lets_stop_words_recur_and_no_content_word() -> None:
     assert free[:3] == [4, 5, 4] and free.count(5) == 1     # 4 recurs, 5 (a content word) does not
 
 
+@pytest.mark.parametrize("strategy", ["beam", "greedy", "sample"])
+def test_banned_ids_are_never_written(strategy: str) -> None:
+    w = 10
+    table = torch.full((1, 1, w, w), 0.01)
+    table[:, 0, BOS, 4] = table[:, 0, 4, 5] = table[:, 0, 5, 6] = 1.0     # the favourite: 4 5 6
+    table[:, 0, BOS, 7] = table[:, 0, 7, 6] = 0.5                         # the runner-up: 7 6
+    model = ToyModel(table.log_softmax(-1), w)
+    batch = ToyBatch(torch.zeros(1, 2, dtype=torch.long), [[]])
+    cfg = DecodeConfig(strategy=strategy, min_length=2, block_ngram_repeat=0, beam_size=3)
+    assert decode_batch(model, batch, cfg, max_length=3)[0].tokens[:1] == [4] or strategy == "sample"
+    for hyp in decode_batch(model, batch, cfg, max_length=3, banned=(4, 5)):
+        assert not {4, 5} & set(hyp.tokens)
+        assert strategy == "sample" or hyp.tokens[:2] == [7, 6]
+
+
 @pytest.mark.parametrize("n", [1, 2, 3])
 @pytest.mark.parametrize("strategy", ["beam", "greedy", "sample"])
 def test_blocking_leaves_no_repeated_ngram(n: int, strategy: str) -> None:

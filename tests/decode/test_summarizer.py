@@ -34,8 +34,8 @@ def test_options_map_onto_the_decode_section(options: dict, field: str, value) -
     ({"beam": 0}, "beam: must be >= 1"),
     ({"top_p": 1.5}, "top_p: must be in (0, 1]"),
     ({"greedy": True, "sample": True}, "greedy and sample exclude each other"),
-    ({"beem": 4}, "beem: unknown decoding option (known: batch_size, beam, block_adjacent, block_ngram, greedy, "
-                  "known_words, length, length_penalty, "),
+    ({"beem": 4}, "beem: unknown decoding option (known: banned_words, batch_size, beam, block_adjacent, block_ngram, "
+                  "greedy, known_words, length, length_penalty, "),
     ({"length": 0}, "length: must be in [1, 1000] (or null)"),
 ])
 def test_a_bad_option_is_one_line_naming_it(options: dict, message: str) -> None:

@@ -227,6 +227,18 @@ def repeatable_ids(codec: Any, cfg: Any) -> tuple[int, ...]:
                  if first and piece.lstrip("\u2581") in STOP_WORDS)
 
 
+def banned_ids(codec: Any, cfg: Any) -> tuple[int, ...]:
+    """`decode.banned_words`: the ids of the codec's words (a subword codec's pieces, without the word-start
+    mark) that the regular expression matches in full, which the search never writes; () when null."""
+    pattern = getattr(cfg, "banned_words", None)
+    if pattern is None:
+        return ()
+    import re
+
+    banned = re.compile(pattern)
+    return tuple(i for i, token in enumerate(codec.vocab.itos) if banned.fullmatch(token.lstrip("\u2581")))
+
+
 def summarize(
     model: Any,
     vocab: Any,
@@ -262,7 +274,7 @@ def summarize(
     check_step_memory(model, card, cfg, len(documents))
     budget = length_budget(card, codec, cfg)
     known = known_words_of(card, codec, cfg)
-    repeatable = repeatable_ids(codec, cfg)
+    repeatable, banned = repeatable_ids(codec, cfg), banned_ids(codec, cfg)
     device = model_device(model)
     if cfg.strategy == "sample" and generator is None:
         generator = make_generator(cfg.seed, device)
@@ -283,7 +295,8 @@ def summarize(
             recorded = bool(details) if wanted is None else not wanted.isdisjoint(chunk)
             constraint = None if known is None else known(batch)
             hyps = decode_batch(model, batch, cfg, max_length, details=recorded, generator=generator,
-                                sentence_ends=codec.sentence_end_ids, known_words=constraint, repeatable=repeatable)
+                                sentence_ends=codec.sentence_end_ids, known_words=constraint, repeatable=repeatable,
+                                banned=banned)
             for i, hyp in zip(chunk, hyps):
                 example = examples[i]
                 tokens = codec.words(hyp.tokens, example)

@@ -26,6 +26,7 @@ Conventions shared by all strategies:
 - `block_adjacent` forbids the token just generated as the next one ("the cache cache"): a word
   twice in a row, which a repeated 2-gram rule does not catch (the 2-gram (cache, cache) is new). A
   decoding rule, not a trained cure: the report shows every model's figures with and without it.
+- `banned` ids (`decode.banned_words`) are never chosen.
 - `known_words` (a subword model's `decode.known_words`) lets a hypothesis write only known words: the
   model's training words and its document's (`sumpipe.models.known_words`).
 - GNMT length penalty (Wu et al. 2016, used by Morozovskii 2022 §2.3.4): lp(Y) = ((5 + |Y|) / 6) ** alpha
@@ -131,6 +132,7 @@ def _masked(
     known_words: Any = None,
     row_doc: torch.Tensor | None = None,
     repeatable: torch.Tensor | None = None,
+    banned: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """A float32 copy of log_probs (N, W) with every forbidden choice at -inf (see module doc).
 
@@ -138,10 +140,12 @@ def _masked(
     sentence_ends: the ids (long tensor) after which `</s>` is allowed before `min_length`, and which
     `min_sentences` counts in each row's history (N, t); known_words: a `sumpipe.models.known_words.KnownWords`
     of the batch (None: no constraint), which reads each row's document in row_doc (N,); repeatable: the
-    ids `block_ngram` lets repeat (long tensor, or None).
+    ids `block_ngram` lets repeat (long tensor, or None); banned: ids never chosen (long tensor, or None).
     """
     out = log_probs.float().clone()
     out[:, [UNK, PAD, BOS]] = NEG_INF
+    if banned is not None and banned.numel():
+        out[:, banned] = NEG_INF
     columns = torch.arange(out.size(1), device=out.device)
     out.masked_fill_(columns[None, :] >= width_limit[:, None], NEG_INF)
     if step >= max_length:
@@ -257,6 +261,7 @@ def beam_search(
     min_sentences: int = 0,
     known_words: Any = None,
     repeatable: Sequence[int] = (),
+    banned: Sequence[int] = (),
 ) -> list[Hypothesis]:
     """The best hypothesis per document of `batch` (B documents × `beam_size` beams at once).
 
@@ -278,12 +283,13 @@ def beam_search(
     trace = _Details(details, n_docs * k, device)
     finished: list[list[Hypothesis]] = [[] for _ in range(n_docs)]
     sentence_end_ids = _ids(sentence_ends, device)
-    repeatable_ids = _ids(repeatable, device)
+    repeatable_ids, banned_ids = _ids(repeatable, device), _ids(banned, device)
 
     for step in range(max_length + 1):
         log_probs, state, info = model.decode_step(state, prev)
         masked = _masked(log_probs, history, step, limits[row_doc], min_length, max_length, block_ngram,
-                         block_adjacent, sentence_end_ids, min_sentences, known_words, row_doc, repeatable_ids)
+                         block_adjacent, sentence_end_ids, min_sentences, known_words, row_doc, repeatable_ids,
+                         banned_ids)
         n_active, width = len(active), masked.size(1)
         cand = (beam_logp[:, None] + masked).view(n_active, k * width)
         top_scores, top_idx = cand.topk(min(2 * k, k * width), dim=1)     # sorted, best first
@@ -382,6 +388,7 @@ def sample_search(
     min_sentences: int = 0,
     known_words: Any = None,
     repeatable: Sequence[int] = (),
+    banned: Sequence[int] = (),
 ) -> list[Hypothesis]:
     """One hypothesis per document, choosing each token greedily (argmax) or by sampling.
 
@@ -398,12 +405,13 @@ def sample_search(
     trace = _Details(details, n_docs, device)
     results: list[Hypothesis | None] = [None] * n_docs
     sentence_end_ids = _ids(sentence_ends, device)
-    repeatable_ids = _ids(repeatable, device)
+    repeatable_ids, banned_ids = _ids(repeatable, device), _ids(banned, device)
 
     for step in range(max_length + 1):
         log_probs, state, info = model.decode_step(state, prev)
         masked = _masked(log_probs, history, step, limits[row_doc], min_length, max_length, block_ngram,
-                         block_adjacent, sentence_end_ids, min_sentences, known_words, row_doc, repeatable_ids)
+                         block_adjacent, sentence_end_ids, min_sentences, known_words, row_doc, repeatable_ids,
+                         banned_ids)
         dead = ~torch.isfinite(masked).any(dim=1)     # every choice blocked: end it here
         masked[dead, EOS] = 0.0
         if greedy:
@@ -452,13 +460,15 @@ def decode_batch(
     sentence_ends: Sequence[int] = (),
     known_words: Any = None,
     repeatable: Sequence[int] = (),
+    banned: Sequence[int] = (),
 ) -> list[Hypothesis]:
     """Run the strategy named by `cfg` (a `sumpipe.config.DecodeConfig`) on one batch.
 
     `sentence_ends`: the ids of the tokens that end a sentence (the codec's `sentence_end_ids`), after
     which `</s>` is allowed before `cfg.min_length` and which `cfg.min_sentences` counts. `known_words`:
     the batch's `sumpipe.models.known_words.KnownWords` (`decode.known_words`), or None. `repeatable`: the
-    ids the repeated n-gram rule lets recur (`decode.repeat_stop_words`: the stop words). Sampling draws
+    ids the repeated n-gram rule lets recur (`decode.repeat_stop_words`: the stop words); `banned`: the ids
+    never written (`decode.banned_words`). Sampling draws
     from `generator`, or from a fresh one seeded with `cfg.seed`; pass one generator to a run over many
     batches so they do not all replay the same random stream.
     A model with a second pass (`sumpipe.models.protocol.Refinable`, Roy Choudhury 2020's refine decoder)
@@ -468,7 +478,7 @@ def decode_batch(
     common = dict(max_length=max_length, min_length=min_length, alpha=cfg.length_penalty,
                   block_ngram=cfg.block_ngram_repeat, block_adjacent=cfg.block_adjacent_repeat, details=details,
                   sentence_ends=sentence_ends, min_sentences=cfg.min_sentences, known_words=known_words,
-                  repeatable=repeatable)
+                  repeatable=repeatable, banned=banned)
     if cfg.strategy == "beam":
         hyps = beam_search(model, batch, cfg.beam_size, **common)
     elif cfg.strategy == "greedy":

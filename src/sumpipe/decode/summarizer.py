@@ -54,7 +54,7 @@ DECODE_OPTIONS = {
     "min_length": "min_length", "max_length": "max_length", "length_penalty": "length_penalty",
     "block_ngram": "block_ngram_repeat", "block_adjacent": "block_adjacent_repeat", "batch_size": "batch_size",
     "length": "target_length", "unit": "length_unit", "known_words": "known_words",
-    "repeat_stop_words": "repeat_stop_words",
+    "repeat_stop_words": "repeat_stop_words", "banned_words": "banned_words",
 }
 
 
