@@ -289,3 +289,18 @@ def test_the_only_metrics_are_the_headline():
     metrics = [next(iter(m)) for stage in STAGES.values() for m in stage.get("do", stage).get("metrics", [])]
     assert metrics == ["${paths.metrics}/headline.json"]
     assert "${paths.metrics}/rouge.json" in _outs(STAGES["evaluate"])
+
+
+@pytest.mark.parametrize("folder", [".", *(f"experiments/{name}" for name in EXPERIMENTS)])
+def test_each_lock_records_only_the_stages_its_dvc_yaml_defines(folder):
+    """DVC keeps the lock entry of a stage that dvc.yaml no longer defines, and parses and rewrites the whole
+    lock after every stage it runs: entries of stages long gone made each stage of the default pipeline
+    about 0.9 s slower. Remove such an entry (the `stages:` key of that name) when a stage goes."""
+    from dvc.repo import Repo
+
+    root = SRC.parent / folder
+    with Repo(str(root)) as repo:
+        defined = {stage.name for stage in repo.index.stages if Path(stage.path).parent == root}
+    locked = set(yaml.safe_load((root / "dvc.lock").read_text(encoding="utf-8"))["stages"])
+    assert len(defined) > 20
+    assert sorted(locked - defined) == []

@@ -13,7 +13,7 @@ branch, SSE2 code at 30-37 GFLOP/s on one core at the default model's shapes. Op
 NumPy ships, runs a CPU kind's kernels by name (`OPENBLAS_CORETYPE`): its Haswell kernels (AVX2 +
 FMA, fixed blocking) run the same instructions in the same order on every AVX2 CPU, at 100-107
 GFLOP/s there, so portable pins them (`sumpipe.numerics`) and takes this path. Under `native` the
-products stay in MKL: on an AMD EPYC OpenBLAS's own AVX-512 kernels trained M1 1.09 times as fast
+products stay in MKL: on an AVX-512 CPU OpenBLAS's own AVX-512 kernels trained M1 1.09 times as fast
 as MKL, but PG-cov 0.88 and BERT2S 0.81 times (docs/benchmarks.md), and MKL is at its best on Intel
 CPUs.
 

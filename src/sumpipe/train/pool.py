@@ -51,7 +51,7 @@ from sumpipe.inputs import loads_json, read_capped
 from sumpipe.names import seed_folder
 
 # Expected seconds of a run never timed on this machine, by family: the measured runs of the default run
-# (timings/train on a 2-core AMD EPYC: M1/M2 44-59 s, PG-cov 43-48 s, BERT2S 98 s). Only the
+# (timings/train on 2 cores with AVX-512: M1/M2 44-59 s, PG-cov 43-48 s, BERT2S 98 s). Only the
 # order runs start in depends on them (longest first), never a result.
 MAX_TIMINGS_BYTES = 1 << 20  # a timings file is a few hundred bytes
 FALLBACK_SECONDS = {"bert2stage": 100.0, "transformer": 50.0, "rnn": 45.0}
