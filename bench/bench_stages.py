@@ -12,7 +12,7 @@ its own): a stage's time is the wall clock from DVC's "Running stage 'S'" line t
 decodes, evaluates or reports pays it) and DVC's own hashing of its outputs. Each line of the run is
 written with its time (seconds since the start) to `--save` (default `timings/stage_times.log`, beside
 the training timings, not tracked), which `--log` reads back. Printed: seconds per stage, sorted, its share
-of the total, the totals per kind of stage (the part before `@`: train, decode, extractive, ...) and the
+of the total, the totals per kind of stage (the part before `@`, where a stage has one) and the
 start-up cost one stage pays (`python -c "import torch"`, timed after the run). Run it on an idle machine
 and name the CPU (`lscpu`: model, AVX-512 or not) with the figures.
 
@@ -21,7 +21,8 @@ and name the CPU (`lscpu`: model, AVX-512 or not) with the figures.
 min(N // threads, runs) workers; the projection replays the runs longest first on that many workers (the
 pool's order) and keeps everything else as measured: the train stage's time outside its pool (start-up,
 DVC's hashing) and every other stage (each uses the workers or threads params.yaml gives it, not the
-cores). The runs' seconds were measured with as many runs side by side as that pool had, so the
+cores; the predict stage's summarizers run `decode.workers` at a time, one per core by default, so on more
+cores it too would be shorter than projected). The runs' seconds were measured with as many runs side by side as that pool had, so the
 projection holds as far as a run on a bigger machine takes as long as here (memory bandwidth shared by
 more runs can slow each).
 

@@ -308,7 +308,7 @@ def _with_runs(models: dict, runs: dict) -> dict:
     (_with_runs({"B": {"seeds": [1]}}, {"B-1": {"model": "B", "seed": 1}, "B-2": {"model": "B", "seed": 2}}),
      "runs.B-2: seed 2 is not among B's seeds (1)"),
     (_with_runs({"B": {"seeds": [1]}}, {"B1": {"model": "B", "seed": 1}}),
-     "runs.B1: name it B-1 (the stage decode@B-1)"),
+     "runs.B1: name it B-1 (its model and seed)"),
     (_with_runs({"B": {"seeds": [1]}}, {"C-1": {"model": "C", "seed": 1}}),
      "runs.C-1.model: no model 'C' in models:"),
     ({"models": {"B": {"seeds": [1]}}}, "models.B.seeds: a model's own seeds need `runs:`"),

@@ -178,7 +178,7 @@ def test_the_experiment_params_validate(name: str) -> None:
     # 3 seeds of every model, trained side by side through the pool (dvc.yaml's one train stage)
     assert params.train.run_seeds == [1, 2, 3] and len(params.runs) == 3 * len(params.models)
     stages = yaml.safe_load((EXPERIMENTS / name / "dvc.yaml").read_text())["stages"]
-    assert stages["train"]["cmd"] == "sumpipe train" and stages["decode"]["foreach"] == "${runs}"
+    assert stages["train"]["cmd"] == "sumpipe train" and stages["predict"]["cmd"] == "sumpipe predict"
     if name == "gigaword":
         assert list(params.models) == ["M1", "M2", "PG-cov", "BERT2S"]
         assert params.data.options["local"] == {"splits": {"valid": "test"}, "resplit": ["train"]}

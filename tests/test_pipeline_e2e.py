@@ -91,22 +91,50 @@ def test_ensembles_are_systems_of_the_run(pipeline: Path) -> None:
 def test_a_changed_model_retrains_its_runs_alone(pipeline: Path, tmp_path: Path, run: Run) -> None:
     """One train stage trains every run: after a change to one model, `dvc repro` runs it again, the
     changed model's run trains afresh and every other run finds its finished checkpoint (same bytes, no
-    training); then only that model's decode stages follow."""
+    training); then the predict stage writes every summarizer again, and only that model's predictions change."""
     work = tmp_path / "copy"
     shutil.copytree(pipeline, work, symlinks=True)
     weights = {p.relative_to(work): p.read_bytes() for p in (work / "models").rglob("model.safetensors")}
+    predictions = {p.relative_to(work): p.read_bytes() for p in (work / "predictions").rglob("*.parquet")}
     params = yaml.safe_load((work / "params.yaml").read_text())
     params["models"]["M2-20"]["train"] = {"max_steps": 2}
     (work / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    out = run([sys.executable, "-m", "dvc", "repro", "train", "decode@M2-20-1", "decode@M1-1"], work)
-    assert "Running stage 'train'" in out and "Running stage 'decode@M2-20-1'" in out
-    assert "decode@M1-1" not in out.replace("Stage 'decode@M1-1' didn't change", "")
+    out = run([sys.executable, "-m", "dvc", "repro", "train", "predict"], work)
+    assert "Running stage 'train'" in out and "Running stage 'predict'" in out
     for card in (work / "models").glob("*/seed-*/config.json"):  # a finished run resumes from its last step
         label = f"{card.parent.parent.name}/{card.parent.name}"
         resumed = json.loads((work / f"timings/train/{label}.json").read_text())["resumed_from_step"]
         assert resumed == (0 if label == "M2-20/seed-1" else json.loads(card.read_text())["training"]["steps"]), label
     after = {p.relative_to(work): p.read_bytes() for p in (work / "models").rglob("model.safetensors")}
     assert [str(k) for k in after if after[k] != weights[k]] == ["models/M2-20/seed-1/model.safetensors"]
+    rewritten = {p.relative_to(work): p.read_bytes() for p in (work / "predictions").rglob("*.parquet")}
+    assert rewritten.keys() == predictions.keys()
+    assert {k.parts[1] for k in rewritten if rewritten[k] != predictions[k]} <= {"M2-20"}
+
+
+def test_predictions_do_not_depend_on_the_jobs_beside_them(pipeline: Path, tmp_path: Path, run: Run) -> None:
+    """The predict stage ran its summarizers side by side (one process each, sumpipe.decode.pool); one at a time,
+    runs, an ensemble and an extractive system write the same bytes."""
+    pool = json.loads((pipeline / "timings/pool/predict.json").read_text())
+    assert pool["workers"] == min(2, pool["cores"]) and len(pool["jobs"]) == 14
+    work = tmp_path / "copy"
+    shutil.copytree(pipeline, work, symlinks=True)
+    params = yaml.safe_load((work / "params.yaml").read_text())
+    params["models"] = {"M1": {**params["models"]["M1"], "seeds": [2]}, "PG-cov": params["models"]["PG-cov"]}
+    params["runs"] = {name: run for name, run in params["runs"].items() if name in ("M1-2", "PG-cov-1", "PG-cov-2")}
+    params["ensembles"] = {"PG-cov-ens": params["ensembles"]["PG-cov-ens"]}
+    params["extractive"]["systems"] = ["textrank"]
+    (work / "some.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    before = {p.relative_to(work): p.read_bytes() for p in (work / "predictions").rglob("*.parquet")}
+    out = run(["sumpipe", "predict", "--workers", "1", "--params", "some.yaml"], work)
+    assert "predict: 5 summarizers in" in out and "(1 side by side)" in out
+    after = {p.relative_to(work): p.read_bytes() for p in (work / "predictions").rglob("*.parquet")}
+    rewritten = {k for k in after if (work / k).stat().st_mtime_ns > (pipeline / k).stat().st_mtime_ns}
+    folders = [Path("predictions", name) for name in ("M1/seed-2", "PG-cov/seed-1", "PG-cov/seed-2", "PG-cov-ens",
+                                                     "textrank")]
+    assert {folder / "test.parquet" for folder in folders} <= rewritten
+    assert {k.parent for k in rewritten} == set(folders)
+    assert after == before
 
 
 def test_the_decoding_sweep_chooses_under_the_guards_on_the_trained_models(pipeline: Path, run: Run) -> None:
@@ -132,7 +160,7 @@ def test_forced_rerun_from_scratch_leaves_dvc_lock_unchanged(pipeline: Path, run
     lock = (pipeline / "dvc.lock").read_text()
     shutil.rmtree(pipeline / "checkpoints")
     out = run([sys.executable, "-m", "dvc", "repro", "-f"], pipeline)
-    assert "Running stage 'train'" in out and "Running stage 'decode@M1-2'" in out
+    assert "Running stage 'train'" in out and "Running stage 'predict'" in out
     assert (pipeline / "dvc.lock").read_text() == lock
     assert json.loads((pipeline / "timings/train/M1/seed-2.json").read_text())["resumed_from_step"] == 0
     assert json.loads((pipeline / "timings/decode/M1/seed-2.json").read_text())["documents"] > 0

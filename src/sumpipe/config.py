@@ -265,7 +265,7 @@ class EnsembleSpec:
     """A system of the default run made of one model's seeds decoded as one summarizer
     (`sumpipe.decode.ensemble`: each step's distributions averaged, one beam search over the mean):
     `model` names a model of `models:`, `seeds` a subset of its seeds (default: all of them; at least 2).
-    dvc.yaml's `decode-ensemble@<name>` writes `predictions/<name>/`, scored by evaluate as one system."""
+    dvc.yaml's predict stage writes `predictions/<name>/`, scored by evaluate as one system."""
 
     model: str
     seeds: list[int] | None = None
@@ -495,6 +495,8 @@ class DecodeConfig:
     stage summarises. `batch_size` (>= 1): documents per batch. `device`: auto | cpu | cuda.
     `threads` (1 to MAX_WORKERS; null: torch's default, every core): torch's CPU threads while decoding;
     the count changes the last bits of attention weights, and on 2 cores 1 thread is also the fastest.
+    `workers` (1 to MAX_WORKERS; null: the cores divided by `threads`): the summarizers the predict stage
+    runs side by side, one process each (`sumpipe.decode.pool`); it never changes a prediction.
     `target_length` ([1, 1000]; null: none, the only choice for a model without length control): the
     length budget of every summary, in `length_unit` (`words`, or `bytes` of the summary text), for a
     model trained with length control (`arch.length_control`, counting in the same unit).
@@ -522,6 +524,7 @@ class DecodeConfig:
     split: Split = "test"
     device: Literal["auto", "cpu", "cuda"] = "auto"
     threads: int | None = 1
+    workers: int | None = None
     target_length: int | None = None
     length_unit: Literal["words", "bytes"] = "bytes"
     known_words: bool = False
@@ -540,6 +543,8 @@ class DecodeConfig:
         require(self.target_length is None or 1 <= self.target_length <= 1000, _k(key, "target_length"),
                 "must be in [1, 1000] (or null)")
         require(self.threads is None or 1 <= self.threads <= MAX_WORKERS, _k(key, "threads"),
+                f"must be between 1 and {MAX_WORKERS} (or null)")
+        require(self.workers is None or 1 <= self.workers <= MAX_WORKERS, _k(key, "workers"),
                 f"must be between 1 and {MAX_WORKERS} (or null)")
         # lp = ((5 + |Y|) / 6) ** alpha: past 10 it overflows for long summaries (and 2 is already extreme)
         require(0 <= self.length_penalty <= 10, _k(key, "length_penalty"), "must be in [0, 10]")
@@ -719,11 +724,11 @@ class Params:
     model: dict[str, Any] = field(default_factory=dict)
     families: dict[str, dict[str, Any]] = field(default_factory=dict)
     models: dict[str, ModelSpec] = field(default_factory=dict)
-    # the runs dvc.yaml's train stage trains side by side, and its decode stages (one per run, `decode@M1-2`):
+    # the runs dvc.yaml's train stage trains side by side and its predict stage decodes (`M1-2`: models/M1/seed-2/):
     # every model with each of its seeds (`seeds_of`), spelled out because DVC cannot cross a model with a
     # list the model itself holds
     runs: dict[str, Run] = field(default_factory=dict)
-    # systems made of one model's seeds decoded as one (dvc.yaml's decode-ensemble@<name>)
+    # systems made of one model's seeds decoded as one (by dvc.yaml's predict stage, into predictions/<name>/)
     ensembles: dict[str, EnsembleSpec] = field(default_factory=dict)
     train: TrainConfig = field(
         default_factory=lambda: TrainConfig(seeds=[1, 2, 3], threads=1, epochs=5, ema_decay=0.99))
@@ -795,7 +800,7 @@ class Params:
             require(run.model in self.models, _k(key, f"runs.{label}.model"),
                     f"no model {run.model!r} in models: (known: {', '.join(self.models) or 'none'})")
             require(label == f"{run.model}-{run.seed}", _k(key, f"runs.{label}"),
-                    f"name it {run.model}-{run.seed} (the stage decode@{run.model}-{run.seed})")
+                    f"name it {run.model}-{run.seed} (its model and seed)")
             seeds = ", ".join(map(str, self.seeds_of(run.model)))
             require(label in wanted, _k(key, f"runs.{label}"),
                     f"seed {run.seed} is not among {run.model}'s seeds ({seeds})")

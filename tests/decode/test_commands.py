@@ -175,3 +175,24 @@ def test_project_reads_its_own_params_yaml(workdir, cli, tmp_path, article) -> N
     code, out, err = cli("decode", "--tokens", "--project", str(project), "-m", "M1", "a.txt", cwd=tmp_path)
     assert code == 0, err
     assert len(out.split()) == 2                               # the project's decode.max_length, not the default
+
+
+def test_predict_refuses_an_untrained_run_before_any_job_starts(tmp_path, cli, assert_one_line_error) -> None:
+    import yaml
+
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({
+        "models": {"M1": {"family": "transformer"}}, "train": {"seeds": [1]},
+        "runs": {"M1-1": {"model": "M1", "seed": 1}}}))
+    assert_one_line_error(cli("predict", cwd=tmp_path),
+                          "models/M1/seed-1: run M1-1 is not trained (`dvc repro train`, or `sumpipe train "
+                          "--model M1 --seed 1`)")
+    assert not (tmp_path / "predictions").exists()
+
+
+def test_predict_with_nothing_to_predict_says_so(tmp_path, cli, assert_one_line_error) -> None:
+    import yaml
+
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"models": {}, "runs": {}, "ensembles": {},
+                                                          "extractive": {"systems": []}}))
+    assert_one_line_error(cli("predict", cwd=tmp_path),
+                          "nothing to predict: extractive.systems, runs and ensembles are all empty")

@@ -229,5 +229,5 @@ def tiny_params() -> dict:
 
     params = yaml.safe_load((REPO / "params.yaml").read_text())
     params = _merge({k: v for k, v in params.items() if k not in ("models", "runs", "ensembles")}, TINY)
-    params["ensembles"] = {}  # dvc.yaml's decode-ensemble foreach reads the key: none here
+    params["ensembles"] = {}  # of models TINY does not train: none here
     return params

@@ -40,9 +40,19 @@ SEED = int(os.environ.get("RELIABILITY_SEED", "14"))
 # checkpoints: each is killed twice in a row from scratch, and its final weights must equal the
 # uninterrupted run's.
 TRAINING_STAGES = ("train", "pretrain")
-# The train stage trains every run side by side, one worker process each (sumpipe.train.pool): each run is
-# killed on its own (its worker, labelled `train@<run>` by the fault injector) inside `dvc repro -s train`.
-POOL_STAGES = ("train",)
+# The train stage trains every run side by side, one worker process each (sumpipe.train.pool), and the predict
+# stage runs every summarizer's command side by side, one process each (sumpipe.decode.pool): each run or
+# summarizer is killed on its own (its process, labelled `train@<run>` / `predict@<name>` by the fault
+# injector) inside `dvc repro -s <stage>`.
+POOL_STAGES = ("train", "predict")
+
+
+def pool_items(stage: str, params: dict) -> list[str]:
+    """What a pool stage runs side by side, as its processes are labelled: the train stage's runs; the predict
+    stage's ensembles, runs and extractive systems."""
+    if stage == "train":
+        return list(params["runs"])
+    return [*params["ensembles"], *params["runs"], *params["extractive"]["systems"]]
 
 
 def dvc_stages() -> dict[str, int]:
@@ -64,8 +74,8 @@ def dvc_stages() -> dict[str, int]:
         if "matrix" in stage:  # DVC joins a matrix item's values with "-": train@M1-1
             axes = [value_of(reference) for reference in stage["matrix"].values()]
             items = ["@" + "-".join(map(str, combo)) for combo in itertools.product(*axes)]
-        if name in POOL_STAGES:  # one stage, a worker per run: each run's worker is killed
-            items = [f"@{run}" for run in params["runs"]]
+        if name in POOL_STAGES:  # one stage, a process per run or summarizer: each is killed
+            items = [f"@{item}" for item in pool_items(name, params)]
         for item in items:
             out[name + item] = 2 if name in TRAINING_STAGES else 1
     return out
@@ -218,7 +228,7 @@ def test_sigkill_then_repro(stage: str, kills: int, repo: Repo) -> None:
     target = kind if kind in POOL_STAGES else stage  # a pool's run is killed inside its stage
     if kind in TRAINING_STAGES:  # from scratch, so the first run makes the baseline's writes
         shutil.rmtree(repo.root / "checkpoints" / _checkpoint_folder(stage), ignore_errors=True)
-    if kind in POOL_STAGES:  # the models folder persists: without the run's folder, DVC sees the stage unfinished
+    if kind == "train":  # the models folder persists: without the run's folder, DVC sees the stage unfinished
         shutil.rmtree(repo.root / "models" / _checkpoint_folder(stage), ignore_errors=True)
     for attempt in range(kills):
         # a resumed run has fewer commits left: a later kill falls among its first RESUMED_WRITES

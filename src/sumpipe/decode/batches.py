@@ -163,7 +163,7 @@ def check_step_memory(model: Any, card: ModelCard, cfg: Any, n_docs: int) -> Non
 
 
 def stage_config(cfg: Any, card: ModelCard) -> Any:
-    """The stages' (decode, decode-ensemble, crosseval) decoding settings for one model: `decode.target_length`
+    """The stages' (predict, crosseval) decoding settings for one model: `decode.target_length`
     is the budget of the models trained with length control, and a model without it decodes as it always
     did, so one experiment's params can give a budget to the models that take one. The API and
     `sumpipe decode` refuse such a budget instead (`length_budget`)."""

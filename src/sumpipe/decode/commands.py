@@ -1,4 +1,5 @@
-"""`sumpipe decode`: the DVC stage (no INPUT) or summaries of raw text (INPUT file or `-`)."""
+"""`sumpipe decode`: a run's or an ensemble's predictions (no INPUT) or summaries of raw text (INPUT file or `-`);
+`sumpipe predict`: the DVC stage, every summarizer's predictions side by side (`sumpipe.decode.pool`)."""
 
 from __future__ import annotations
 
@@ -198,7 +199,7 @@ def _run_stage(params: Path, model: str | None, train_seed: int | None) -> None:
 
 
 def _run_ensemble(p: Any, name: str) -> None:
-    """decode-ensemble@<name>: the seeds of `ensembles.<name>` decoded as one -> `predictions/<name>/`."""
+    """The seeds of `ensembles.<name>` decoded as one -> `predictions/<name>/` (a job of the predict stage)."""
     from sumpipe.decode.stage import decode_ensemble_stage
     from sumpipe.names import seed_folder
 
@@ -213,6 +214,39 @@ def _echo_result(label: str, result: Any) -> None:
     rate = result.n_documents / result.seconds if result.seconds > 0 else float("inf")
     echo(f"decode {label}: {result.n_documents} summaries -> {result.path} "
                f"({result.seconds:.1f} s, {rate:.1f} docs/s, max {result.max_length} words)")
+
+
+def predict(
+    workers: Annotated[int | None, typer.Option(
+        "--workers", min=1, help="summarizers run side by side (default: decode.workers; null there: the "
+                                 "cores divided by decode.threads)")] = None,
+    params: ParamsOption = DEFAULT_PARAMS,
+) -> None:
+    """The predict stage: every extractive system, training run and ensemble of params.yaml summarises the
+    decode split into predictions/<name>/, side by side, each in a process of its own."""
+    import time
+
+    from sumpipe.config import load_params
+    from sumpipe.decode.pool import available_cores, plan_jobs, run_jobs, worker_count
+    from sumpipe.names import seed_folder
+    from sumpipe.timings import record_run
+
+    p = load_params(params)
+    for name, run in p.runs.items():  # every model trained, before any job starts
+        folder = Path(p.paths.models) / run.model / seed_folder(run.seed)
+        if not folder.is_dir():
+            raise SumpipeError(f"{folder}: run {name} is not trained (`dvc repro train`, or `sumpipe train "
+                               f"--model {run.model} --seed {run.seed}`)")
+    jobs = plan_jobs(p)
+    if not jobs:
+        raise SumpipeError("nothing to predict: extractive.systems, runs and ensembles are all empty")
+    count = worker_count(workers if workers is not None else p.decode.workers, p.decode.threads, len(jobs))
+    started = time.monotonic()
+    seconds = run_jobs(params, jobs, count)
+    total = time.monotonic() - started
+    record_run(p.paths.timings, "pool", "predict", {"workers": count, "cores": available_cores(),
+                                                    "seconds": round(total, 2), "jobs": seconds})
+    echo(f"predict: {len(jobs)} summarizers in {total:.1f} s ({count} side by side) -> {p.paths.predictions}/")
 
 
 METHOD_HELP = "extractive method"

@@ -215,7 +215,7 @@ class Summarizer:
     @classmethod
     def open_ensemble(cls, project: Project, name: str, device: str | None = None, seed: int | None = None,
                       seeds: Sequence[int] | None = None) -> Summarizer:
-        """The ensemble `name` of params.yaml's `ensembles:` (`PG-cov-ens`), the seeds its decode-ensemble
+        """The ensemble `name` of params.yaml's `ensembles:` (`PG-cov-ens`), the seeds the predict
         stage decodes as one, so the README's tables and `sumpipe decode --model NAME` name the same system.
         Its seeds are params.yaml's: a seed given with it is an error."""
         from sumpipe.decode.interactive import find_ensemble

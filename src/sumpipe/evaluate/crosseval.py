@@ -21,7 +21,7 @@ protocol scores (the first `max_bytes` bytes under DUC's).
 Every seed of `train.seeds` of each model is tested; a model's figures are the mean over its seeds
 (sd and every seed's value beside it, as in the evaluate stage). Each ensemble of `crosseval.ensembles`
 (names of params `ensembles:`, none by default) is its model's seeds decoded as one summarizer
-(`sumpipe.decode.ensemble`, as the decode-ensemble stage decodes it, with this corpus's `decode`, so a length
+(`sumpipe.decode.ensemble`, as the predict stage decodes it, with this corpus's `decode`, so a length
 budget reaches every member when they were trained with length control): one system, scored as one "seed"
 (as the evaluate stage scores ensembles), compared with its model (when tested too) and the baselines.
 Baselines: the one-sentence lead, Lead-k (`evaluate.lead_sentences`) and the byte prefixes of

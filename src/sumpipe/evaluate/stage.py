@@ -1,11 +1,11 @@
 """The DVC `evaluate` stage: ROUGE of every trained model, each over its training seeds, and of the
 extractive systems and baselines.
 
-Systems, all on the test split (the split the decode stage summarised, `decode.split`):
+Systems, all on the test split (the split the predict stage summarised, `decode.split`):
 - each model in params `models:`, every seed of `train.seeds` whose
-  `predictions/<model>/seed-<s>/test.parquet` exists (decode stage);
+  `predictions/<model>/seed-<s>/test.parquet` exists (`sumpipe decode --model M --train-seed S`);
 - each ensemble of params `ensembles:` (a model's seeds decoded as one, `predictions/<name>/test.parquet`
-  of the decode-ensemble stage): one system, scored like a deterministic one (one "seed"), compared with
+  of `sumpipe decode --model NAME`): one system, scored like a deterministic one (one "seed"), compared with
   its model and the baselines (`sumpipe.evaluate.pairs.ensemble_pairs`), never a baseline itself;
 - each extractive system of `extractive.systems` (`predictions/<system>/test.parquet`);
 - `lead<k>`: the first `evaluate.lead_sentences` sentences of the preprocessed source (§5.4.1);

@@ -9,7 +9,7 @@ Two stages (dvc.yaml):
       lsa_collection.parquet   term, entropy, loadings: Sokol 2022's collection-level LSA space
                          (`sumpipe.extractive.methods.lsa_collection`, read by `lsa_collection`)
       keywords.parquet   topic, rank, word, weight;  topics.parquet  split, id, topic (each reference's)
-- `sumpipe extractive --system NAME` (DVC foreach over `extractive.systems`) writes
+- `sumpipe extractive --system NAME` (a job of the predict stage, one per `extractive.systems`) writes
       predictions/<NAME>/<decode.split>.parquet   id, prediction, reference(, references),
                                                   selected (sentence indices)
                                                   (, reads_reference: the oracle)

@@ -27,9 +27,11 @@ import time
 
 def _label():
     argv = getattr(sys, "argv", None) or []
-    if os.environ.get("SUMPIPE_RUN") and os.environ.get("DVC_STAGE") and "--multiprocessing-fork" in argv:
-        # a worker of the train stage's pool (sumpipe.train.pool) trains one run: train@M1-1, as that run's
-        # stage was named when each run was a stage of its own
+    if os.environ.get("SUMPIPE_RUN") and os.environ.get("DVC_STAGE") and (
+            "--multiprocessing-fork" in argv or argv[:1] == ["-m"]):
+        # a worker of the train stage's pool (sumpipe.train.pool, a spawned process) trains one run: train@M1-1;
+        # a job of the predict stage's pool (sumpipe.decode.pool, `python -m sumpipe.cli ...`) runs one
+        # summarizer: predict@M1-1, predict@lead
         return f"{os.environ['DVC_STAGE']}@{os.environ['SUMPIPE_RUN']}"
     if not argv or not os.path.basename(argv[0]).startswith("sumpipe") or len(argv) < 2:
         return None
