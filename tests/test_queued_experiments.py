@@ -74,7 +74,7 @@ def test_two_queued_decode_experiments_run_side_by_side_as_they_run_alone(tiny_p
         for name in SETTINGS:
             log = _dvc(["queue", "logs", f"queued-{name}"], work, run)
             ran = set(re.findall(r"^Running stage '([^'@]+)", log, re.M))
-            assert "decode" in ran and not ran & {"train", "pretrain", "download"}, f"queued-{name} ran {ran}"
+            assert "predict" in ran and not ran & {"train", "pretrain", "download"}, f"queued-{name} ran {ran}"
             serial, queued = (_experiment_ref(work, f"{kind}-{name}", run) for kind in ("serial", "queued"))
             differ = run(["git", "diff", "--stat", serial, queued, "--", *COMPARED], work)
             assert not differ, f"queued-{name} wrote other results than serial-{name}:\n{differ}"
