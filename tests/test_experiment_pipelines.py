@@ -258,7 +258,7 @@ def test_tiny_gigaword_pipeline(gigaword: Path) -> None:
     stats = json.loads((gigaword / "data/raw/stats.json").read_text())
     assert stats["counts"]["test"] == 20 and stats["counts"]["train"] + stats["counts"]["valid"] == 150
     rouge = json.loads((gigaword / "metrics/rouge.json").read_text())
-    ensembles = {"M1-ens", "M2-ens", "PG-cov-ens"}  # each model's seeds decoded as one (decode-ensemble)
+    ensembles = {"M1-ens", "M2-ens", "PG-cov-ens"}  # each model's seeds decoded as one (by the predict stage)
     assert set(rouge) == {"M1", "M2", "PG-cov", "BERT2S", *ensembles, "lead1", "prefix75", "first50", "first8"}
     assert all(rouge[m]["n_seeds"] == 2 and rouge[m]["n"] == 20 for m in ("M1", "M2", "PG-cov", "BERT2S"))
     assert all(rouge[m]["n"] == 20 for m in ensembles)
@@ -299,7 +299,7 @@ def test_tiny_cnn_pipeline(cnn: Path) -> None:
     models = ["M1", "M2", "M1-200", "M2-200", "M1-400", "M2-400", "PG-cov"]
     assert set(rouge) == {*models, "PG-cov-ens", "lead3", "lead", "textrank", "oracle", "first400"}
     assert all(rouge[m]["n_seeds"] == (2 if m == "PG-cov" else 1) and rouge[m]["n"] == 8 for m in models)
-    assert rouge["PG-cov-ens"]["n"] == 8   # its two seeds decoded as one (decode-ensemble)
+    assert rouge["PG-cov-ens"]["n"] == 8   # its two seeds decoded as one (by the predict stage)
     headline = json.loads((cnn / "metrics/headline.json").read_text())   # its only DVC metrics
     assert list(headline) == ["R-1"] and list(headline["R-1"]) == models
     figures = json.loads((cnn / "metrics/figures.json").read_text())

@@ -199,7 +199,7 @@ def test_a_model_folder_is_no_folder_of_seeds_to_ensemble(project: Path) -> None
 
 def test_an_ensemble_of_params_opens_by_its_name(seeded: Path, tmp_path: Path) -> None:
     # the README's tables name the ensembles (PG-cov-ens); `sumpipe decode --model NAME` and load(NAME) open
-    # the seeds its decode-ensemble stage decodes, params.yaml's, not every seed under models/
+    # the seeds the predict stage decodes for it, params.yaml's, not every seed under models/
     params = tmp_path / "params.yaml"
     params.write_text("models:\n  M1: {family: transformer, input: first400}\n"
                       "train: {seeds: [1, 2, 3]}\nensembles:\n  M1-ens: {model: M1, seeds: [1, 3]}\n")

@@ -56,7 +56,7 @@ def pool_items(stage: str, params: dict) -> list[str]:
 
 
 def dvc_stages() -> dict[str, int]:
-    """dvc.yaml's stages as `dvc repro` names them (`extractive@lead`, `train@M1-1`) -> kills in a row."""
+    """dvc.yaml's stages as the kills name them (`train@M1-1`, `predict@lead`: a pool's run) -> kills in a row."""
     stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
     params = tiny_params()
 

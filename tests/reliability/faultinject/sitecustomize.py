@@ -39,7 +39,7 @@ def _label():
         return os.environ["DVC_STAGE"]
     label = argv[1]
     if len(argv) >= 4 and argv[2].startswith("--"):  # `train --model M1`, `extractive --system lead`:
-        label += "@" + argv[3]                         # dvc's foreach names, train@M1, extractive@lead
+        label += "@" + argv[3]                         # as a foreach stage names an item: train@M1, extractive@lead
     return label
 
 
