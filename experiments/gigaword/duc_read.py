@@ -4,6 +4,7 @@
     python duc_read.py quality            # read quality of every system of crosseval/ beside the references
     python duc_read.py before [N] [KEY=VALUE ...]   # N (20) test documents: references, each system before / after
     python duc_read.py known [N]          # the same N documents: BERT2S to 75 bytes with any words / known words
+    python duc_read.py news NEWS [FOLDER] [--judgments FILE]   # word pairs no news text of NEWS writes
 
 `quality` prints, per system of crosseval/summary.json (a model: the mean of its seeds; an ensemble: its
 one run, seed 0), the words per headline and `sumpipe.evaluate.read_quality`'s content words repeated,
@@ -28,6 +29,16 @@ training, of another time.
 words and with `known_words` (the training text's and the document's only), and marks each unknown word
 (`unknown_words`; not a last word the 75-byte cut reached) with a star; its R-1 recall at 75 bytes in
 brackets.
+
+`news` asks of every headline how much of its word order a newspaper ever writes: the share of its adjacent
+word pairs that occur nowhere in NEWS (a local data file, JSON Lines with `source` and `reference`, each line
+of both read as text; experiments/cnn's CNN stories hold about 5 M words), per system of FOLDER (default
+crosseval/; a validation folder of `length_validation.py` works too), beside the references (first of four,
+75 bytes) and the 75-byte prefix. Every text goes through the pipeline's `preprocess_text` first, and the
+last word of a headline the 75-byte cut reached is left out, as in `quality`. A headline that ends in the
+story's words without syntax makes pairs no news text writes ("in arch", "occupy in"); a real headline's
+names make some too. `--judgments FILE` also meta-evaluates the share on SummEval
+(`sumpipe.evaluate.meta_eval.correlations` with the experts' fluency: per article, system level).
 """
 
 from __future__ import annotations
@@ -46,6 +57,7 @@ from sumpipe.evaluate.crosseval import decode_corpus
 from sumpipe.evaluate.read_quality import read_quality
 from sumpipe.evaluate.rouge import ROUGE_TYPES, FastRouge, cut_bytes, score_pairs
 from sumpipe.names import seed_folder
+from sumpipe.text.preprocess import preprocess_text
 
 CROSSEVAL = Path("crosseval")
 BEFORE = {"block_ngram_repeat": 2, "target_length": None}  # the decoding of DUC before length control
@@ -77,12 +89,78 @@ def unknown_words(texts: list[str], sources: list[str], known: set[str], cut_at:
     return 100 * sum(w not in known and w not in own for w, own in words) / max(len(words), 1)
 
 
+def first_references(rows: pd.DataFrame) -> list[str]:
+    """The first of each row's four references, cut to DUC's 75 bytes."""
+    return [cut_bytes(" ".join(r[0].split()), 75) for r in rows["references"]]
+
+
+def news_pairs(path: Path) -> set[tuple[str, str]]:
+    """Every adjacent word pair of every line of NEWS's sources and references, preprocessed."""
+    from sumpipe.io.userfiles import iter_jsonl
+
+    pairs: set[tuple[str, str]] = set()
+    for _, example, _ in iter_jsonl(path):
+        for line in f"{example['source']}\n{example['reference']}".split("\n"):
+            words = preprocess_text(line).split()
+            pairs.update(zip(words, words[1:]))
+    return pairs
+
+
+def unseen_pairs(texts: list[str], pairs: set[tuple[str, str]], cut_at: int | None = None) -> float:
+    """Mean over `texts` of the % of each text's adjacent word pairs not in `pairs` (texts with no pair are
+    skipped); `cut_at` as in `unknown_words`: a text that long loses its last, perhaps cut, word."""
+    shares = []
+    for text in texts:
+        words = preprocess_text(text).split()
+        if cut_at is not None and len(text.encode()) >= cut_at:
+            words = words[:-1]
+        own = list(zip(words, words[1:]))
+        if own:
+            shares.append(sum(p not in pairs for p in own) / len(own))
+    return 100 * sum(shares) / max(len(shares), 1)
+
+
+def summeval_check(pairs: set[tuple[str, str]], judgments: Path) -> None:
+    """Kendall's tau of the share of pairs seen in NEWS (the negated unseen share: higher should read
+    better) with SummEval's fluency, per article and at system level."""
+    import numpy as np
+
+    from sumpipe.evaluate.meta_eval import correlations, read_judgments
+
+    summeval = read_judgments(judgments)
+    seen = np.array([[-unseen_pairs([text], pairs) for text in row] for row in summeval.outputs])
+    taus = correlations(seen, summeval.human["fluency"])
+    print(f"\nSummEval ({len(summeval.ids)} articles x {len(summeval.systems)} systems), fluency: "
+          f"per article {taus['article']:+.3f}, system level {taus['system']:+.3f}")
+
+
+def news(path: Path, folder: Path, judgments: Path | None) -> None:
+    pairs = news_pairs(path)
+    summary = json.loads((folder / "summary.json").read_text())
+    listed = [*summary["models"], *summary.get("ensembles", {})]  # a validation folder lists its last run only
+    names = [*listed, *sorted({f.stem for f in folder.glob("*.parquet")} - set(listed))]
+    runs = {name: pd.read_parquet(folder / f"{name}.parquet") for name in names}
+    first = next(iter(runs.values()))
+    one = first[first["seed"] == first["seed"].min()]
+    rows = {"references (first of four, 75 bytes)": [first_references(one)],
+            "prefix (the first 75 bytes)": [[cut_bytes(s, 75) for s in one["source"]]]}
+    rows |= {name: [g["prediction"].tolist() for _, g in frame.groupby("seed")] for name, frame in runs.items()}
+    print(f"{folder}: {len(one)} documents; {len(pairs):,} word pairs in {path.name}")
+    print("| system | seeds | word pairs no news text writes % |")
+    print("|---|---:|---:|")
+    for name, each in rows.items():
+        share = sum(unseen_pairs(texts, pairs, cut_at=75) for texts in each) / len(each)
+        print(f"| {name} | {len(each)} | {share:.1f} |")
+    if judgments is not None:
+        summeval_check(pairs, judgments)
+
+
 def quality() -> None:
     known = training_words()
     runs = system_runs()
     first = next(iter(runs.values()))
     one = first[first["seed"] == first["seed"].min()]
-    refs = [cut_bytes(" ".join(r[0].split()), 75) for r in one["references"]]
+    refs = first_references(one)
     rows = {"references (first of four, 75 bytes)": [(refs, one["source"].tolist(), refs)]}
     for name, frame in runs.items():
         rows[name] = [(g["prediction"].tolist(), g["source"].tolist(), [r[0] for r in g["references"]])
@@ -178,5 +256,10 @@ if __name__ == "__main__":
                {k: yaml.safe_load(v) for k, v in (a.split("=", 1) for a in sys.argv[3:])})
     elif command == "known":
         known(int(sys.argv[2]) if len(sys.argv) > 2 else 20)
+    elif command == "news" and len(sys.argv) > 2:
+        rest = sys.argv[3:]
+        judged = Path(rest[rest.index("--judgments") + 1]) if "--judgments" in rest else None
+        places = [a for a in rest if a != "--judgments" and (judged is None or a != str(judged))]
+        news(Path(sys.argv[2]), Path(places[0]) if places else CROSSEVAL, judged)
     else:
         sys.exit(__doc__)
