@@ -40,6 +40,17 @@ def test_worker_count(requested, threads, jobs, cores, expected) -> None:
     assert worker_count(requested, threads, jobs, cores=cores) == expected
 
 
+def test_worker_count_obeys_a_cgroup_cpu_quota(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A container limited to 2 CPUs on a 64-core host (`docker --cpus 2`) runs 2 jobs, not 21 torch processes."""
+    import sumpipe.train.pool as train_pool
+
+    monkeypatch.setattr(train_pool.os, "sched_getaffinity", lambda pid: set(range(64)))
+    monkeypatch.setattr(train_pool, "_cgroup_cpu_quota", lambda: 2)
+    assert worker_count(None, 1, 21) == 2
+    monkeypatch.setattr(train_pool, "_cgroup_cpu_quota", lambda: None)
+    assert worker_count(None, 1, 21) == 21
+
+
 def test_a_failed_job_names_itself_and_no_job_starts_after_it(tmp_path: Path) -> None:
     params = tmp_path / "params.yaml"
     params.write_text(yaml.safe_dump({"models": {}, "runs": {}}))

@@ -227,9 +227,10 @@ def predict(
     import time
 
     from sumpipe.config import load_params
-    from sumpipe.decode.pool import available_cores, plan_jobs, run_jobs, worker_count
+    from sumpipe.decode.pool import plan_jobs, run_jobs, worker_count
     from sumpipe.names import seed_folder
     from sumpipe.timings import record_run
+    from sumpipe.train.pool import available_cores
 
     p = load_params(params)
     for name, run in p.runs.items():  # every model trained, before any job starts

@@ -9,7 +9,7 @@ params.yaml names three kinds of summarizer; each is one command, which writes `
 One such command keeps one core busy for a few seconds (`decode.threads: 1`), about 2 s of which are
 Python's and torch's start-up, and `dvc repro` runs one stage at a time. So one stage runs all the
 commands, each in a process of its own, at most `decode.workers` at a time (null: the cores this process
-may use divided by `decode.threads`), longest first:
+may use divided by `decode.threads`, counted as the train stage's pool counts them), longest first:
 
 - **Same bytes as the command run alone.** A job is that command line in a fresh process (`python -m
   sumpipe.cli ...`, the same params file): what runs beside it, the worker count and the order cannot
@@ -42,8 +42,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from sumpipe.errors import SumpipeError
+from sumpipe.train.pool import RUN_VARIABLE
+from sumpipe.train.pool import worker_count as runs_side_by_side
 
-RUN_VARIABLE = "SUMPIPE_RUN"  # as sumpipe.train.pool names a worker's run
 POLL_S = 0.05  # how often the stage looks for a finished job (a job takes seconds)
 STOP_GRACE_S = 10.0  # SIGTERM, then SIGKILL after this long
 
@@ -66,17 +67,11 @@ def plan_jobs(params: Any) -> list[Job]:
 
 
 def worker_count(requested: int | None, threads: int | None, jobs: int, cores: int | None = None) -> int:
-    """Jobs side by side: `requested` (`decode.workers`), else as many as the cores hold jobs of `threads`
-    torch threads (null: every core, so one); at least one, never more than the jobs."""
-    if requested is None:
-        cores = cores or available_cores()
-        requested = cores // min(threads or cores, cores)
-    return max(1, min(requested, jobs))
-
-
-def available_cores() -> int:
-    """The cores this process may use (its CPU affinity: `taskset -c 0` gives 1)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    """Jobs side by side, by the train stage's rule for its runs: `requested` (`decode.workers`), else as
+    many as the cores hold jobs of `threads` torch threads (null: every core, so one), counting the cores
+    as `sumpipe.train.pool.available_cores` does (the affinity, capped by a cgroup CPU quota); at least
+    one, never more than the jobs."""
+    return runs_side_by_side(requested, [threads] * jobs, cores)
 
 
 def run_jobs(params_path: Path, jobs: Sequence[Job], workers: int, *, progress: bool | None = None,
