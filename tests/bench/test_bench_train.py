@@ -3,7 +3,6 @@ against torch's own count of a tiny model's forward (torch.utils.flop_counter) o
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
@@ -29,12 +28,8 @@ WORDS = [f"w{i}" for i in range(40)]
 
 
 @pytest.fixture(scope="module")
-def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_train", REPO / "bench" / "bench_train.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def bench(bench_script) -> ModuleType:
+    return bench_script("bench_train")
 
 
 # ---- hand-computed ------------------------------------------------------------------------------

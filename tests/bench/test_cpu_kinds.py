@@ -3,7 +3,6 @@ emulated runs themselves take minutes each and need qemu-user: they are the scri
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
@@ -14,12 +13,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def cpu_kinds() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("cpu_kinds", REPO / "bench" / "cpu_kinds.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def cpu_kinds(bench_script) -> ModuleType:
+    return bench_script("cpu_kinds")
 
 
 def test_the_short_run_reads_the_project_and_writes_only_under_its_folder(cpu_kinds, tmp_path: Path) -> None:

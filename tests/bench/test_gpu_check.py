@@ -3,7 +3,6 @@ cannot cost device time. The smoke run is the whole script end to end (every pha
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -19,12 +18,8 @@ SCRIPT = REPO / "bench" / "gpu_check.sh"
 
 
 @pytest.fixture(scope="module")
-def gpu_check() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("gpu_check", REPO / "bench" / "gpu_check.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def gpu_check(bench_script) -> ModuleType:
+    return bench_script("gpu_check")
 
 
 @pytest.fixture(scope="module")
