@@ -30,6 +30,7 @@ import hashlib
 import shutil
 import subprocess
 import sys
+from copy import deepcopy
 from pathlib import Path
 
 import yaml
@@ -44,11 +45,11 @@ OUTPUTS = ("models", "checkpoints", "timings", "dvclive")  # the paths a trainin
 def run_params(params: dict, project: Path, out: Path, steps: int, numerics: str) -> dict:
     """A copy of `params` for a short run: every path absolute (under `project`), the outputs under `out`,
     `steps` updates and no checkpoint on the way, `numerics` as given. A model's own `train:` keys stay."""
-    copy = yaml.safe_load(yaml.safe_dump(params))
-    copy["paths"] = {key: str(out / key if key in OUTPUTS else (project / value).resolve())
-                     for key, value in copy["paths"].items()}
-    copy["train"] |= {"max_steps": steps, "checkpoint_every": 10**6, "numerics": numerics}
-    return copy
+    run = deepcopy(params)
+    run["paths"] = {key: str(out / key if key in OUTPUTS else (project / value).resolve())
+                    for key, value in run["paths"].items()}
+    run["train"] |= {"max_steps": steps, "checkpoint_every": 10**6, "numerics": numerics}
+    return run
 
 
 def train_command(model: str, seed: int, params_path: Path, cpu: str) -> list[str]:

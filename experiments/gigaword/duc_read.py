@@ -89,6 +89,12 @@ def unknown_words(texts: list[str], sources: list[str], known: set[str], cut_at:
     return 100 * sum(w not in known and w not in own for w, own in words) / max(len(words), 1)
 
 
+def first_seed(runs: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """The first system's rows of its first seed: each document once, with its source and references."""
+    first = next(iter(runs.values()))
+    return first[first["seed"] == first["seed"].min()]
+
+
 def first_references(rows: pd.DataFrame) -> list[str]:
     """The first of each row's four references, cut to DUC's 75 bytes."""
     return [cut_bytes(" ".join(r[0].split()), 75) for r in rows["references"]]
@@ -140,8 +146,7 @@ def news(path: Path, folder: Path, judgments: Path | None) -> None:
     listed = [*summary["models"], *summary.get("ensembles", {})]  # a validation folder lists its last run only
     names = [*listed, *sorted({f.stem for f in folder.glob("*.parquet")} - set(listed))]
     runs = {name: pd.read_parquet(folder / f"{name}.parquet") for name in names}
-    first = next(iter(runs.values()))
-    one = first[first["seed"] == first["seed"].min()]
+    one = first_seed(runs)
     rows = {"references (first of four, 75 bytes)": [first_references(one)],
             "prefix (the first 75 bytes)": [[cut_bytes(s, 75) for s in one["source"]]]}
     rows |= {name: [g["prediction"].tolist() for _, g in frame.groupby("seed")] for name, frame in runs.items()}
@@ -158,8 +163,7 @@ def news(path: Path, folder: Path, judgments: Path | None) -> None:
 def quality() -> None:
     known = training_words()
     runs = system_runs()
-    first = next(iter(runs.values()))
-    one = first[first["seed"] == first["seed"].min()]
+    one = first_seed(runs)
     refs = first_references(one)
     rows = {"references (first of four, 75 bytes)": [(refs, one["source"].tolist(), refs)]}
     for name, frame in runs.items():
@@ -257,9 +261,10 @@ if __name__ == "__main__":
     elif command == "known":
         known(int(sys.argv[2]) if len(sys.argv) > 2 else 20)
     elif command == "news" and len(sys.argv) > 2:
-        rest = sys.argv[3:]
-        judged = Path(rest[rest.index("--judgments") + 1]) if "--judgments" in rest else None
-        places = [a for a in rest if a != "--judgments" and (judged is None or a != str(judged))]
-        news(Path(sys.argv[2]), Path(places[0]) if places else CROSSEVAL, judged)
+        rest, judged = sys.argv[3:], None
+        if "--judgments" in rest:
+            at = rest.index("--judgments")
+            judged, rest = Path(rest[at + 1]), rest[:at] + rest[at + 2:]
+        news(Path(sys.argv[2]), Path(rest[0]) if rest else CROSSEVAL, judged)
     else:
         sys.exit(__doc__)
