@@ -401,6 +401,13 @@ def test_a_params_integer_too_long_to_read_is_one_line_naming_the_line(tmp_path:
         load_params(path)
 
 
+@pytest.mark.parametrize("value", [-0.5, 20.5])
+def test_novel_bigram_penalty_must_be_in_range(value: float) -> None:
+    DecodeConfig(novel_bigram_penalty=20.0).check("decode")
+    with pytest.raises(ConfigError, match=r"^decode.novel_bigram_penalty: must be in \[0, 20\]"):
+        DecodeConfig(novel_bigram_penalty=value).check("decode")
+
+
 def test_banned_words_must_be_a_regular_expression() -> None:
     DecodeConfig(banned_words="unk|#+").check("decode")
     with pytest.raises(ConfigError, match=r"^decode.banned_words: not a regular expression"):

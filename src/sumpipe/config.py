@@ -504,7 +504,9 @@ class DecodeConfig:
     (`sumpipe.models.known_words`); a word model writes nothing else anyway. `banned_words` (a regular
     expression, or null): no output-vocabulary word that it matches in full is ever written (a subword
     model: no piece whose text does), e.g. Gigaword's placeholders `unk|[#.,]*#[#.,]*` on texts that
-    hold neither.
+    hold neither. `novel_bigram_penalty` ([0, 20]; 0: off): the log-probability every written token pays
+    when it and the token before it are a pair the source never writes side by side (Rush et al. 2015's
+    bigram-match feature; `sumpipe.decode.search`).
     """
 
     beam_size: int = 4
@@ -529,6 +531,7 @@ class DecodeConfig:
     length_unit: Literal["words", "bytes"] = "bytes"
     known_words: bool = False
     banned_words: str | None = None
+    novel_bigram_penalty: float = 0.0
 
     def check(self, key: str) -> None:
         if self.banned_words is not None:
@@ -558,6 +561,7 @@ class DecodeConfig:
         require(0.0 < self.top_p <= 1.0, _k(key, "top_p"), "must be in (0, 1]")
         require(self.temperature > 0, _k(key, "temperature"), "must be > 0")
         require(self.batch_size >= 1, _k(key, "batch_size"), "must be >= 1")
+        require(0 <= self.novel_bigram_penalty <= 20, _k(key, "novel_bigram_penalty"), "must be in [0, 20] (0 = off)")
         for name, limit in (("beam_size", MAX_BATCH), ("batch_size", MAX_BATCH), ("max_length", MAX_POSITIONS),
                             ("min_length", MAX_POSITIONS), ("block_ngram_repeat", MAX_POSITIONS),
                             ("min_sentences", MAX_POSITIONS), ("top_k", MAX_VOCAB)):

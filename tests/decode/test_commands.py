@@ -32,6 +32,8 @@ def test_conflicting_and_bad_options(workdir, cli, assert_one_line_error) -> Non
                           "was trained without length control")
     assert_one_line_error(cli("decode", "--length", "0", "article.txt", cwd=workdir), "--length: must be in [1, 1000]")
     assert_one_line_error(cli("decode", "--unit", "chars", "article.txt", cwd=workdir), "--unit: expected one of")
+    assert_one_line_error(cli("decode", "--novel-bigram-penalty", "25", "article.txt", cwd=workdir),
+                          "--novel-bigram-penalty: must be in [0, 20] (0 = off)")
 
 
 def test_no_traceback_from_a_real_process(workdir) -> None:

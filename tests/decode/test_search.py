@@ -22,6 +22,7 @@ from sumpipe.decode.search import (
     filter_top_k_top_p,
     length_penalty,
     make_generator,
+    novel_bigram_costs,
     sample_search,
 )
 from sumpipe.names import BOS, EOS, PAD, UNK
@@ -31,6 +32,8 @@ from sumpipe.names import BOS, EOS, PAD, UNK
 class ToyBatch:
     src: torch.Tensor                  # (B, S): only its shape matters to the toy model
     oov_words: list[list[str]]
+    src_ext: torch.Tensor | None = None    # (B, S): the source's ids, read by novel_bigram_penalty
+    src_mask: torch.Tensor | None = None
 
 
 @dataclass
@@ -313,6 +316,43 @@ def test_banned_ids_are_never_written(strategy: str) -> None:
     for hyp in decode_batch(model, batch, cfg, max_length=3, banned=(4, 5)):
         assert not {4, 5} & set(hyp.tokens)
         assert strategy == "sample" or hyp.tokens[:2] == [7, 6]
+
+
+def test_novel_bigram_costs_by_hand() -> None:
+    """Row 0 follows 3: the source writes 3 5 and 3 6 (3 7 sits in the padding), so every other token but
+    </s> pays; row 1 is still at <s> and pays nothing; -inf stays -inf."""
+    scores = torch.zeros(2, 9)
+    scores[0, 8] = float("-inf")
+    src = torch.tensor([[3, 5, 4, 3, 6, 3, 7], [4, 4, 4, 4, 4, 4, 4]])
+    mask = torch.tensor([[True] * 5 + [False] * 2, [True] * 7])
+    novel_bigram_costs(scores, torch.tensor([3, BOS]), src, mask, 1.5)
+    paid = [c for c in range(9) if scores[0, c] == -1.5]
+    assert paid == [c for c in range(8) if c not in (5, 6, EOS)]
+    assert scores[0, 5] == scores[0, 6] == scores[0, EOS] == 0.0
+    assert scores[0, 8] == float("-inf")
+    assert scores[1].tolist() == [0.0] * 9
+
+
+@pytest.mark.parametrize("strategy", ["beam", "greedy"])
+def test_novel_bigram_penalty_follows_the_source_where_the_model_hesitates(strategy: str) -> None:
+    """The model slightly prefers 4 7 to 4 5; the source writes "4 5 6", so a penalty of 0.5 a novel pair
+    turns the summary to the source's pair, and the log-probability then includes the costs paid."""
+    w = 10
+    table = torch.full((1, 3, w, w), 1e-6)
+    table[0, 0, BOS, 4] = 0.9
+    table[0, 1, 4, 7], table[0, 1, 4, 5] = 0.5, 0.4
+    table[0, 2, :, EOS] = 0.9
+    model = ToyModel(table.log(), w)
+    src = torch.tensor([[4, 5, 6]])
+    batch = ToyBatch(src, [[]], src_ext=src, src_mask=torch.ones(1, 3, dtype=torch.bool))
+    plain = DecodeConfig(strategy=strategy, min_length=0, block_ngram_repeat=0, length_penalty=0.0, beam_size=3)
+    assert decode_batch(model, batch, plain, max_length=3)[0].tokens == [4, 7]
+    costed = replace(plain, novel_bigram_penalty=0.5)
+    hyp = decode_batch(model, batch, costed, max_length=3)[0]
+    assert hyp.tokens == [4, 5]
+    assert hyp.log_prob == pytest.approx(math.log(0.9 * 0.4 * 0.9), abs=1e-4)   # 4 5 </s>: no pair novel
+    on_its_own = replace(costed, novel_bigram_penalty=0.1)     # 0.1 < log(0.5 / 0.4): the model's choice stays
+    assert decode_batch(model, batch, on_its_own, max_length=3)[0].tokens == [4, 7]
 
 
 @pytest.mark.parametrize("n", [1, 2, 3])

@@ -25,6 +25,7 @@ TEXT = "Police said the man was arrested on Monday. The dog ate the bone."
     ({"beam": 2}, "beam_size", 2), ({"beam": 2}, "strategy", "beam"), ({"greedy": True}, "strategy", "greedy"),
     ({"sample": True, "top_k": 5}, "strategy", "sample"), ({"block_ngram": 0}, "block_ngram_repeat", 0),
     ({"batch_size": 3, "beam": None}, "batch_size", 3), ({"beam": None}, "strategy", "beam"),
+    ({"novel_bigram_penalty": 1.5}, "novel_bigram_penalty", 1.5),
 ])
 def test_options_map_onto_the_decode_section(options: dict, field: str, value) -> None:
     assert getattr(decode_config(DecodeConfig(strategy="beam", beam_size=4), options), field) == value
@@ -37,6 +38,7 @@ def test_options_map_onto_the_decode_section(options: dict, field: str, value) -
     ({"beem": 4}, "beem: unknown decoding option (known: banned_words, batch_size, beam, block_adjacent, block_ngram, "
                   "greedy, known_words, length, length_penalty, "),
     ({"length": 0}, "length: must be in [1, 1000] (or null)"),
+    ({"novel_bigram_penalty": -1.0}, "novel_bigram_penalty: must be in [0, 20] (0 = off)"),
 ])
 def test_a_bad_option_is_one_line_naming_it(options: dict, message: str) -> None:
     with pytest.raises(SumpipeError) as info:

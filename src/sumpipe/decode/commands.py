@@ -55,6 +55,10 @@ def decode(
     block_adjacent: Annotated[bool | None, flag(
         "--block-adjacent/--no-block-adjacent",
         help="never the same token twice in a row (default: decode.block_adjacent_repeat)")] = None,
+    novel_bigram_penalty: Annotated[float | None, typer.Option(
+        "--novel-bigram-penalty",
+        help="log-probability each word pays that makes a pair the input never writes (0 = off; default: "
+             "decode.novel_bigram_penalty)")] = None,
     known_words: Annotated[bool | None, flag(
         "--known-words/--any-words",
         help="a subword model (BERT2S) writes only words of its training text or the input "
@@ -78,6 +82,7 @@ def decode(
         "temperature": temperature, "seed": seed, "min_length": min_length, "max_length": max_length,
         "length_penalty": length_penalty, "block_ngram": block_ngram, "block_adjacent": block_adjacent,
         "length": length, "unit": unit, "known_words": known_words, "repeat_stop_words": repeat_stop_words,
+        "novel_bigram_penalty": novel_bigram_penalty,
     }
     # greedy/sample are flags (False: not given); --no-block-adjacent is a given False
     given = {k: v for k, v in options.items() if v is not None and not (k in ("greedy", "sample") and v is False)}

@@ -27,6 +27,10 @@ Conventions shared by all strategies:
   twice in a row, which a repeated 2-gram rule does not catch (the 2-gram (cache, cache) is new). A
   decoding rule, not a trained cure: the report shows every model's figures with and without it.
 - `banned` ids (`decode.banned_words`) are never chosen.
+- `novel_bigram_penalty` = b > 0 subtracts b from the log-probability of every token that, with the token
+  before it, makes a pair of (extended) ids the document's source never writes side by side (Rush et al.
+  2015's bigram-match feature, as a cost so that a step's score stays <= 0 and rule 2 below stays exact).
+  The first token and `</s>` are exempt. The scores, and `Hypothesis.log_prob`, then include these costs.
 - `known_words` (a subword model's `decode.known_words`) lets a hypothesis write only known words: the
   model's training words and its document's (`sumpipe.models.known_words`).
 - GNMT length penalty (Wu et al. 2016, used by Morozovskii 2022 §2.3.4): lp(Y) = ((5 + |Y|) / 6) ** alpha
@@ -168,6 +172,26 @@ def _masked(
     return out
 
 
+def novel_bigram_costs(scores: torch.Tensor, prev: torch.Tensor, src: torch.Tensor, src_mask: torch.Tensor,
+                       penalty: float) -> None:
+    """In place: `penalty` off every column of scores (N, W) whose token would follow its row's previous
+    token `prev` (N,) in a pair the row's source src (N, S) (extended ids; src_mask (N, S) True at real
+    tokens) never writes. `</s>`, rows still at `<s>` and -inf entries are unchanged.
+
+    The source's followers of `prev` are scattered as "seen" into a (N, W + 1) mask; a position that does
+    not follow `prev` writes into the spare last column, so one scatter handles every row.
+    """
+    width = scores.size(1)
+    follows = (src[:, :-1] == prev[:, None]) & src_mask[:, 1:]                       # (N, S-1)
+    index = torch.where(follows, src[:, 1:].clamp(max=width), torch.full_like(src[:, 1:], width))
+    seen = torch.zeros(scores.size(0), width + 1, dtype=torch.bool, device=scores.device)
+    seen.scatter_(1, index, True)
+    seen = seen[:, :width]
+    seen[:, EOS] = True
+    seen[prev == BOS] = True
+    scores.sub_(penalty * (~seen).to(scores.dtype))
+
+
 def _min_length_eos(eos: torch.Tensor, history: torch.Tensor, sentence_ends: torch.Tensor | None) -> torch.Tensor:
     """The `</s>` column (N,) before `min_length`: -inf, except in rows whose last token ends a sentence."""
     if sentence_ends is None or not sentence_ends.numel() or not history.size(1):
@@ -178,6 +202,13 @@ def _min_length_eos(eos: torch.Tensor, history: torch.Tensor, sentence_ends: tor
 
 def _ids(sentence_ends: Sequence[int], device: torch.device) -> torch.Tensor:
     return torch.tensor(list(sentence_ends), dtype=torch.long, device=device)
+
+
+def _source(batch: Any, device: torch.device, novel_bigram_penalty: float) -> tuple[Any, Any]:
+    """The batch's source ids (B, S) and mask on `device`, which `novel_bigram_costs` reads (None when off)."""
+    if novel_bigram_penalty <= 0:
+        return None, None
+    return batch.src_ext.to(device), batch.src_mask.to(device)
 
 
 def _device(model: Any, batch: Any) -> torch.device:
@@ -262,6 +293,7 @@ def beam_search(
     known_words: Any = None,
     repeatable: Sequence[int] = (),
     banned: Sequence[int] = (),
+    novel_bigram_penalty: float = 0.0,
 ) -> list[Hypothesis]:
     """The best hypothesis per document of `batch` (B documents × `beam_size` beams at once).
 
@@ -284,12 +316,15 @@ def beam_search(
     finished: list[list[Hypothesis]] = [[] for _ in range(n_docs)]
     sentence_end_ids = _ids(sentence_ends, device)
     repeatable_ids, banned_ids = _ids(repeatable, device), _ids(banned, device)
+    source, source_mask = _source(batch, device, novel_bigram_penalty)
 
     for step in range(max_length + 1):
         log_probs, state, info = model.decode_step(state, prev)
         masked = _masked(log_probs, history, step, limits[row_doc], min_length, max_length, block_ngram,
                          block_adjacent, sentence_end_ids, min_sentences, known_words, row_doc, repeatable_ids,
                          banned_ids)
+        if novel_bigram_penalty > 0:
+            novel_bigram_costs(masked, prev, source[row_doc], source_mask[row_doc], novel_bigram_penalty)
         n_active, width = len(active), masked.size(1)
         cand = (beam_logp[:, None] + masked).view(n_active, k * width)
         top_scores, top_idx = cand.topk(min(2 * k, k * width), dim=1)     # sorted, best first
@@ -389,6 +424,7 @@ def sample_search(
     known_words: Any = None,
     repeatable: Sequence[int] = (),
     banned: Sequence[int] = (),
+    novel_bigram_penalty: float = 0.0,
 ) -> list[Hypothesis]:
     """One hypothesis per document, choosing each token greedily (argmax) or by sampling.
 
@@ -406,12 +442,15 @@ def sample_search(
     results: list[Hypothesis | None] = [None] * n_docs
     sentence_end_ids = _ids(sentence_ends, device)
     repeatable_ids, banned_ids = _ids(repeatable, device), _ids(banned, device)
+    source, source_mask = _source(batch, device, novel_bigram_penalty)
 
     for step in range(max_length + 1):
         log_probs, state, info = model.decode_step(state, prev)
         masked = _masked(log_probs, history, step, limits[row_doc], min_length, max_length, block_ngram,
                          block_adjacent, sentence_end_ids, min_sentences, known_words, row_doc, repeatable_ids,
                          banned_ids)
+        if novel_bigram_penalty > 0:
+            novel_bigram_costs(masked, prev, source[row_doc], source_mask[row_doc], novel_bigram_penalty)
         dead = ~torch.isfinite(masked).any(dim=1)     # every choice blocked: end it here
         masked[dead, EOS] = 0.0
         if greedy:
@@ -478,7 +517,8 @@ def decode_batch(
     common = dict(max_length=max_length, min_length=min_length, alpha=cfg.length_penalty,
                   block_ngram=cfg.block_ngram_repeat, block_adjacent=cfg.block_adjacent_repeat, details=details,
                   sentence_ends=sentence_ends, min_sentences=cfg.min_sentences, known_words=known_words,
-                  repeatable=repeatable, banned=banned)
+                  repeatable=repeatable, banned=banned,
+                  novel_bigram_penalty=getattr(cfg, "novel_bigram_penalty", 0.0))
     if cfg.strategy == "beam":
         hyps = beam_search(model, batch, cfg.beam_size, **common)
     elif cfg.strategy == "greedy":

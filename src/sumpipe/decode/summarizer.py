@@ -21,7 +21,8 @@ notebook and the command give the same summary for the same text and options:
   (`sumpipe.decode.batches.summarize`);
 - decoding options are the command's (`beam`, `greedy`, `sample`, `top_k`, `top_p`, `temperature`,
   `seed`, `min_length`, `max_length`, `length_penalty`, `block_ngram`, `block_adjacent`, `length`,
-  `unit`, `known_words`, plus `batch_size`) over
+  `unit`, `known_words`, `repeat_stop_words`, `novel_bigram_penalty`, plus `batch_size` and
+  `banned_words`) over
   params.yaml's `decode:` section, checked the same way: a bad value is one line naming the option.
 
 Loading reads only the model card; the weights (and torch) load on the first `summarize`, so bad
@@ -55,6 +56,7 @@ DECODE_OPTIONS = {
     "block_ngram": "block_ngram_repeat", "block_adjacent": "block_adjacent_repeat", "batch_size": "batch_size",
     "length": "target_length", "unit": "length_unit", "known_words": "known_words",
     "repeat_stop_words": "repeat_stop_words", "banned_words": "banned_words",
+    "novel_bigram_penalty": "novel_bigram_penalty",
 }
 
 
