@@ -11,6 +11,7 @@
     python bench/bench_train.py --family bert2stage --data data/extracted/first40   # BERT2S (needs data/subword)
     python bench/bench_train.py --family pretrain --data data/processed   # the encoder's masked-LM pre-training
     python bench/bench_train.py --numerics native     # the kernels of train.numerics: native | portable
+    python bench/bench_train.py --numerics native --cpu-bf16   # bfloat16 autocast on the CPU (native only)
 
 `--family rnn` / `bert2stage` trains a params.yaml model of that family (`--model`, default its first; its
 own `train:` overrides apply, e.g. one thread) in the phase named by `--phase` (default: the first, i.e.
@@ -561,6 +562,16 @@ def matmul_ceiling(device: torch.device, n: int = 8192, repeats: int = 10) -> fl
 # --------------------------------------------------------------------------------------------
 # One setting
 # --------------------------------------------------------------------------------------------
+def autocast_cpu_bf16() -> None:
+    """--cpu-bf16: the engine's training and validation steps under torch.autocast on the CPU in bfloat16.
+    The engine autocasts on CUDA only (`train.bf16`); this swaps its context for the run of this script."""
+    import torch
+
+    from sumpipe.train import engine
+
+    engine._autocast = lambda device, bf16: torch.autocast(device_type="cpu", dtype=torch.bfloat16)
+
+
 def run_setting(args, raw: dict, train_df, valid_df, vocab, batch_size: int, compiled: bool) -> dict:
     """Train one fresh model for `args.seconds` (after warm-up) and return its figures. On a CPU, with
     `args.ceiling`, the ceiling is measured first at the model's shapes (`cpu_ceiling`)."""
@@ -666,6 +677,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--cnndm", type=Path, default=REPO.parent / "shared/data/cnndm/cnn_stories.jsonl.gz")
     ap.add_argument("--examples", type=int, default=2000, help="CNN train stories to use")
     ap.add_argument("--batch-sizes", type=int, nargs="+", help="override train.batch_size (a sweep)")
+    ap.add_argument("--cpu-bf16", action="store_true",
+                    help="CPU: every update under torch.autocast(cpu, bfloat16) (the engine autocasts on CUDA only)")
     ap.add_argument("--compile", choices=["off", "on", "both"], default="off",
                     help="torch.compile the training forward + loss (engine's compile_model)")
     ap.add_argument("--profile", type=int, default=0, help="profile N updates after each timed window")
@@ -768,6 +781,9 @@ def run(args: argparse.Namespace, raw: dict, mode: str) -> None:
     else:
         default_batch = params.models[args.model].train.get("batch_size", params.train.batch_size)
     sizes = args.batch_sizes or [default_batch]
+    if args.cpu_bf16 and device.type == "cpu":
+        autocast_cpu_bf16()
+        print("autocast: CPU bfloat16 (--cpu-bf16); MFU stays against the float32 ceiling", flush=True)
     modes = {"off": [False], "on": [True], "both": [False, True]}[args.compile]
     rows = []
     for compiled in modes:
