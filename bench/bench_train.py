@@ -11,7 +11,7 @@
     python bench/bench_train.py --family bert2stage --data data/extracted/first40   # BERT2S (needs data/subword)
     python bench/bench_train.py --family pretrain --data data/processed   # the encoder's masked-LM pre-training
     python bench/bench_train.py --numerics native     # the kernels of train.numerics: native | portable
-    python bench/bench_train.py --numerics native --cpu-bf16   # bfloat16 autocast on the CPU (native only)
+    python bench/bench_train.py --numerics native --cpu-bf16 products   # bf16 autocast, attention in fp32
 
 `--family rnn` / `bert2stage` trains a params.yaml model of that family (`--model`, default its first; its
 own `train:` overrides apply, e.g. one thread) in the phase named by `--phase` (default: the first, i.e.
@@ -25,6 +25,8 @@ Numerics: `--numerics` (default params.yaml's `train.numerics`) is pinned with `
 before torch is imported (this module imports torch only inside its functions), and every row says which
 mode ran; `portable` runs MKL's COMPATIBLE branch, ATen's AVX2 and oneDNN's SSE4.1 kernels, so its ceiling
 below is lower than native's and each mode's MFU is against its own.
+`--cpu-bf16 all | products` runs the engine's steps under bfloat16 autocast on the CPU (the stage autocasts on
+CUDA only); `products` keeps the models' attention (SDPA) in float32, whose CPU bfloat16 backward is slow.
 
 Data: `--cnndm` (default) reads ../shared/data/cnndm/cnn_stories.jsonl.gz, preprocesses the first
 `--examples` train stories and the valid ones with `sumpipe.text.preprocess.preprocess_text` and
@@ -562,14 +564,26 @@ def matmul_ceiling(device: torch.device, n: int = 8192, repeats: int = 10) -> fl
 # --------------------------------------------------------------------------------------------
 # One setting
 # --------------------------------------------------------------------------------------------
-def autocast_cpu_bf16() -> None:
+def autocast_cpu_bf16(attention_in_float32: bool) -> None:
     """--cpu-bf16: the engine's training and validation steps under torch.autocast on the CPU in bfloat16.
-    The engine autocasts on CUDA only (`train.bf16`); this swaps its context for the run of this script."""
+    The engine autocasts on CUDA only (`train.bf16`); this swaps its context for the run of this script.
+    `attention_in_float32` (--cpu-bf16 products): the models' SDPA calls run in float32, outside autocast
+    (the CPU flash kernel's bfloat16 backward was the slow part)."""
     import torch
+    import torch.nn.functional as F
 
     from sumpipe.train import engine
 
     engine._autocast = lambda device, bf16: torch.autocast(device_type="cpu", dtype=torch.bfloat16)
+    if attention_in_float32:
+        sdpa = F.scaled_dot_product_attention
+
+        def sdpa_float32(q, k, v, attn_mask=None, **kwargs):
+            with torch.autocast(device_type="cpu", enabled=False):
+                mask = attn_mask.float() if attn_mask is not None and attn_mask.is_floating_point() else attn_mask
+                return sdpa(q.float(), k.float(), v.float(), attn_mask=mask, **kwargs).to(q.dtype)
+
+        F.scaled_dot_product_attention = sdpa_float32
 
 
 def run_setting(args, raw: dict, train_df, valid_df, vocab, batch_size: int, compiled: bool) -> dict:
@@ -677,8 +691,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--cnndm", type=Path, default=REPO.parent / "shared/data/cnndm/cnn_stories.jsonl.gz")
     ap.add_argument("--examples", type=int, default=2000, help="CNN train stories to use")
     ap.add_argument("--batch-sizes", type=int, nargs="+", help="override train.batch_size (a sweep)")
-    ap.add_argument("--cpu-bf16", action="store_true",
-                    help="CPU: every update under torch.autocast(cpu, bfloat16) (the engine autocasts on CUDA only)")
+    ap.add_argument("--cpu-bf16", choices=["off", "all", "products"], default="off",
+                    help="CPU: every update under torch.autocast(cpu, bfloat16) (the engine autocasts on CUDA only); "
+                         "products: attention (SDPA) stays float32")
     ap.add_argument("--compile", choices=["off", "on", "both"], default="off",
                     help="torch.compile the training forward + loss (engine's compile_model)")
     ap.add_argument("--profile", type=int, default=0, help="profile N updates after each timed window")
@@ -781,9 +796,9 @@ def run(args: argparse.Namespace, raw: dict, mode: str) -> None:
     else:
         default_batch = params.models[args.model].train.get("batch_size", params.train.batch_size)
     sizes = args.batch_sizes or [default_batch]
-    if args.cpu_bf16 and device.type == "cpu":
-        autocast_cpu_bf16()
-        print("autocast: CPU bfloat16 (--cpu-bf16); MFU stays against the float32 ceiling", flush=True)
+    if args.cpu_bf16 != "off" and device.type == "cpu":
+        autocast_cpu_bf16(attention_in_float32=args.cpu_bf16 == "products")
+        print(f"autocast: CPU bfloat16 (--cpu-bf16 {args.cpu_bf16}); MFU stays against the float32 ceiling", flush=True)
     modes = {"off": [False], "on": [True], "both": [False, True]}[args.compile]
     rows = []
     for compiled in modes:
