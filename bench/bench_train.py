@@ -371,9 +371,11 @@ def summary_shapes(batch: Any, d: int, d_ff: int, vocab_size: int) -> list[Shape
                           n_tgt=int(batch.trg_mask.sum()), vocab_size=vocab_size, d=d, d_ff=d_ff)
 
 
-def transformer_setting(raw: dict, train_df, valid_df, vocab, batch_size: int, rarity: bool):
+def transformer_setting(raw: dict, train_df, valid_df, vocab, batch_size: int, rarity: bool,
+                        seed: int | None = None):
     """(task, model, cfg): a fresh M1 (M2 with `rarity`) of `raw`'s shared model shape, seeded by
-    `train.seed`, and its FLOP-counting task over `train_df` (and the first 64 of `valid_df`)."""
+    `train.seed` (or `seed`: the train stage's run of that seed), and its FLOP-counting task over `train_df` (and
+    the first 64 of `valid_df`)."""
     from sumpipe.models.batching import encode_examples
     from sumpipe.models.registry import get_family
     from sumpipe.models.task import SummarizationTask
@@ -382,7 +384,7 @@ def transformer_setting(raw: dict, train_df, valid_df, vocab, batch_size: int, r
 
     raw = {**raw, "train": {**raw["train"], "batch_size": batch_size}}
     params = params_from_dict(raw)
-    cfg = params.train
+    cfg = params.train if seed is None else params.train.for_seed(seed)
     arch = shared_arch(params)
     encode = lambda df: encode_examples(df, vocab, arch.max_source_tokens, arch.max_summary_tokens)  # noqa: E731
     inner = SummarizationTask(encode(train_df), encode(valid_df[:64]), batch_size=cfg.batch_size, seed=cfg.seed,
@@ -599,7 +601,8 @@ def run_setting(args, raw: dict, train_df, valid_df, vocab, batch_size: int, com
     elif family != "transformer":
         task, model, cfg = family_setting(args, raw, train_df, valid_df, vocab, batch_size)
     else:
-        task, model, cfg = transformer_setting(raw, train_df, valid_df, vocab, batch_size, args.rarity)
+        task, model, cfg = transformer_setting(raw, train_df, valid_df, vocab, batch_size, args.rarity,
+                                               getattr(args, "seed", None))
     # Time ends a benchmark run, not early stopping: a fast machine would otherwise finish a tiny run's
     # epochs before its timed window closes (and there would be no window to measure).
     cfg = replace(cfg, patience=None)
@@ -664,6 +667,7 @@ def run_setting(args, raw: dict, train_df, valid_df, vocab, batch_size: int, com
            "mfu": flops_per_s / peak if peak else None,
            "memory_gib": marks.get("memory"), "warmup_seconds": marks["t"] - started,
            "final_loss": result.log_rows[-1]["loss"] if result.log_rows else None,
+           "valid": last_valid(result.log_rows),
            "parameters": sum(p.numel() for p in model.parameters()), "gpu": name, "peak": peak}
     if profiler:
         sort = "cuda_time_total" if device.type == "cuda" else "cpu_time_total"
@@ -691,6 +695,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--cnndm", type=Path, default=REPO.parent / "shared/data/cnndm/cnn_stories.jsonl.gz")
     ap.add_argument("--examples", type=int, default=2000, help="CNN train stories to use")
     ap.add_argument("--batch-sizes", type=int, nargs="+", help="override train.batch_size (a sweep)")
+    ap.add_argument("--seed", type=int, help="--family transformer: train the train stage's run of this seed "
+                                               "(default: train.seed)")
     ap.add_argument("--cpu-bf16", choices=["off", "all", "products"], default="off",
                     help="CPU: every update under torch.autocast(cpu, bfloat16) (the engine autocasts on CUDA only); "
                          "products: attention (SDPA) stays float32")
@@ -830,6 +836,13 @@ TABLE_HEAD = (f"  {'model':<18} {'numerics':<9} {'batch':>5} {'compile':>7} {'to
               f"{'GFLOP/s':>9} {'ceiling':>9} {'MFU %':>6}  peak mem, updates, loss")
 
 
+def last_valid(rows: list[dict]) -> tuple[int, float] | None:
+    """(step, loss) of the last validation in the training log (at each epoch's end; the task validates on
+    the first 64 valid examples), or None when no epoch ended."""
+    valid = [(int(r["step"]), float(r["valid_loss"])) for r in rows if r.get("valid_loss") is not None]
+    return valid[-1] if valid else None
+
+
 def format_row(row: dict) -> str:
     head = f"  {row.get('family', '?') + '/' + row.get('model', '?'):<18} {row.get('numerics', '?'):<9} " \
            f"{row['batch']:5d} {'on' if row['compile'] else 'off':>7}"
@@ -842,7 +855,8 @@ def format_row(row: dict) -> str:
     return (f"{head} {row['tokens_per_s']:>11,.0f} {row['ms_per_update']:9.1f} {row['gflops']:9.2f} "
             f"{_num(roof, '9.1f')} {_num(None if mfu is None else mfu * 100, '6.1f')}  {memory}, "
             f"{row['updates']} updates in {row['seconds']:.1f} s after {row['warmup_seconds']:.0f} s warm-up, "
-            f"last logged loss {loss}")
+            f"last logged loss {loss}"
+            + (f", valid loss {row['valid'][1]:.4f} at update {row['valid'][0]}" if row.get("valid") else ""))
 
 
 def _num(value: float | None, fmt: str) -> str:
