@@ -137,6 +137,7 @@ def _masked(
     row_doc: torch.Tensor | None = None,
     repeatable: torch.Tensor | None = None,
     banned: torch.Tensor | None = None,
+    source_pairs: _SourcePairs | None = None,
 ) -> torch.Tensor:
     """A float32 copy of log_probs (N, W) with every forbidden choice at -inf (see module doc).
 
@@ -144,7 +145,8 @@ def _masked(
     sentence_ends: the ids (long tensor) after which `</s>` is allowed before `min_length`, and which
     `min_sentences` counts in each row's history (N, t); known_words: a `sumpipe.models.known_words.KnownWords`
     of the batch (None: no constraint), which reads each row's document in row_doc (N,); repeatable: the
-    ids `block_ngram` lets repeat (long tensor, or None); banned: ids never chosen (long tensor, or None).
+    ids `block_ngram` lets repeat (long tensor, or None); banned: ids never chosen (long tensor, or None);
+    source_pairs: the costs of `novel_bigram_penalty` (None: off), charged after the masks.
     """
     out = log_probs.float().clone()
     out[:, [UNK, PAD, BOS]] = NEG_INF
@@ -169,6 +171,9 @@ def _masked(
     if known_words is not None:
         assert row_doc is not None, "known_words reads each row's document"
         known_words.mask(out, history, row_doc)
+    if source_pairs is not None:
+        assert row_doc is not None, "source_pairs reads each row's document"
+        source_pairs.charge(out, history, row_doc)
     return out
 
 
@@ -183,7 +188,7 @@ def novel_bigram_costs(scores: torch.Tensor, prev: torch.Tensor, src: torch.Tens
     """
     width = scores.size(1)
     follows = (src[:, :-1] == prev[:, None]) & src_mask[:, 1:]                       # (N, S-1)
-    index = torch.where(follows, src[:, 1:].clamp(max=width), torch.full_like(src[:, 1:], width))
+    index = torch.where(follows, src[:, 1:], torch.full_like(src[:, 1:], width))
     seen = torch.zeros(scores.size(0), width + 1, dtype=torch.bool, device=scores.device)
     seen.scatter_(1, index, True)
     seen = seen[:, :width]
@@ -204,11 +209,22 @@ def _ids(sentence_ends: Sequence[int], device: torch.device) -> torch.Tensor:
     return torch.tensor(list(sentence_ends), dtype=torch.long, device=device)
 
 
-def _source(batch: Any, device: torch.device, novel_bigram_penalty: float) -> tuple[Any, Any]:
-    """The batch's source ids (B, S) and mask on `device`, which `novel_bigram_costs` reads (None when off)."""
-    if novel_bigram_penalty <= 0:
-        return None, None
-    return batch.src_ext.to(device), batch.src_mask.to(device)
+@dataclass(frozen=True)
+class _SourcePairs:
+    """`novel_bigram_penalty` over one batch: its source ids src (B, S) and mask on the search's device."""
+
+    src: torch.Tensor
+    mask: torch.Tensor
+    penalty: float
+
+    @classmethod
+    def of(cls, batch: Any, device: torch.device, penalty: float) -> _SourcePairs | None:
+        return cls(batch.src_ext.to(device), batch.src_mask.to(device), penalty) if penalty > 0 else None
+
+    def charge(self, scores: torch.Tensor, history: torch.Tensor, row_doc: torch.Tensor) -> None:
+        """In place on scores (N, W): the cost of each row's next token (the first token is exempt)."""
+        if history.size(1):
+            novel_bigram_costs(scores, history[:, -1], self.src[row_doc], self.mask[row_doc], self.penalty)
 
 
 def _device(model: Any, batch: Any) -> torch.device:
@@ -316,15 +332,13 @@ def beam_search(
     finished: list[list[Hypothesis]] = [[] for _ in range(n_docs)]
     sentence_end_ids = _ids(sentence_ends, device)
     repeatable_ids, banned_ids = _ids(repeatable, device), _ids(banned, device)
-    source, source_mask = _source(batch, device, novel_bigram_penalty)
+    source_pairs = _SourcePairs.of(batch, device, novel_bigram_penalty)
 
     for step in range(max_length + 1):
         log_probs, state, info = model.decode_step(state, prev)
         masked = _masked(log_probs, history, step, limits[row_doc], min_length, max_length, block_ngram,
                          block_adjacent, sentence_end_ids, min_sentences, known_words, row_doc, repeatable_ids,
-                         banned_ids)
-        if novel_bigram_penalty > 0:
-            novel_bigram_costs(masked, prev, source[row_doc], source_mask[row_doc], novel_bigram_penalty)
+                         banned_ids, source_pairs)
         n_active, width = len(active), masked.size(1)
         cand = (beam_logp[:, None] + masked).view(n_active, k * width)
         top_scores, top_idx = cand.topk(min(2 * k, k * width), dim=1)     # sorted, best first
@@ -442,15 +456,13 @@ def sample_search(
     results: list[Hypothesis | None] = [None] * n_docs
     sentence_end_ids = _ids(sentence_ends, device)
     repeatable_ids, banned_ids = _ids(repeatable, device), _ids(banned, device)
-    source, source_mask = _source(batch, device, novel_bigram_penalty)
+    source_pairs = _SourcePairs.of(batch, device, novel_bigram_penalty)
 
     for step in range(max_length + 1):
         log_probs, state, info = model.decode_step(state, prev)
         masked = _masked(log_probs, history, step, limits[row_doc], min_length, max_length, block_ngram,
                          block_adjacent, sentence_end_ids, min_sentences, known_words, row_doc, repeatable_ids,
-                         banned_ids)
-        if novel_bigram_penalty > 0:
-            novel_bigram_costs(masked, prev, source[row_doc], source_mask[row_doc], novel_bigram_penalty)
+                         banned_ids, source_pairs)
         dead = ~torch.isfinite(masked).any(dim=1)     # every choice blocked: end it here
         masked[dead, EOS] = 0.0
         if greedy:
@@ -518,7 +530,7 @@ def decode_batch(
                   block_ngram=cfg.block_ngram_repeat, block_adjacent=cfg.block_adjacent_repeat, details=details,
                   sentence_ends=sentence_ends, min_sentences=cfg.min_sentences, known_words=known_words,
                   repeatable=repeatable, banned=banned,
-                  novel_bigram_penalty=getattr(cfg, "novel_bigram_penalty", 0.0))
+                  novel_bigram_penalty=cfg.novel_bigram_penalty)
     if cfg.strategy == "beam":
         hyps = beam_search(model, batch, cfg.beam_size, **common)
     elif cfg.strategy == "greedy":
