@@ -4,6 +4,7 @@ training commands of that section (or `dvc repro train`, with `params current`).
 
     python length_validation.py params     # length-params.yaml: params.yaml + M1-len, PG-cov-len, *-lendrop
     python length_validation.py params current   # length-params.yaml: params.yaml as it is (its own models)
+    python length_validation.py params current M1-d128=M1:d_model=128,d_ff=512 ...   # and size variants
     python length_validation.py run VARIANT MODEL [duc.KEY=VALUE ...] [giga.KEY=VALUE ...]
     python length_validation.py table MODEL:VARIANT ...
 
@@ -12,6 +13,9 @@ predictions-valid-VARIANT/) and on the DUC 2003 half held out for the choice (th
 hash falls in `valid` under ratios 0 / 0.5 / 0.5, 325 of 624; the other 299 are the test half), scored by
 the crosseval stage with the DUC protocol (into crosseval-valid-VARIANT/); `duc.` and `giga.` keys are
 `decode:` keys for each (e.g. duc.target_length=75 giga.target_length=48 duc.block_ngram_repeat=1).
+A variant `NAME=MODEL:KEY=VALUE,...` is MODEL with those `arch` keys and its own runs (seeds 1-3), trained
+with `sumpipe train --model NAME --params length-params.yaml` into models/NAME (delete it after the study:
+`models/` is the train stage's output).
 `table` prints one Markdown row per model, variant and seed and their mean: R-1/R-2/R-L F1 on Gigaword
 valid, words and bytes per headline, unknown words (`duc_read.unknown_words`: in neither the training text
 nor the document), the read quality of `sumpipe.evaluate.read_quality` (content words repeated, fragments,
@@ -53,6 +57,17 @@ def write_params() -> None:
     models["PG-cov-lendrop"] = {**models["PG-cov"], "arch": {**models["PG-cov"]["arch"], "length_control": "bytes",
                                                              "length_dropout": 0.25}}
     Path(PARAMS).write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
+
+
+def add_variants(params: dict[str, Any], variants: list[str]) -> None:
+    """Each `NAME=MODEL:KEY=VALUE,...`: MODEL's entry with those arch keys over its own, and a run per seed."""
+    for variant in variants:
+        name, _, spec = variant.partition("=")
+        model, _, settings = spec.partition(":")
+        entry = params["models"][model]
+        arch = {**entry.get("arch", {}), **{k: value(v) for k, v in (s.split("=", 1) for s in settings.split(","))}}
+        params["models"][name] = {**entry, "arch": arch}
+        params["runs"].update({f"{name}-{seed}": {"model": name, "seed": seed} for seed in SEEDS})
 
 
 def value(text: str) -> Any:
@@ -148,8 +163,10 @@ def table(systems: list[str]) -> str:
 
 if __name__ == "__main__":
     command, args = sys.argv[1], sys.argv[2:]
-    if command == "params" and args == ["current"]:  # the decoding choices made on the pipeline's own models
-        Path(PARAMS).write_text(Path("params.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    if command == "params" and args[:1] == ["current"]:  # choices made on the pipeline's own models
+        current = yaml.safe_load(Path("params.yaml").read_text(encoding="utf-8"))
+        add_variants(current, args[1:])
+        Path(PARAMS).write_text(yaml.safe_dump(current, sort_keys=False), encoding="utf-8")
     elif command == "params":
         write_params()
     elif command == "run":
